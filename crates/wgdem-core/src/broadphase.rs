@@ -1,0 +1,93 @@
+//! Broadphase: which spheres may touch.
+//!
+//! A spatial hash, the CPU twin of the GPU's radix-sorted hash: each sphere's cell
+//! `floor(x / h)` (cell size `h` ≥ the largest diameter plus the margin) is hashed into a table of
+//! `2^k ≥ 2N` buckets (Teschner et al. 2003, "Optimized spatial hashing for collision detection
+//! of deformable objects"), particles are counting-sorted by bucket, and each sphere scans the
+//! buckets of its 27 neighbouring cells. Hash collisions only add candidates, which the distance
+//! test removes, so the result is exact; [`brute_force_pairs`] is the O(N²) check.
+
+use glam::DVec3;
+
+/// Pairs `(i, j)`, `i < j`, whose surfaces are closer than `margin` (m), sorted.
+pub fn pairs_within(position: &[DVec3], radius: &[f64], margin: f64) -> Vec<(u32, u32)> {
+    let n = position.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    let r_max = radius.iter().copied().fold(0.0, f64::max);
+    let h = 2.0 * r_max + margin.max(0.0);
+    let table = (2 * n).next_power_of_two();
+    let cell = |x: DVec3| -> [i64; 3] {
+        let c = (x / h).floor();
+        [c.x as i64, c.y as i64, c.z as i64]
+    };
+    let bucket = |c: [i64; 3]| -> usize {
+        let hash = (c[0].wrapping_mul(73_856_093))
+            ^ (c[1].wrapping_mul(19_349_663))
+            ^ (c[2].wrapping_mul(83_492_791));
+        (hash as u64 as usize) & (table - 1)
+    };
+
+    // Counting sort of particle ids by bucket (stable: ids ascend inside a bucket).
+    let keys: Vec<usize> = position.iter().map(|&x| bucket(cell(x))).collect();
+    let mut start = vec![0u32; table + 1];
+    for &k in &keys {
+        start[k + 1] += 1;
+    }
+    for b in 0..table {
+        start[b + 1] += start[b];
+    }
+    let mut fill = start.clone();
+    let mut sorted = vec![0u32; n];
+    for (i, &k) in keys.iter().enumerate() {
+        sorted[fill[k] as usize] = i as u32;
+        fill[k] += 1;
+    }
+
+    let mut pairs = Vec::new();
+    let mut neighbours = Vec::with_capacity(27);
+    for i in 0..n {
+        let c = cell(position[i]);
+        neighbours.clear();
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                for dz in -1..=1 {
+                    neighbours.push(bucket([c[0] + dx, c[1] + dy, c[2] + dz]));
+                }
+            }
+        }
+        neighbours.sort_unstable();
+        neighbours.dedup();
+        for &b in &neighbours {
+            for &j in &sorted[start[b] as usize..start[b + 1] as usize] {
+                let j = j as usize;
+                if j > i && within(position, radius, i, j, margin) {
+                    pairs.push((i as u32, j as u32));
+                }
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// The same pairs as [`pairs_within`], by testing all N(N−1)/2 pairs.
+pub fn brute_force_pairs(position: &[DVec3], radius: &[f64], margin: f64) -> Vec<(u32, u32)> {
+    let n = position.len();
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if within(position, radius, i, j, margin) {
+                pairs.push((i as u32, j as u32));
+            }
+        }
+    }
+    pairs
+}
+
+#[inline]
+fn within(position: &[DVec3], radius: &[f64], i: usize, j: usize, margin: f64) -> bool {
+    let reach = radius[i] + radius[j] + margin;
+    position[i].distance_squared(position[j]) < reach * reach
+}

@@ -1,0 +1,25 @@
+//! wgdem core: the physics of the discrete element method for spheres, in f64, shared by every
+//! backend.
+//!
+//! - [`contact`]: contact laws as pure functions (Fleischmann et al. 2015, Eq. 1–6);
+//! - [`material`]: materials and the mixing of a contact's parameters;
+//! - [`particles`], [`wall`]: state;
+//! - [`broadphase`]: the spatial hash and its brute-force check;
+//! - [`cpu`]: the reference stepper and the critical time step;
+//! - [`scene`]: TOML scenes, validation, particle generation;
+//! - [`output`], [`runner`]: running a scene and writing its results.
+//!
+//! Units are SI throughout.
+
+pub mod broadphase;
+pub mod contact;
+pub mod cpu;
+pub mod error;
+pub mod material;
+pub mod output;
+pub mod particles;
+pub mod runner;
+pub mod scene;
+pub mod wall;
+
+pub use error::{Error, Result};

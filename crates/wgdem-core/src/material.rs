@@ -1,0 +1,208 @@
+//! Materials and the parameters of a contact between two materials.
+//!
+//! A material gives its contact stiffness in one of two ways (all materials of a scene use the
+//! same way):
+//!
+//! - **Direct**: `kn`, `kt`, `gamma_n`, `gamma_t` of Fleischmann Eq. 1, as He, Zheng & Li (2020)
+//!   Table 1 list them. Two different materials in contact use the arithmetic mean of each.
+//! - **Elastic**: Young's modulus E, Poisson's ratio ν and restitution coefficient e. The pair's
+//!   effective moduli are (Potyondy 2016 memo, hill model, Eq. for `E_e`, `G_e`)
+//!   `E* = ((1−ν₁²)/E₁ + (1−ν₂²)/E₂)⁻¹`, `G* = (2(1+ν₁)(2−ν₁)/E₁ + 2(1+ν₂)(2−ν₂)/E₂)⁻¹`, and:
+//!   - Hertz: `k_n = 4/3 E*` (so `F_n = 4/3 E* √R̄ δ^{3/2}`, Hertz) and `k_t = 8 G*`
+//!     (Mindlin: tangential stiffness `8 G* a` with contact radius `a = √(R̄δ)`);
+//!   - Hooke: the linear spring with the same maximum overlap as the Hertz contact at the
+//!     characteristic impact velocity v_c, `k_n = m̄ v_c² / δ_max²`,
+//!     `δ_max = (15 m̄ v_c² / (16 E* √R̄))^{2/5}` (Hertz energy balance, Johnson 1985 §11.1),
+//!     and `k_t = (4 G*/E*) k_n` (the Hertz–Mindlin ratio of tangent stiffnesses);
+//!   - damping from e: Hooke `γ_n = 2ζ √(k_n/m̄)` with ζ from
+//!     [`damping_ratio_from_restitution`] (exact for the linear law); Hertz `γ_n = β v_c /
+//!     (√R̄ δ*^{3/2})` with β from [`hertz_beta_from_restitution`] (exact at v_c);
+//!     `γ_t = γ_n` in both.
+//!
+//! Friction and restitution of a pair are the smaller of the two materials' values.
+
+use crate::contact::{
+    ContactLaw, ContactParams, damping_ratio_from_restitution, hertz_beta_from_restitution,
+};
+
+/// How a material specifies its contact stiffness and damping.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stiffness {
+    /// Elastic constants; stiffness and damping are derived per contact.
+    Elastic {
+        /// Young's modulus E (Pa).
+        young_modulus: f64,
+        /// Poisson's ratio ν (−).
+        poisson_ratio: f64,
+        /// Normal restitution coefficient e (−), 0 < e ≤ 1.
+        restitution: f64,
+    },
+    /// Stiffness and damping of Fleischmann Eq. 1 given directly.
+    Direct {
+        /// `k_n` (N/m Hooke, N/m² Hertz).
+        kn: f64,
+        /// `k_t` (N/m Hooke, N/m² Hertz).
+        kt: f64,
+        /// `γ_n` (1/s Hooke, 1/(m·s) Hertz).
+        gamma_n: f64,
+        /// `γ_t` (1/s Hooke, 1/(m·s) Hertz).
+        gamma_t: f64,
+    },
+}
+
+/// A validated material.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Material {
+    /// Name used by particle groups and walls.
+    pub name: String,
+    /// Density ρ (kg/m³); required for materials that particles use.
+    pub density: Option<f64>,
+    /// Coulomb friction coefficient μ (−).
+    pub friction: f64,
+    /// Stiffness specification.
+    pub stiffness: Stiffness,
+}
+
+/// Mixed parameters of a material pair; per-contact values come from
+/// [`PairParams::contact_params`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairParams {
+    law: ContactLaw,
+    friction: f64,
+    kind: PairKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PairKind {
+    Direct {
+        kn: f64,
+        kt: f64,
+        gamma_n: f64,
+        gamma_t: f64,
+    },
+    Elastic {
+        e_star: f64,
+        g_star: f64,
+        /// ζ (Hooke) or β (Hertz) for the pair's restitution.
+        damping: f64,
+        v_char: f64,
+    },
+}
+
+impl PairParams {
+    /// Mixes two materials for `law`; `v_char` is the characteristic impact velocity (m/s).
+    ///
+    /// Returns `None` when one material is elastic and the other direct (the scene validation
+    /// refuses such scenes before this is reached).
+    pub fn new(law: ContactLaw, a: &Material, b: &Material, v_char: f64) -> Option<Self> {
+        let friction = a.friction.min(b.friction);
+        let kind = match (a.stiffness, b.stiffness) {
+            (
+                Stiffness::Direct {
+                    kn: kn1,
+                    kt: kt1,
+                    gamma_n: gn1,
+                    gamma_t: gt1,
+                },
+                Stiffness::Direct {
+                    kn: kn2,
+                    kt: kt2,
+                    gamma_n: gn2,
+                    gamma_t: gt2,
+                },
+            ) => PairKind::Direct {
+                kn: 0.5 * (kn1 + kn2),
+                kt: 0.5 * (kt1 + kt2),
+                gamma_n: 0.5 * (gn1 + gn2),
+                gamma_t: 0.5 * (gt1 + gt2),
+            },
+            (
+                Stiffness::Elastic {
+                    young_modulus: e1,
+                    poisson_ratio: n1,
+                    restitution: r1,
+                },
+                Stiffness::Elastic {
+                    young_modulus: e2,
+                    poisson_ratio: n2,
+                    restitution: r2,
+                },
+            ) => {
+                let e_star = 1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2);
+                let g_star =
+                    1.0 / (2.0 * (1.0 + n1) * (2.0 - n1) / e1 + 2.0 * (1.0 + n2) * (2.0 - n2) / e2);
+                let e = r1.min(r2);
+                let damping = match law {
+                    ContactLaw::Hooke => damping_ratio_from_restitution(e),
+                    ContactLaw::Hertz => hertz_beta_from_restitution(e),
+                };
+                PairKind::Elastic {
+                    e_star,
+                    g_star,
+                    damping,
+                    v_char,
+                }
+            }
+            _ => return None,
+        };
+        Some(Self {
+            law,
+            friction,
+            kind,
+        })
+    }
+
+    /// Friction coefficient of the pair.
+    pub fn friction(&self) -> f64 {
+        self.friction
+    }
+
+    /// Parameters of one contact with effective mass `m̄` (kg) and effective radius `R̄` (m).
+    pub fn contact_params(&self, eff_mass: f64, eff_radius: f64) -> ContactParams {
+        let (kn, kt, gamma_n, gamma_t) = match self.kind {
+            PairKind::Direct {
+                kn,
+                kt,
+                gamma_n,
+                gamma_t,
+            } => (kn, kt, gamma_n, gamma_t),
+            PairKind::Elastic {
+                e_star,
+                g_star,
+                damping,
+                v_char,
+            } => {
+                // Undamped Hertz maximum overlap at v_c (see module docs).
+                let d_star = (15.0 * eff_mass * v_char * v_char
+                    / (16.0 * e_star * eff_radius.sqrt()))
+                .powf(0.4);
+                match self.law {
+                    ContactLaw::Hertz => {
+                        let g = damping * v_char / (eff_radius.sqrt() * d_star.powf(1.5));
+                        (4.0 / 3.0 * e_star, 8.0 * g_star, g, g)
+                    }
+                    ContactLaw::Hooke => {
+                        let kn = eff_mass * v_char * v_char / (d_star * d_star);
+                        let g = 2.0 * damping * (kn / eff_mass).sqrt();
+                        (kn, 4.0 * g_star / e_star * kn, g, g)
+                    }
+                }
+            }
+        };
+        ContactParams {
+            kn,
+            kt,
+            gamma_n,
+            gamma_t,
+            friction: self.friction,
+            eff_mass,
+            eff_radius,
+        }
+    }
+}
+
+/// Effective value `a b / (a + b)` (Fleischmann Eq. 1's m̄ and R̄).
+#[inline]
+pub fn effective(a: f64, b: f64) -> f64 {
+    a * b / (a + b)
+}

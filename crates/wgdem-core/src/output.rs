@@ -1,0 +1,165 @@
+//! Run outputs: `timeseries.csv`, particle snapshots and `summary.json`.
+//!
+//! Every file is written atomically (a temporary file in the same directory, then a rename), so
+//! a killed run leaves complete files from its last output, never truncated ones; and a
+//! directory that already holds a run is refused unless the caller asks to overwrite it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::cpu::Simulation;
+use crate::error::{Error, Result};
+
+/// Files that mark a directory as holding a run.
+const MARKERS: [&str; 3] = ["timeseries.csv", "summary.json", "particles"];
+
+/// Writes `bytes` to `path` atomically.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// An output directory being filled by a run.
+#[derive(Debug)]
+pub struct OutputDir {
+    dir: PathBuf,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    snapshots: usize,
+}
+
+impl OutputDir {
+    /// Creates (or reuses, if `overwrite`) `dir` for a run with the given wall names.
+    pub fn create(dir: &Path, wall_names: &[String], overwrite: bool) -> Result<Self> {
+        if !overwrite {
+            if let Some(found) = MARKERS.iter().find(|m| dir.join(m).exists()) {
+                return Err(Error::OutputExists {
+                    dir: dir.to_path_buf(),
+                    found: (*found).to_owned(),
+                });
+            }
+        }
+        std::fs::create_dir_all(dir.join("particles")).map_err(|e| Error::io(dir, e))?;
+        let mut header: Vec<String> = [
+            "time_s",
+            "kinetic_energy_J",
+            "contacts",
+            "wall_contacts",
+            "sliding_contacts",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        for name in wall_names {
+            for axis in ["x", "y", "z"] {
+                header.push(format!("wall_{name}_f{axis}_N"));
+            }
+        }
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            header,
+            rows: Vec::new(),
+            snapshots: 0,
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends a time-series row and writes a particle snapshot for the current state.
+    ///
+    /// Wall forces and contact counts are those of `forces`, the simulation whose last force
+    /// evaluation belongs to this row (see `runner`).
+    pub fn record(&mut self, sim: &Simulation, forces: &Simulation) -> Result<()> {
+        let mut row = vec![
+            fmt(sim.time),
+            fmt(sim.particles.kinetic_energy()),
+            forces.stats.contacts.to_string(),
+            forces.stats.wall_contacts.to_string(),
+            forces.stats.sliding.to_string(),
+        ];
+        for w in &forces.walls {
+            row.extend([fmt(w.force.x), fmt(w.force.y), fmt(w.force.z)]);
+        }
+        self.rows.push(row);
+        let path = self.dir.join("timeseries.csv");
+        atomic_write(&path, &csv_bytes(&path, &self.header, &self.rows)?)?;
+        self.write_snapshot(sim)
+    }
+
+    fn write_snapshot(&mut self, sim: &Simulation) -> Result<()> {
+        let p = &sim.particles;
+        let header: Vec<String> = [
+            "id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s", "wx_rad_s", "wy_rad_s",
+            "wz_rad_s", "radius_m", "material",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let rows: Vec<Vec<String>> = (0..p.len())
+            .map(|i| {
+                let (x, v, w) = (p.position[i], p.velocity[i], p.angular_velocity[i]);
+                vec![
+                    i.to_string(),
+                    fmt(x.x),
+                    fmt(x.y),
+                    fmt(x.z),
+                    fmt(v.x),
+                    fmt(v.y),
+                    fmt(v.z),
+                    fmt(w.x),
+                    fmt(w.y),
+                    fmt(w.z),
+                    fmt(p.radius[i]),
+                    p.material[i].to_string(),
+                ]
+            })
+            .collect();
+        let path = self
+            .dir
+            .join("particles")
+            .join(format!("particles_{:06}.csv", self.snapshots));
+        atomic_write(&path, &csv_bytes(&path, &header, &rows)?)?;
+        self.snapshots += 1;
+        Ok(())
+    }
+
+    /// Writes `summary.json`.
+    pub fn write_summary(&self, summary: &impl Serialize) -> Result<()> {
+        let path = self.dir.join("summary.json");
+        let json = serde_json::to_vec_pretty(summary).map_err(|e| Error::Encode {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        atomic_write(&path, &json)
+    }
+}
+
+/// Shortest decimal form that reads back to the same f64.
+fn fmt(x: f64) -> String {
+    format!("{x:e}")
+}
+
+fn csv_bytes(path: &Path, header: &[String], rows: &[Vec<String>]) -> Result<Vec<u8>> {
+    let encode = |e: csv::Error| Error::Encode {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header).map_err(encode)?;
+    for row in rows {
+        w.write_record(row).map_err(encode)?;
+    }
+    w.into_inner().map_err(|e| Error::Encode {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}

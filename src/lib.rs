@@ -1,0 +1,1 @@
+//! The wgdem test suite: physics tests live in `tests/`, benchmarks in `benches/`.
