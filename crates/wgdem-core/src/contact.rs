@@ -11,8 +11,16 @@
 //! ```
 //!
 //! Conventions, shared with the GPU kernels: body A and body B touch; `normal` is the unit
-//! vector from A to B; `rel_vel` is the velocity of B's material point relative to A's at the
-//! contact point (Eq. 2); the returned force acts on **B** (A receives its negative).
+//! vector from A to B; [`RelativeMotion`] holds the motion of B's material point relative to
+//! A's at the contact point (Eq. 2); the returned force acts on **B** (A receives its negative).
+//!
+//! Relative motion comes in two parts because the integrator is a leapfrog (see `cpu`): the
+//! dashpots use the relative velocity predicted at the current time `t_n`
+//! (`v_{n−1/2} + a_{n−1} Δt/2`, second-order), while the tangential spring accumulates the
+//! relative displacement the bodies actually made over the last step (`v_{n−1/2} Δt`), which is
+//! the exact increment of Eq. 3's integral for the integrated trajectory. Using the half-step
+//! velocity in the dashpots instead lags them by Δt/2 and lowers the restitution by about 3 % at
+//! e = 0.3 and the default step.
 //!
 //! Tangential history (one `DVec3` per contact, `u_t`):
 //! - [`HistoryMode::True`]: Eq. 4, accumulated from `v_t Δt` and projected onto the current
@@ -77,6 +85,16 @@ pub struct ContactModel {
     pub history: HistoryMode,
 }
 
+/// Motion of body B relative to body A at the contact point.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RelativeMotion {
+    /// Relative velocity at the current time, for the dashpots (m/s).
+    pub velocity: DVec3,
+    /// Relative displacement over the last step, `v_{n−1/2} Δt`, for the tangential history
+    /// (Eq. 4 and Eq. 5) (m).
+    pub displacement: DVec3,
+}
+
 /// Parameters of one contact, after mixing the two materials and evaluating any
 /// mass- or radius-dependent stiffness or damping (see `material::PairParams::contact_params`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,24 +131,25 @@ pub struct ContactOutcome {
 
 /// Force of one contact, Fleischmann Eq. 1–6.
 ///
-/// `overlap` δ > 0 (m); `normal` unit vector from A to B; `rel_vel` velocity of B relative to A
-/// at the contact point (Eq. 2, m/s); `u_t_prev` the stored tangential displacement of the
-/// previous step (zero for a new contact); `dt` the time step (s).
+/// `overlap` δ > 0 (m); `normal` unit vector from A to B; `motion` of B relative to A at the
+/// contact point (Eq. 2); `u_t_prev` the stored tangential displacement of the previous step
+/// (zero for a new contact).
 #[inline]
 pub fn contact_force(
     model: ContactModel,
     overlap: f64,
     normal: DVec3,
-    rel_vel: DVec3,
+    motion: RelativeMotion,
     u_t_prev: DVec3,
     params: &ContactParams,
-    dt: f64,
 ) -> ContactOutcome {
     let ContactModel { law, history } = model;
     let f = law.factor(params.eff_radius, overlap);
     // Eq. 2: normal and tangential parts of the relative velocity.
-    let v_n = normal * normal.dot(rel_vel);
-    let v_t = rel_vel - v_n;
+    let v_n = normal * normal.dot(motion.velocity);
+    let v_t = motion.velocity - v_n;
+    // Tangential part of the step's relative displacement, v_t Δt.
+    let step_t = motion.displacement - normal * normal.dot(motion.displacement);
     // Eq. 1, normal part: u_n = δ n.
     let f_n = (normal * (params.kn * overlap) - v_n * (params.gamma_n * params.eff_mass)) * f;
     let normal_force = f_n.dot(normal);
@@ -139,10 +158,10 @@ pub fn contact_force(
     let mut u_t = match history {
         HistoryMode::True => {
             // Eq. 4: accumulate, then project onto the current contact plane.
-            let u_star = u_t_prev + v_t * dt;
+            let u_star = u_t_prev + step_t;
             u_star - normal * normal.dot(u_star)
         }
-        HistoryMode::Pseudo => v_t * dt, // Eq. 5
+        HistoryMode::Pseudo => step_t, // Eq. 5
         HistoryMode::None => DVec3::ZERO,
     };
     let damping_t = v_t * (params.gamma_t * params.eff_mass);
@@ -287,10 +306,9 @@ mod tests {
             },
             1e-4,
             DVec3::Z,
-            DVec3::ZERO,
+            RelativeMotion::default(),
             DVec3::ZERO,
             &p,
-            1e-5,
         );
         assert!((o.normal_force - 10.0).abs() < 1e-12);
         assert!((o.force - DVec3::new(0.0, 0.0, 10.0)).length() < 1e-12);
@@ -307,10 +325,12 @@ mod tests {
             },
             1e-4,
             DVec3::Z,
-            DVec3::new(1e-3, 0.0, 0.0),
+            RelativeMotion {
+                velocity: DVec3::new(1e-3, 0.0, 0.0),
+                displacement: DVec3::new(1e-8, 0.0, 0.0),
+            },
             DVec3::new(1e-6, 0.0, 5e-7),
             &p,
-            1e-5,
         );
         // u_t = (1e-6 + 1e-8, 0, 0); F_t = -8e4 * 1.01e-6 = -0.0808 < μ F_n = 5.
         assert!((o.tangential_displacement - DVec3::new(1.01e-6, 0.0, 0.0)).length() < 1e-18);
@@ -323,10 +343,9 @@ mod tests {
             },
             1e-4,
             DVec3::Z,
-            DVec3::ZERO,
+            RelativeMotion::default(),
             DVec3::new(1e-3, 0.0, 0.0),
             &p,
-            1e-5,
         );
         assert!(o.sliding);
         assert!((o.force.x + 5.0).abs() < 1e-12);

@@ -5,14 +5,17 @@
 //! 2. broadphase (spatial hash, `broadphase`), then for every touching pair the contact law
 //!    (`contact::contact_force`) with its stored tangential history, applied equal and opposite;
 //! 3. particle–wall contacts, each with its own history;
+//!    The dashpots see the velocity predicted at `t_n`, `v_{n−1/2} + F_{n−1}/m Δt/2` (the
+//!    force array still holds the previous step's force when this step starts), the
+//!    tangential spring the displacement of the last step, `v_{n−1/2} Δt` (see
+//!    `contact::RelativeMotion`);
 //! 4. integrate with semi-implicit (symplectic) Euler: `v += F/m Δt`, `x += v Δt`,
 //!    `ω += T/I Δt`, `q ← exp(ω Δt) q`; move the walls.
 //!
 //! Why semi-implicit Euler: it is symplectic (bounded energy error for elastic contacts), needs
 //! one force evaluation per step and no stored half-step force, and is the central-difference
 //! scheme of Cundall & Strack (1979) that PFC and Chrono use; positions and velocities are the
-//! leapfrog pair `x_n`, `v_{n+1/2}`, second-order accurate in positions. The dashpots see the
-//! half-step velocity, as in those codes.
+//! leapfrog pair `x_n`, `v_{n+1/2}`, second-order accurate in positions.
 //!
 //! History lives in maps keyed by stable ids, `(i, j)` with `i < j` for pairs and
 //! `(wall, particle)` for walls. Each step builds the new maps from the contacts that still
@@ -23,7 +26,9 @@ use std::collections::HashMap;
 use glam::{DQuat, DVec3};
 
 use crate::broadphase::pairs_within;
-use crate::contact::{ContactLaw, ContactModel, ContactOutcome, HistoryMode, contact_force};
+use crate::contact::{
+    ContactLaw, ContactModel, ContactOutcome, HistoryMode, RelativeMotion, contact_force,
+};
 use crate::material::{PairParams, effective};
 use crate::particles::Particles;
 use crate::wall::Wall;
@@ -62,6 +67,10 @@ pub struct Simulation {
     pair_params: Vec<PairParams>,
     pair_history: HashMap<(u32, u32), DVec3>,
     wall_history: HashMap<(u32, u32), DVec3>,
+    /// Velocities predicted at t_n for the dashpots (scratch, reused every step).
+    predicted_velocity: Vec<DVec3>,
+    /// Angular velocities predicted at t_n (scratch).
+    predicted_angular_velocity: Vec<DVec3>,
 }
 
 impl Simulation {
@@ -93,6 +102,8 @@ impl Simulation {
             pair_params,
             pair_history: HashMap::new(),
             wall_history: HashMap::new(),
+            predicted_velocity: Vec::new(),
+            predicted_angular_velocity: Vec::new(),
         }
     }
 
@@ -131,7 +142,19 @@ impl Simulation {
         let model = self.model;
         let p = &mut self.particles;
         let n = p.len();
+        let (pv, pw) = (
+            &mut self.predicted_velocity,
+            &mut self.predicted_angular_velocity,
+        );
+        pv.clear();
+        pw.clear();
         for i in 0..n {
+            pv.push(p.velocity[i] + p.force[i] / p.mass[i] * (0.5 * dt));
+            pw.push(if p.spin_fixed[i] {
+                p.angular_velocity[i]
+            } else {
+                p.angular_velocity[i] + p.torque[i] / p.inertia[i] * (0.5 * dt)
+            });
             p.force[i] = self.gravity * p.mass[i];
             p.torque[i] = DVec3::ZERO;
         }
@@ -152,9 +175,13 @@ impl Simulation {
             let normal = if dist > 0.0 { d / dist } else { DVec3::Z };
             let r_i = normal * (p.radius[i] - 0.5 * overlap);
             let r_j = -normal * (p.radius[j] - 0.5 * overlap);
-            // Fleischmann Eq. 2: velocity of j relative to i at the contact point.
-            let rel_vel = (p.velocity[j] + p.angular_velocity[j].cross(r_j))
-                - (p.velocity[i] + p.angular_velocity[i].cross(r_i));
+            // Fleischmann Eq. 2: motion of j relative to i at the contact point.
+            let motion = RelativeMotion {
+                velocity: (pv[j] + pw[j].cross(r_j)) - (pv[i] + pw[i].cross(r_i)),
+                displacement: ((p.velocity[j] + p.angular_velocity[j].cross(r_j))
+                    - (p.velocity[i] + p.angular_velocity[i].cross(r_i)))
+                    * dt,
+            };
             let params = self.pair_params[p.material[i] * self.n_materials + p.material[j]]
                 .contact_params(
                     effective(p.mass[i], p.mass[j]),
@@ -162,7 +189,7 @@ impl Simulation {
                 );
             let key = (i as u32, j as u32);
             let u_prev = self.pair_history.get(&key).copied().unwrap_or(DVec3::ZERO);
-            let out = contact_force(model, overlap, normal, rel_vel, u_prev, &params, dt);
+            let out = contact_force(model, overlap, normal, motion, u_prev, &params);
             p.force[i] -= out.force;
             p.force[j] += out.force;
             p.torque[i] += r_i.cross(-out.force);
@@ -183,12 +210,17 @@ impl Simulation {
                     continue;
                 };
                 let r_p = -c.normal * (p.radius[i] - 0.5 * c.overlap);
-                let rel_vel = p.velocity[i] + p.angular_velocity[i].cross(r_p) - wall.velocity;
+                let motion = RelativeMotion {
+                    velocity: pv[i] + pw[i].cross(r_p) - wall.velocity,
+                    displacement: (p.velocity[i] + p.angular_velocity[i].cross(r_p)
+                        - wall.velocity)
+                        * dt,
+                };
                 let params = self.pair_params[wall.material * self.n_materials + p.material[i]]
                     .contact_params(p.mass[i], p.radius[i]);
                 let key = (w as u32, i as u32);
                 let u_prev = self.wall_history.get(&key).copied().unwrap_or(DVec3::ZERO);
-                let out = contact_force(model, c.overlap, c.normal, rel_vel, u_prev, &params, dt);
+                let out = contact_force(model, c.overlap, c.normal, motion, u_prev, &params);
                 p.force[i] += out.force;
                 p.torque[i] += r_p.cross(out.force);
                 wall.force -= out.force;

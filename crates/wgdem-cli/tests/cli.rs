@@ -1,0 +1,159 @@
+//! The `wgdem` binary: exit codes, one-line errors, outputs, and no clobbering.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn wgdem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wgdem"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the wgdem binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const SCENE: &str = r#"
+[simulation]
+duration = 0.002
+output_interval = 0.001
+
+[contact]
+law = "hertz"
+history = "true"
+
+[[materials]]
+name = "glass"
+density = 2550.0
+friction = 0.18
+young_modulus = 4e7
+poisson_ratio = 0.22
+restitution = 0.5
+
+[[particles]]
+kind = "lattice"
+material = "glass"
+radius = 0.003
+origin = [0.003, 0.003, 0.0031]
+counts = [2, 2, 2]
+
+[[walls]]
+kind = "plane"
+name = "bottom"
+material = "glass"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write scene");
+    path.display().to_string()
+}
+
+#[test]
+fn run_writes_outputs_and_refuses_to_clobber_them() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(tmp.path(), "scene.toml", SCENE);
+    let out = tmp.path().join("out");
+    let out_s = out.display().to_string();
+
+    let o = wgdem(&["run", &scene, "--backend", "cpu", "--out", &out_s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let series = std::fs::read_to_string(out.join("timeseries.csv")).expect("timeseries.csv");
+    let mut lines = series.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "time_s,kinetic_energy_J,contacts,wall_contacts,sliding_contacts,wall_bottom_fx_N,wall_bottom_fy_N,wall_bottom_fz_N"
+        )
+    );
+    assert_eq!(lines.count(), 3, "rows at t = 0, 1 ms and 2 ms");
+    assert!(out.join("particles/particles_000000.csv").exists());
+    assert!(out.join("particles/particles_000002.csv").exists());
+    let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    assert!(summary.contains("\"n_particles\": 8"), "{summary}");
+
+    // A second run into the same directory is refused and leaves the results untouched.
+    let o = wgdem(&["run", &scene, "--out", &out_s]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("already holds results") && e.contains("--overwrite"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("timeseries.csv")).ok(),
+        Some(series)
+    );
+    let o = wgdem(&["run", &scene, "--out", &out_s, "--overwrite"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn errors_are_one_line_and_exit_nonzero() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cases = [
+        (
+            SCENE.replace("radius = 0.003", "radius = -0.003"),
+            "particles[0].radius",
+        ),
+        (
+            SCENE.replace("friction = 0.18", "friction = -1.0"),
+            "materials[0].friction",
+        ),
+        (
+            SCENE.replace(
+                "output_interval = 0.001",
+                "output_interval = 0.001\ndt = 0.01",
+            ),
+            "simulation.dt",
+        ),
+        (
+            SCENE.replace("law = \"hertz\"", "law = \"hertz\"\ncolour = 3"),
+            "colour",
+        ),
+    ];
+    for (k, (text, field)) in cases.iter().enumerate() {
+        let scene = write(tmp.path(), &format!("bad{k}.toml"), text);
+        let o = wgdem(&["check", &scene]);
+        assert_eq!(o.status.code(), Some(1), "case {k}");
+        let e = stderr(&o);
+        assert_eq!(e.trim_end().lines().count(), 1, "case {k}: {e}");
+        assert!(
+            e.starts_with("error: ") && e.contains(field),
+            "case {k}: {e}"
+        );
+        assert!(!e.contains("panicked"), "case {k}: {e}");
+    }
+    let o = wgdem(&["run", "does/not/exist.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("does/not/exist.toml"), "{}", stderr(&o));
+}
+
+#[test]
+fn gpu_backend_request_explains_the_alternative() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(tmp.path(), "scene.toml", SCENE);
+    let o = wgdem(&["run", &scene, "--backend", "gpu", "--out", "unused"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--backend cpu"), "{}", stderr(&o));
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for args in [
+        vec!["--help"],
+        vec!["run", "--help"],
+        vec!["check", "--help"],
+    ] {
+        let o = wgdem(&args);
+        assert!(o.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("Usage"),
+            "{args:?}"
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! Bad scene files give one clear line naming the file and field, never a panic.
+
+use std::path::Path;
+
+use wgdem_core::scene::{SceneConfig, build_scene, load_scene};
+
+const GOOD: &str = r#"
+[simulation]
+duration = 0.1
+output_interval = 0.01
+
+[contact]
+law = "hertz"
+history = "true"
+
+[[materials]]
+name = "glass"
+density = 2550.0
+friction = 0.18
+young_modulus = 4e7
+poisson_ratio = 0.22
+restitution = 0.5
+
+[[particles]]
+kind = "explicit"
+material = "glass"
+spheres = [{ position = [0.01, 0.01, 0.01], radius = 0.003 }]
+
+[[walls]]
+kind = "plane"
+name = "bottom"
+material = "glass"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+"#;
+
+fn error_of(text: &str) -> String {
+    let result =
+        SceneConfig::parse(text, "bad.toml").and_then(|c| build_scene(c, "bad.toml").map(|_| ()));
+    match result {
+        Ok(()) => panic!("accepted a bad scene:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_names(message: &str, parts: &[&str]) {
+    assert!(!message.contains('\n'), "not one line: {message}");
+    assert!(message.starts_with("bad.toml"), "no file name: {message}");
+    for p in parts {
+        assert!(message.contains(p), "`{p}` missing from: {message}");
+    }
+}
+
+#[test]
+fn the_good_scene_builds() {
+    let c = SceneConfig::parse(GOOD, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    let scene = build_scene(c, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.simulation.particles.len(), 1);
+}
+
+#[test]
+fn negative_radius_is_refused() {
+    let m = error_of(&GOOD.replace("radius = 0.003", "radius = -0.003"));
+    assert_names(&m, &["particles[0].spheres[0].radius", "positive"]);
+}
+
+#[test]
+fn negative_friction_is_refused() {
+    let m = error_of(&GOOD.replace("friction = 0.18", "friction = -0.1"));
+    assert_names(&m, &["materials[0].friction", "≥ 0"]);
+}
+
+#[test]
+fn time_step_above_the_critical_step_is_refused_with_the_estimate() {
+    let m = error_of(&GOOD.replace(
+        "output_interval = 0.01",
+        "output_interval = 0.01\ndt = 1e-3",
+    ));
+    assert_names(&m, &["simulation.dt", "critical time step", "set dt ≤"]);
+    // The message quotes the estimate the scene would get by default.
+    let c = SceneConfig::parse(GOOD, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    let scene = build_scene(c, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.contains(&format!("{:.3e}", scene.critical_dt)), "{m}");
+}
+
+#[test]
+fn particle_outside_its_box_is_refused() {
+    let m = error_of(&GOOD.replace(
+        "position = [0.01, 0.01, 0.01]",
+        "position = [0.01, 0.01, -0.02]",
+    ));
+    assert_names(
+        &m,
+        &[
+            "particles[0].spheres[0].position",
+            "outside wall \"bottom\"",
+        ],
+    );
+}
+
+#[test]
+fn unknown_key_is_refused_with_its_line() {
+    let m = error_of(&GOOD.replace("friction = 0.18", "friction = 0.18\nfricton = 0.2"));
+    assert_names(&m, &["line 14", "fricton", "unknown field"]);
+}
+
+#[test]
+fn wrong_type_and_unknown_kind_are_refused() {
+    let m = error_of(&GOOD.replace("density = 2550.0", "density = \"heavy\""));
+    assert_names(&m, &["materials[0].density"]);
+    let m = error_of(&GOOD.replace("kind = \"explicit\"", "kind = \"cloud\""));
+    assert_names(&m, &["particles[0]", "cloud"]);
+}
+
+#[test]
+fn undefined_material_and_incomplete_material_are_refused() {
+    let m = error_of(&GOOD.replace(
+        "material = \"glass\"\nspheres",
+        "material = \"sand\"\nspheres",
+    ));
+    assert_names(&m, &["particles[0].material", "\"sand\"", "\"glass\""]);
+    let m = error_of(&GOOD.replace("restitution = 0.5\n", ""));
+    assert_names(&m, &["materials[0].restitution", "missing"]);
+}
+
+#[test]
+fn missing_file_names_the_file() {
+    let err = load_scene(Path::new("no/such/scene.toml"))
+        .err()
+        .map(|e| e.to_string());
+    let m = err.expect("a missing file must be an error");
+    assert!(m.starts_with("no/such/scene.toml: "), "{m}");
+    assert!(!m.contains('\n'));
+}
