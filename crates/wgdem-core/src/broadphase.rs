@@ -9,7 +9,8 @@
 
 use glam::DVec3;
 
-/// Pairs `(i, j)`, `i < j`, whose surfaces are closer than `margin` (m), sorted.
+/// Pairs `(i, j)`, `i < j`, whose surfaces are closer than `margin` (m), ordered by `i`, then by
+/// scan order (deterministic for a given input).
 pub fn pairs_within(position: &[DVec3], radius: &[f64], margin: f64) -> Vec<(u32, u32)> {
     let n = position.len();
     if n < 2 {
@@ -17,20 +18,25 @@ pub fn pairs_within(position: &[DVec3], radius: &[f64], margin: f64) -> Vec<(u32
     }
     let r_max = radius.iter().copied().fold(0.0, f64::max);
     let h = 2.0 * r_max + margin.max(0.0);
-    let table = (2 * n).next_power_of_two();
-    let cell = |x: DVec3| -> [i64; 3] {
-        let c = (x / h).floor();
-        [c.x as i64, c.y as i64, c.z as i64]
-    };
+    let bits = (2 * n).next_power_of_two().trailing_zeros();
+    let table = 1usize << bits;
     let bucket = |c: [i64; 3]| -> usize {
         let hash = (c[0].wrapping_mul(73_856_093))
             ^ (c[1].wrapping_mul(19_349_663))
             ^ (c[2].wrapping_mul(83_492_791));
-        (hash as u64 as usize) & (table - 1)
+        // Fibonacci hashing: keep the well-mixed high bits of a multiplicative hash.
+        ((hash as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     };
+    let cells: Vec<[i64; 3]> = position
+        .iter()
+        .map(|&x| {
+            let c = (x / h).floor();
+            [c.x as i64, c.y as i64, c.z as i64]
+        })
+        .collect();
 
     // Counting sort of particle ids by bucket (stable: ids ascend inside a bucket).
-    let keys: Vec<usize> = position.iter().map(|&x| bucket(cell(x))).collect();
+    let keys: Vec<usize> = cells.iter().map(|&c| bucket(c)).collect();
     let mut start = vec![0u32; table + 1];
     for &k in &keys {
         start[k + 1] += 1;
@@ -45,30 +51,26 @@ pub fn pairs_within(position: &[DVec3], radius: &[f64], margin: f64) -> Vec<(u32
         fill[k] += 1;
     }
 
+    // Each neighbour cell is scanned once; a candidate counts only if it really lies in that
+    // cell, so hash collisions (two cells in one bucket) neither duplicate nor add pairs.
     let mut pairs = Vec::new();
-    let mut neighbours = Vec::with_capacity(27);
     for i in 0..n {
-        let c = cell(position[i]);
-        neighbours.clear();
+        let c = cells[i];
         for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
-                    neighbours.push(bucket([c[0] + dx, c[1] + dy, c[2] + dz]));
-                }
-            }
-        }
-        neighbours.sort_unstable();
-        neighbours.dedup();
-        for &b in &neighbours {
-            for &j in &sorted[start[b] as usize..start[b + 1] as usize] {
-                let j = j as usize;
-                if j > i && within(position, radius, i, j, margin) {
-                    pairs.push((i as u32, j as u32));
+                    let nc = [c[0] + dx, c[1] + dy, c[2] + dz];
+                    let b = bucket(nc);
+                    for &j in &sorted[start[b] as usize..start[b + 1] as usize] {
+                        let j = j as usize;
+                        if j > i && cells[j] == nc && within(position, radius, i, j, margin) {
+                            pairs.push((i as u32, j as u32));
+                        }
+                    }
                 }
             }
         }
     }
-    pairs.sort_unstable();
     pairs
 }
 

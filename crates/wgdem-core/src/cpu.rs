@@ -2,7 +2,10 @@
 //!
 //! One step, in order:
 //! 1. clear forces; add gravity;
-//! 2. broadphase (spatial hash, `broadphase`), then for every touching pair the contact law
+//! 2. neighbour list (pairs closer than a skin, from the spatial hash in `broadphase`), rebuilt
+//!    only when some particle has moved more than half the skin since the last build (so no
+//!    pair can have closed the skin in between: the contact set is exact); then for every
+//!    touching pair the contact law
 //!    (`contact::contact_force`) with its stored tangential history, applied equal and opposite;
 //! 3. particle–wall contacts, each with its own history;
 //!    The dashpots see the velocity predicted at `t_n`, `v_{n−1/2} + F_{n−1}/m Δt/2` (the
@@ -17,9 +20,13 @@
 //! scheme of Cundall & Strack (1979) that PFC and Chrono use; positions and velocities are the
 //! leapfrog pair `x_n`, `v_{n+1/2}`, second-order accurate in positions.
 //!
-//! History lives in maps keyed by stable ids, `(i, j)` with `i < j` for pairs and
-//! `(wall, particle)` for walls. Each step builds the new maps from the contacts that still
-//! touch: a new contact starts from zero, a broken one is dropped.
+//! Pair history lives in the neighbour list itself, one [`PairSlot`] per candidate pair with
+//! its contact parameters (evaluated once per rebuild) and its tangential displacement, like the
+//! GPU's contact table. A slot whose spheres stop touching is reset to zero (the contact broke);
+//! at a rebuild each new slot takes the history of the old slot with the same stable ids
+//! `(i, j)`, `i < j`, so history survives rebuilds, and a new contact starts from zero.
+//! Wall history lives in a map keyed by `(wall, particle)`, rebuilt every step from the
+//! contacts that still touch.
 
 use std::collections::HashMap;
 
@@ -27,11 +34,24 @@ use glam::{DQuat, DVec3};
 
 use crate::broadphase::pairs_within;
 use crate::contact::{
-    ContactLaw, ContactModel, ContactOutcome, HistoryMode, RelativeMotion, contact_force,
+    ContactLaw, ContactModel, ContactParams, HistoryMode, RelativeMotion, contact_force,
 };
 use crate::material::{PairParams, effective};
 use crate::particles::Particles;
 use crate::wall::Wall;
+
+/// A candidate pair of the neighbour list with its contact parameters and history.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairSlot {
+    /// Smaller stable id.
+    pub i: u32,
+    /// Larger stable id.
+    pub j: u32,
+    /// Contact parameters of the pair (fixed per pair: masses and radii do not change).
+    pub params: ContactParams,
+    /// Tangential displacement `u_t` (zero while the spheres do not touch).
+    pub tangential: DVec3,
+}
 
 /// Counts from the last step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -65,12 +85,19 @@ pub struct Simulation {
     pub stats: StepStats,
     n_materials: usize,
     pair_params: Vec<PairParams>,
-    pair_history: HashMap<(u32, u32), DVec3>,
     wall_history: HashMap<(u32, u32), DVec3>,
     /// Velocities predicted at t_n for the dashpots (scratch, reused every step).
     predicted_velocity: Vec<DVec3>,
     /// Angular velocities predicted at t_n (scratch).
     predicted_angular_velocity: Vec<DVec3>,
+    /// Candidate pairs closer than `skin` when the list was built, with their history.
+    neighbours: Vec<PairSlot>,
+    /// Positions at the last neighbour-list build.
+    built_at: Vec<DVec3>,
+    /// Neighbour-list skin (m).
+    skin: f64,
+    /// Neighbour-list builds so far.
+    pub neighbour_builds: u64,
 }
 
 impl Simulation {
@@ -84,6 +111,11 @@ impl Simulation {
         dt: f64,
     ) -> Self {
         let n_materials = (pair_params.len() as f64).sqrt().round() as usize;
+        let r_min = particles
+            .radius
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
         assert_eq!(
             n_materials * n_materials,
             pair_params.len(),
@@ -100,11 +132,63 @@ impl Simulation {
             stats: StepStats::default(),
             n_materials,
             pair_params,
-            pair_history: HashMap::new(),
             wall_history: HashMap::new(),
             predicted_velocity: Vec::new(),
             predicted_angular_velocity: Vec::new(),
+            neighbours: Vec::new(),
+            built_at: Vec::new(),
+            skin: if r_min.is_finite() {
+                DEFAULT_SKIN_FRACTION * 2.0 * r_min
+            } else {
+                0.0
+            },
+            neighbour_builds: 0,
         }
+    }
+
+    /// Sets the neighbour-list skin (m); 0 rebuilds the list every step. Forces the next step
+    /// to rebuild.
+    pub fn set_neighbour_skin(&mut self, skin: f64) {
+        self.skin = skin.max(0.0);
+        self.built_at.clear();
+    }
+
+    /// Rebuilds the neighbour list if some particle moved more than half the skin.
+    fn update_neighbours(&mut self) {
+        let p = &self.particles;
+        let limit = 0.25 * self.skin * self.skin;
+        let stale = self.built_at.len() != p.len()
+            || p.position
+                .iter()
+                .zip(&self.built_at)
+                .any(|(x, x0)| x.distance_squared(*x0) > limit);
+        if !stale {
+            return;
+        }
+        let carried: HashMap<(u32, u32), DVec3> = self
+            .neighbours
+            .iter()
+            .filter(|s| s.tangential != DVec3::ZERO)
+            .map(|s| ((s.i, s.j), s.tangential))
+            .collect();
+        self.neighbours = pairs_within(&p.position, &p.radius, self.skin)
+            .into_iter()
+            .map(|(i, j)| {
+                let (a, b) = (i as usize, j as usize);
+                PairSlot {
+                    i,
+                    j,
+                    params: self.pair_params[p.material[a] * self.n_materials + p.material[b]]
+                        .contact_params(
+                            effective(p.mass[a], p.mass[b]),
+                            effective(p.radius[a], p.radius[b]),
+                        ),
+                    tangential: carried.get(&(i, j)).copied().unwrap_or(DVec3::ZERO),
+                }
+            })
+            .collect();
+        self.built_at.clone_from(&p.position);
+        self.neighbour_builds += 1;
     }
 
     /// Mixed parameters of materials `a` and `b`.
@@ -114,8 +198,11 @@ impl Simulation {
 
     /// Stored tangential displacement of the pair `(i, j)`, if it is in contact.
     pub fn pair_history(&self, i: usize, j: usize) -> Option<DVec3> {
-        let key = (i.min(j) as u32, i.max(j) as u32);
-        self.pair_history.get(&key).copied()
+        let (i, j) = (i.min(j) as u32, i.max(j) as u32);
+        self.neighbours
+            .iter()
+            .find(|s| (s.i, s.j) == (i, j) && s.tangential != DVec3::ZERO)
+            .map(|s| s.tangential)
     }
 
     /// Stored tangential displacement between wall `w` and particle `i`, if in contact.
@@ -138,6 +225,7 @@ impl Simulation {
 
     /// Forces and torques on particles and walls for the current state, updating history.
     pub fn compute_forces(&mut self) {
+        self.update_neighbours();
         let dt = self.dt;
         let model = self.model;
         let p = &mut self.particles;
@@ -161,14 +249,13 @@ impl Simulation {
         let mut stats = StepStats::default();
 
         // Particle–particle contacts.
-        let pairs = pairs_within(&p.position, &p.radius, 0.0);
-        let mut new_pair_history = HashMap::with_capacity(pairs.len());
-        for &(i, j) in &pairs {
-            let (i, j) = (i as usize, j as usize);
+        for slot in &mut self.neighbours {
+            let (i, j) = (slot.i as usize, slot.j as usize);
             let d = p.position[j] - p.position[i];
             let dist = d.length();
             let overlap = p.radius[i] + p.radius[j] - dist;
             if overlap <= 0.0 {
+                slot.tangential = DVec3::ZERO; // not touching: a later contact starts afresh
                 continue;
             }
             // Coincident centres have no normal; any unit vector keeps them apart.
@@ -182,22 +269,22 @@ impl Simulation {
                     - (p.velocity[i] + p.angular_velocity[i].cross(r_i)))
                     * dt,
             };
-            let params = self.pair_params[p.material[i] * self.n_materials + p.material[j]]
-                .contact_params(
-                    effective(p.mass[i], p.mass[j]),
-                    effective(p.radius[i], p.radius[j]),
-                );
-            let key = (i as u32, j as u32);
-            let u_prev = self.pair_history.get(&key).copied().unwrap_or(DVec3::ZERO);
-            let out = contact_force(model, overlap, normal, motion, u_prev, &params);
+            let out = contact_force(
+                model,
+                overlap,
+                normal,
+                motion,
+                slot.tangential,
+                &slot.params,
+            );
             p.force[i] -= out.force;
             p.force[j] += out.force;
             p.torque[i] += r_i.cross(-out.force);
             p.torque[j] += r_j.cross(out.force);
-            record(&mut stats, &out, &mut new_pair_history, key, model.history);
+            slot.tangential = out.tangential_displacement;
+            stats.sliding += usize::from(out.sliding);
             stats.contacts += 1;
         }
-        self.pair_history = new_pair_history;
 
         // Particle–wall contacts: the wall is body A, the particle body B.
         let mut new_wall_history = HashMap::new();
@@ -225,7 +312,10 @@ impl Simulation {
                 p.torque[i] += r_p.cross(out.force);
                 wall.force -= out.force;
                 wall.torque += (p.position[i] + r_p - reference).cross(-out.force);
-                record(&mut stats, &out, &mut new_wall_history, key, model.history);
+                stats.sliding += usize::from(out.sliding);
+                if model.history == HistoryMode::True {
+                    new_wall_history.insert(key, out.tangential_displacement);
+                }
                 stats.wall_contacts += 1;
             }
         }
@@ -254,20 +344,8 @@ impl Simulation {
     }
 }
 
-fn record(
-    stats: &mut StepStats,
-    out: &ContactOutcome,
-    history: &mut HashMap<(u32, u32), DVec3>,
-    key: (u32, u32),
-    mode: HistoryMode,
-) {
-    if out.sliding {
-        stats.sliding += 1;
-    }
-    if mode == HistoryMode::True {
-        history.insert(key, out.tangential_displacement);
-    }
-}
+/// Default neighbour-list skin as a fraction of the smallest diameter.
+pub const DEFAULT_SKIN_FRACTION: f64 = 0.1;
 
 /// Overlap, as a fraction of R̄, at which a Hertzian contact's stiffness is evaluated for the
 /// time-step estimate (1 %: larger overlaps break the small-strain assumption of Hertz theory).

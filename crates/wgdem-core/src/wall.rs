@@ -118,3 +118,67 @@ impl Wall {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plate() -> Wall {
+        Wall {
+            name: "p".into(),
+            shape: WallShape::Plate {
+                center: DVec3::ZERO,
+                normal: DVec3::Z,
+                u_axis: DVec3::X,
+                half_extents: [0.01, 0.02],
+            },
+            velocity: DVec3::ZERO,
+            material: 0,
+            force: DVec3::ZERO,
+            torque: DVec3::ZERO,
+        }
+    }
+
+    #[test]
+    fn plate_touches_on_both_faces_edges_and_corners() {
+        let w = plate();
+        let r = 0.001;
+        // Face, above and below: normal ±z, overlap r − |z|.
+        let c = w
+            .contact(DVec3::new(0.005, -0.01, 0.0008), r)
+            .expect("face above");
+        assert!((c.overlap - 0.0002).abs() < 1e-15 && c.normal == DVec3::Z);
+        let c = w
+            .contact(DVec3::new(0.0, 0.0, -0.0005), r)
+            .expect("face below");
+        assert!((c.overlap - 0.0005).abs() < 1e-15 && c.normal == -DVec3::Z);
+        // Beyond the edge x = 0.01, level with the plate: normal +x.
+        let c = w.contact(DVec3::new(0.0106, 0.0, 0.0), r).expect("edge");
+        assert!((c.overlap - 0.0004).abs() < 1e-12);
+        assert!((c.normal - DVec3::X).length() < 1e-12);
+        // Past the corner (0.01, 0.02): normal along the diagonal.
+        let d = DVec3::new(0.0005, 0.0005, 0.0);
+        let c = w
+            .contact(DVec3::new(0.01, 0.02, 0.0) + d, r)
+            .expect("corner");
+        assert!((c.overlap - (r - d.length())).abs() < 1e-15);
+        assert!((c.normal - d.normalize()).length() < 1e-12);
+        // Out of reach.
+        assert!(w.contact(DVec3::new(0.0125, 0.0, 0.0), r).is_none());
+        assert!(w.contact(DVec3::new(0.0, 0.0, 0.0011), r).is_none());
+    }
+
+    #[test]
+    fn plane_ignores_spheres_fully_behind_it_and_moves() {
+        let mut w = plate();
+        w.shape = WallShape::Plane {
+            point: DVec3::ZERO,
+            normal: DVec3::Z,
+        };
+        assert!(w.contact(DVec3::new(0.0, 0.0, -0.002), 0.001).is_none());
+        assert_eq!(w.signed_distance(DVec3::new(5.0, 1.0, 0.25)), Some(0.25));
+        w.velocity = DVec3::new(0.0, 0.0, 1e-3);
+        w.advance(2.0);
+        assert_eq!(w.reference_point(), DVec3::new(0.0, 0.0, 2e-3));
+    }
+}
