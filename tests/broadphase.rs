@@ -1,5 +1,7 @@
 //! The spatial-hash broadphase finds exactly the pairs an O(N²) search finds.
 
+mod common;
+
 use glam::DVec3;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -83,13 +85,7 @@ fn skinned_neighbour_list_matches_rebuilding_every_step() {
         point = [0.0, 0.0, 0.0]
         normal = [0.0, 0.0, 1.0]
     "#;
-    let build = || {
-        let c =
-            wgdem_core::scene::SceneConfig::parse(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
-        wgdem_core::scene::build_scene(c, "t.toml")
-            .unwrap_or_else(|e| panic!("{e}"))
-            .simulation
-    };
+    let build = || common::scene(text).simulation;
     let (mut skinned, mut every) = (build(), build());
     every.set_neighbour_skin(0.0);
     let mut contact_steps = 0;
