@@ -86,6 +86,8 @@ pub struct Simulation {
     n_materials: usize,
     pair_params: Vec<PairParams>,
     wall_history: HashMap<(u32, u32), DVec3>,
+    /// The wall history being built this step (swapped with `wall_history`, kept allocated).
+    next_wall_history: HashMap<(u32, u32), DVec3>,
     /// Velocities predicted at t_n for the dashpots (scratch, reused every step).
     predicted_velocity: Vec<DVec3>,
     /// Angular velocities predicted at t_n (scratch).
@@ -133,6 +135,7 @@ impl Simulation {
             n_materials,
             pair_params,
             wall_history: HashMap::new(),
+            next_wall_history: HashMap::new(),
             predicted_velocity: Vec::new(),
             predicted_angular_velocity: Vec::new(),
             neighbours: Vec::new(),
@@ -287,7 +290,8 @@ impl Simulation {
         }
 
         // Particle–wall contacts: the wall is body A, the particle body B.
-        let mut new_wall_history = HashMap::new();
+        let new_wall_history = &mut self.next_wall_history;
+        new_wall_history.clear();
         for (w, wall) in self.walls.iter_mut().enumerate() {
             wall.force = DVec3::ZERO;
             wall.torque = DVec3::ZERO;
@@ -319,7 +323,7 @@ impl Simulation {
                 stats.wall_contacts += 1;
             }
         }
-        self.wall_history = new_wall_history;
+        std::mem::swap(&mut self.wall_history, &mut self.next_wall_history);
         self.stats = stats;
     }
 

@@ -1,9 +1,12 @@
 //! Run outputs: `timeseries.csv`, particle snapshots and `summary.json`.
 //!
-//! Every file is written atomically (a temporary file in the same directory, then a rename), so
-//! a killed run leaves complete files from its last output, never truncated ones; and a
+//! Snapshots and the summary are written atomically (a temporary file in the same directory,
+//! then a rename); `timeseries.csv` grows by whole rows, each written with a single `write`
+//! call, so a killed run leaves complete files and complete rows from its last output. A
 //! directory that already holds a run is refused unless the caller asks to overwrite it.
 
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -16,7 +19,6 @@ const MARKERS: [&str; 3] = ["timeseries.csv", "summary.json", "particles"];
 
 /// Writes `bytes` to `path` atomically.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
     tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
@@ -29,8 +31,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
 #[derive(Debug)]
 pub struct OutputDir {
     dir: PathBuf,
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
+    series: File,
     snapshots: usize,
 }
 
@@ -61,10 +62,14 @@ impl OutputDir {
                 header.push(format!("wall_{name}_f{axis}_N"));
             }
         }
+        let path = dir.join("timeseries.csv");
+        let mut series = File::create(&path).map_err(|e| Error::io(&path, e))?;
+        series
+            .write_all(&csv_bytes(&path, &header, &[])?)
+            .map_err(|e| Error::io(&path, e))?;
         Ok(Self {
             dir: dir.to_path_buf(),
-            header,
-            rows: Vec::new(),
+            series,
             snapshots: 0,
         })
     }
@@ -89,9 +94,11 @@ impl OutputDir {
         for w in &forces.walls {
             row.extend([fmt(w.force.x), fmt(w.force.y), fmt(w.force.z)]);
         }
-        self.rows.push(row);
         let path = self.dir.join("timeseries.csv");
-        atomic_write(&path, &csv_bytes(&path, &self.header, &self.rows)?)?;
+        let line = csv_bytes(&path, &row, &[])?;
+        self.series
+            .write_all(&line)
+            .map_err(|e| Error::io(&path, e))?;
         self.write_snapshot(sim)
     }
 
