@@ -13,3 +13,31 @@ pub fn scene(toml: &str) -> Scene {
 pub fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs()
 }
+
+/// The GPU device for GPU tests. A machine without a Vulkan driver fails these tests with the
+/// engine's own message (CI installs lavapipe); set `WGDEM_SKIP_GPU_TESTS=1` to skip them
+/// explicitly instead.
+pub fn gpu() -> Option<wgdem_gpu::GpuContext> {
+    if std::env::var("WGDEM_SKIP_GPU_TESTS").is_ok_and(|v| v == "1") {
+        eprintln!("GPU test skipped: WGDEM_SKIP_GPU_TESTS=1");
+        return None;
+    }
+    let ctx = wgdem_gpu::GpuContext::new(None).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("GPU adapter: {}", ctx.describe());
+    Some(ctx)
+}
+
+/// Runs `sim` for `steps` on the GPU and returns the simulation with the GPU's state.
+pub fn run_gpu(
+    ctx: &wgdem_gpu::GpuContext,
+    sim: &wgdem_core::cpu::Simulation,
+    steps: u64,
+    options: wgdem_gpu::GpuOptions,
+) -> (wgdem_core::cpu::Simulation, wgdem_gpu::GpuEngine) {
+    let mut engine = wgdem_gpu::GpuEngine::new(&ctx.device, &ctx.queue, sim, options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
+    let mut out = sim.clone();
+    engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
+    (out, engine)
+}

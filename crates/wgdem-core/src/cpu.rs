@@ -194,6 +194,11 @@ impl Simulation {
         self.neighbour_builds += 1;
     }
 
+    /// Number of materials.
+    pub fn n_materials(&self) -> usize {
+        self.n_materials
+    }
+
     /// Mixed parameters of materials `a` and `b`.
     pub fn pair(&self, a: usize, b: usize) -> &PairParams {
         &self.pair_params[a * self.n_materials + b]

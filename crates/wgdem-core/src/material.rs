@@ -72,6 +72,31 @@ pub struct PairParams {
     kind: PairKind,
 }
 
+/// Constants of a material pair as plain data (see [`PairParams::record`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PairRecord {
+    /// True when stiffness and damping derive from elastic constants.
+    pub elastic: bool,
+    /// Direct `k_n`.
+    pub kn: f64,
+    /// Direct `k_t`.
+    pub kt: f64,
+    /// Direct `γ_n`.
+    pub gamma_n: f64,
+    /// Direct `γ_t`.
+    pub gamma_t: f64,
+    /// Friction coefficient μ.
+    pub friction: f64,
+    /// Effective Young's modulus E* (Pa), elastic pairs.
+    pub e_star: f64,
+    /// Effective shear modulus G* (Pa), elastic pairs.
+    pub g_star: f64,
+    /// ζ (Hooke) or β (Hertz) for the pair's restitution, elastic pairs.
+    pub damping: f64,
+    /// Characteristic impact velocity (m/s), elastic pairs.
+    pub v_char: f64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum PairKind {
     Direct {
@@ -155,6 +180,41 @@ impl PairParams {
     /// Friction coefficient of the pair.
     pub fn friction(&self) -> f64 {
         self.friction
+    }
+
+    /// The pair's constants as plain data, for backends that evaluate
+    /// [`PairParams::contact_params`] themselves (the GPU kernels mirror it).
+    pub fn record(&self) -> PairRecord {
+        match self.kind {
+            PairKind::Direct {
+                kn,
+                kt,
+                gamma_n,
+                gamma_t,
+            } => PairRecord {
+                elastic: false,
+                kn,
+                kt,
+                gamma_n,
+                gamma_t,
+                friction: self.friction,
+                ..PairRecord::default()
+            },
+            PairKind::Elastic {
+                e_star,
+                g_star,
+                damping,
+                v_char,
+            } => PairRecord {
+                elastic: true,
+                friction: self.friction,
+                e_star,
+                g_star,
+                damping,
+                v_char,
+                ..PairRecord::default()
+            },
+        }
     }
 
     /// Parameters of one contact with effective mass `m̄` (kg) and effective radius `R̄` (m).

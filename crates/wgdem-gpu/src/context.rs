@@ -1,0 +1,131 @@
+//! Picking an adapter and creating the device: the one place that does.
+
+use std::fmt;
+
+/// Errors of the GPU backend.
+#[derive(Debug)]
+pub enum GpuError {
+    /// No adapter (matching the requested name, if any) was found.
+    NoAdapter {
+        /// The name asked for, if any.
+        requested: Option<String>,
+        /// Names of the adapters that exist.
+        available: Vec<String>,
+    },
+    /// The adapter refused to create a device.
+    Device(String),
+    /// A buffer could not be read back.
+    Readback(String),
+    /// A scene does not fit the GPU engine's limits.
+    Unsupported(String),
+}
+
+impl fmt::Display for GpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuError::NoAdapter {
+                requested: Some(name),
+                available,
+            } => write!(
+                f,
+                "no GPU adapter named like \"{name}\" (found: {}); pick one of those with --adapter or WGPU_ADAPTER_NAME, or run with --backend cpu",
+                if available.is_empty() {
+                    "none".to_owned()
+                } else {
+                    available.join(", ")
+                }
+            ),
+            GpuError::NoAdapter {
+                requested: None, ..
+            } => write!(
+                f,
+                "no GPU adapter found; install a Vulkan driver (on Debian/Ubuntu, `apt-get install mesa-vulkan-drivers` gives the lavapipe software driver) or run with --backend cpu"
+            ),
+            GpuError::Device(m) => write!(f, "the GPU adapter could not create a device: {m}"),
+            GpuError::Readback(m) => write!(f, "reading GPU results back failed: {m}"),
+            GpuError::Unsupported(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for GpuError {}
+
+/// A device, its queue and what adapter they came from.
+#[derive(Debug)]
+pub struct GpuContext {
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// The adapter's description.
+    pub info: wgpu::AdapterInfo,
+}
+
+impl GpuContext {
+    /// Picks an adapter and creates a device with the adapter's own limits and no optional
+    /// features.
+    ///
+    /// `name` (or, when `None`, the `WGPU_ADAPTER_NAME` environment variable) selects the first
+    /// adapter whose name contains it, case-insensitively; otherwise a high-performance adapter
+    /// is preferred.
+    pub fn new(name: Option<&str>) -> Result<Self, GpuError> {
+        pollster::block_on(Self::new_async(name))
+    }
+
+    async fn new_async(name: Option<&str>) -> Result<Self, GpuError> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let wanted = name
+            .map(str::to_owned)
+            .or_else(|| std::env::var("WGPU_ADAPTER_NAME").ok())
+            .filter(|s| !s.is_empty());
+        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+        let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+        let adapter = match &wanted {
+            Some(w) => {
+                let lower = w.to_lowercase();
+                adapters
+                    .into_iter()
+                    .find(|a| a.get_info().name.to_lowercase().contains(&lower))
+            }
+            None => instance
+                .request_adapter(&wgpu::RequestAdapterOptions {
+                    power_preference: wgpu::PowerPreference::HighPerformance,
+                    force_fallback_adapter: false,
+                    compatible_surface: None,
+                    ..Default::default()
+                })
+                .await
+                .ok(),
+        };
+        let adapter = adapter.ok_or_else(|| GpuError::NoAdapter {
+            requested: wanted.clone(),
+            available: names,
+        })?;
+        let info = adapter.get_info();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("dem.device"),
+                required_features: wgpu::Features::empty(),
+                required_limits: adapter.limits(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            })
+            .await
+            .map_err(|e| GpuError::Device(e.to_string()))?;
+        Ok(Self {
+            device,
+            queue,
+            info,
+        })
+    }
+
+    /// "name (backend, device type)" of the adapter.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({:?}, {:?})",
+            self.info.name, self.info.backend, self.info.device_type
+        )
+    }
+}

@@ -1,0 +1,893 @@
+//! The GPU engine: buffers, pipelines and the passes of one time step.
+//!
+//! One step, in order (see [`GpuEngine::record_step`]; each line is a labelled dispatch):
+//! 1. `hash`: cell and bucket of every particle;
+//! 2. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
+//! 3. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
+//! 4. `neighbours`: each particle's partners, history carried over by partner id;
+//! 5. `contact_forces`: pair and wall forces, summed per particle in list order;
+//! 6. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
+//! 7. `integrate`: semi-implicit Euler in double-single; walls move.
+//!
+//! Steps are recorded `batch_steps` at a time into one compute pass and one submit; the host
+//! reads back only the counters, wall forces and contact counts at the end of a batch. If a
+//! neighbour list overflowed during the batch, the state saved at the batch start is restored,
+//! the slots are regrown to what was needed, and the batch is run again: the result is the one
+//! a table large enough from the start would give.
+
+use std::borrow::Cow;
+
+use bytemuck::{Pod, Zeroable};
+use glam::{DQuat, DVec3};
+use wgdem_core::contact::{ContactLaw, HistoryMode};
+use wgdem_core::cpu::{Simulation, StepStats};
+use wgdem_core::wall::WallShape;
+use wgpu::util::DeviceExt;
+
+use crate::context::GpuError;
+use crate::layout::{
+    Counters, ForceTorque, PairRecord, Position, Predicted, RadixPass, SimParams, Slot, Wall,
+};
+use crate::shaders;
+
+/// Options of the GPU engine.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuOptions {
+    /// Neighbour slots per particle to start with (regrown when a list needs more).
+    pub slots: u32,
+    /// Steps recorded per submit.
+    pub batch_steps: u32,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        Self {
+            slots: 16,
+            batch_steps: 200,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Bind {
+    Uniform,
+    Read,
+    Write,
+}
+
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+fn make_kernel(
+    device: &wgpu::Device,
+    label: &str,
+    source: &str,
+    entry: &str,
+    binds: &[Bind],
+) -> Kernel {
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = binds
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: match b {
+                    Bind::Uniform => wgpu::BufferBindingType::Uniform,
+                    Bind::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                    Bind::Write => wgpu::BufferBindingType::Storage { read_only: false },
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect();
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(Cow::Owned(source.to_owned())),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    Kernel { pipeline, layout }
+}
+
+fn bind(
+    device: &wgpu::Device,
+    label: &str,
+    kernel: &Kernel,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout: &kernel.layout,
+        entries: &entries,
+    })
+}
+
+const STATE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
+
+fn init<T: Pod>(device: &wgpu::Device, label: &str, data: &[T]) -> wgpu::Buffer {
+    // Bindings may not be empty: pad to one zeroed element.
+    let bytes: Cow<[u8]> = if data.is_empty() {
+        Cow::Owned(vec![0u8; size_of::<T>().max(16)])
+    } else {
+        Cow::Borrowed(bytemuck::cast_slice(data))
+    };
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: &bytes,
+        usage: STATE,
+    })
+}
+
+fn zeroed(device: &wgpu::Device, label: &str, bytes: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16),
+        usage: STATE,
+        mapped_at_creation: false,
+    })
+}
+
+fn groups(n: u32, size: u32) -> u32 {
+    n.div_ceil(size)
+}
+
+struct Kernels {
+    hash: Kernel,
+    radix_count: Kernel,
+    radix_scan: Kernel,
+    radix_scatter: Kernel,
+    ranges_clear: Kernel,
+    ranges_mark: Kernel,
+    neighbours: Kernel,
+    contacts: Kernel,
+    reduce_walls: Kernel,
+    reduce_stats: Kernel,
+    integrate: Kernel,
+    walls_advance: Kernel,
+}
+
+impl Kernels {
+    fn new(device: &wgpu::Device) -> Self {
+        use Bind::{Read as R, Uniform as U, Write as W};
+        let k = |name: &str, label: &str, entry: &str, binds: &[Bind]| {
+            make_kernel(device, label, &shaders::kernel(name), entry, binds)
+        };
+        let radix = [U, U, R, R, W, W, W];
+        let reduce = [U, R, R, W, W];
+        let integrate = [U, W, W, W, W, W, R, W];
+        Self {
+            hash: k("hash", "dem.hash", "main", &[U, R, W, W, W]),
+            radix_count: k("radix", "dem.radix.count", "count", &radix),
+            radix_scan: k("radix", "dem.radix.scan", "scan", &radix),
+            radix_scatter: k("radix", "dem.radix.scatter", "scatter", &radix),
+            ranges_clear: k("ranges", "dem.ranges.clear", "clear", &[U, R, W]),
+            ranges_mark: k("ranges", "dem.ranges.mark", "mark", &[U, R, W]),
+            neighbours: k(
+                "neighbours",
+                "dem.neighbours",
+                "main",
+                &[U, R, R, R, R, R, R, W, W, W],
+            ),
+            contacts: k(
+                "contact_forces",
+                "dem.contact_forces",
+                "main",
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W],
+            ),
+            reduce_walls: k(
+                "wall_reduce",
+                "dem.wall_reduce.walls",
+                "walls_main",
+                &reduce,
+            ),
+            reduce_stats: k(
+                "wall_reduce",
+                "dem.wall_reduce.stats",
+                "stats_main",
+                &reduce,
+            ),
+            integrate: k("integrate", "dem.integrate", "main", &integrate),
+            walls_advance: k("integrate", "dem.integrate.walls", "walls_main", &integrate),
+        }
+    }
+}
+
+struct Buffers {
+    params: wgpu::Buffer,
+    radix_passes: Vec<wgpu::Buffer>,
+    pos: wgpu::Buffer,
+    vel: wgpu::Buffer,
+    omega: wgpu::Buffer,
+    orientation: wgpu::Buffer,
+    pred: wgpu::Buffer,
+    material: wgpu::Buffer,
+    pair_table: wgpu::Buffer,
+    walls: wgpu::Buffer,
+    ft: wgpu::Buffer,
+    stats: wgpu::Buffer,
+    cells: wgpu::Buffer,
+    keys: [wgpu::Buffer; 2],
+    vals: [wgpu::Buffer; 2],
+    tile_hist: wgpu::Buffer,
+    ranges: wgpu::Buffer,
+    counts: [wgpu::Buffer; 2],
+    slots: [wgpu::Buffer; 2],
+    wall_hist: wgpu::Buffer,
+    wall_partial: wgpu::Buffer,
+    wall_out: wgpu::Buffer,
+    stats_out: wgpu::Buffer,
+    counters: wgpu::Buffer,
+}
+
+struct BindGroups {
+    hash: wgpu::BindGroup,
+    radix: Vec<wgpu::BindGroup>,
+    ranges: wgpu::BindGroup,
+    /// Indexed by the parity of the list being read (old).
+    neighbours: [wgpu::BindGroup; 2],
+    /// Indexed by the parity of the list being used (new).
+    contacts: [wgpu::BindGroup; 2],
+    reduce: wgpu::BindGroup,
+    integrate: wgpu::BindGroup,
+}
+
+/// State saved at the start of a batch, to redo it after a neighbour-list overflow.
+struct Backup {
+    buffers: Vec<(usize, wgpu::Buffer)>,
+}
+
+/// Results read back at the end of a batch.
+#[derive(Debug, Clone, Default)]
+struct BatchResult {
+    counters: Counters,
+    walls: Vec<ForceTorque>,
+    stats: [u32; 4],
+}
+
+/// The DEM engine on a wgpu device.
+pub struct GpuEngine {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    kernels: Kernels,
+    buffers: Buffers,
+    groups: BindGroups,
+    params: SimParams,
+    radix_passes: u32,
+    batch_steps: u32,
+    /// Parity of the neighbour list that holds the current (most recent) lists.
+    parity: usize,
+    last: BatchResult,
+    /// Steps taken.
+    pub steps: u64,
+    /// Simulated time (s).
+    pub time: f64,
+    /// Times the neighbour slots were regrown after an overflow.
+    pub regrowths: u32,
+}
+
+fn split(x: f64) -> (f32, f32) {
+    let hi = x as f32;
+    (hi, (x - hi as f64) as f32)
+}
+
+fn split3(x: DVec3) -> ([f32; 4], [f32; 4]) {
+    let (a, b, c) = (split(x.x), split(x.y), split(x.z));
+    ([a.0, b.0, c.0, 0.0], [a.1, b.1, c.1, 0.0])
+}
+
+fn v4(x: DVec3) -> [f32; 4] {
+    [x.x as f32, x.y as f32, x.z as f32, 0.0]
+}
+
+impl GpuEngine {
+    /// Uploads `sim` (at the start of a run: contact history begins empty) to `device`.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        sim: &Simulation,
+        options: GpuOptions,
+    ) -> Result<Self, GpuError> {
+        let p = &sim.particles;
+        let n = p.len();
+        if n == 0 {
+            return Err(GpuError::Unsupported(
+                "the GPU engine needs at least one particle; use --backend cpu for a scene without particles".to_owned(),
+            ));
+        }
+        let limit = device.limits().max_compute_workgroups_per_dimension as usize * 64;
+        if n > limit {
+            return Err(GpuError::Unsupported(format!(
+                "{n} particles exceed this engine's one-dimensional dispatch limit of {limit}"
+            )));
+        }
+        let n_walls = sim.walls.len() as u32;
+        let table_bits = (2 * n).next_power_of_two().trailing_zeros().max(1);
+        let n_tiles = (n as u32).div_ceil(128);
+        let params = SimParams {
+            n: n as u32,
+            slots: options.slots.max(1),
+            n_walls,
+            n_materials: sim.n_materials() as u32,
+            table_bits,
+            law: match sim.model.law {
+                ContactLaw::Hooke => 0,
+                ContactLaw::Hertz => 1,
+            },
+            history: match sim.model.history {
+                HistoryMode::True => 0,
+                HistoryMode::Pseudo => 1,
+                HistoryMode::None => 2,
+            },
+            n_tiles,
+            dt: sim.dt as f32,
+            cell_size: (2.0 * p.max_radius()) as f32 * (1.0 + 1e-6),
+            skin: 0.0,
+            one: 1.0,
+            gravity: v4(sim.gravity),
+        };
+
+        let positions: Vec<Position> = (0..n)
+            .map(|i| {
+                let (mut hi, mut lo) = split3(p.position[i]);
+                hi[3] = p.radius[i] as f32;
+                lo[3] = p.mass[i] as f32;
+                Position { hi, lo }
+            })
+            .collect();
+        let vel: Vec<[f32; 4]> = p.velocity.iter().map(|&v| v4(v)).collect();
+        let omega: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let mut w = v4(p.angular_velocity[i]);
+                w[3] = if p.spin_fixed[i] {
+                    0.0
+                } else {
+                    (1.0 / p.inertia[i]) as f32
+                };
+                w
+            })
+            .collect();
+        let orientation: Vec<[f32; 4]> = p
+            .orientation
+            .iter()
+            .map(|q| [q.x as f32, q.y as f32, q.z as f32, q.w as f32])
+            .collect();
+        let pred: Vec<Predicted> = (0..n)
+            .map(|i| Predicted {
+                v: vel[i],
+                w: v4(p.angular_velocity[i]),
+            })
+            .collect();
+        let material: Vec<u32> = p.material.iter().map(|&m| m as u32).collect();
+        let nm = sim.n_materials();
+        let pair_table: Vec<PairRecord> = (0..nm * nm)
+            .map(|k| {
+                let r = sim.pair(k / nm, k % nm).record();
+                PairRecord {
+                    elastic: u32::from(r.elastic),
+                    pad: [0; 3],
+                    k: [r.kn as f32, r.kt as f32, r.gamma_n as f32, r.gamma_t as f32],
+                    m: [
+                        r.friction as f32,
+                        r.e_star as f32,
+                        r.g_star as f32,
+                        r.damping as f32,
+                    ],
+                    v: [r.v_char as f32, 0.0, 0.0, 0.0],
+                }
+            })
+            .collect();
+        let walls: Vec<Wall> = sim.walls.iter().map(gpu_wall).collect();
+
+        let radix_passes = table_bits.div_ceil(4);
+        let nw = n_walls.max(1) as u64;
+        let table = 1u64 << table_bits;
+        let slots_bytes = n as u64 * params.slots as u64 * size_of::<Slot>() as u64;
+        let buffers = Buffers {
+            params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("dem.params"),
+                contents: bytemuck::bytes_of(&params),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            }),
+            radix_passes: (0..radix_passes)
+                .map(|k| {
+                    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("dem.radix.pass"),
+                        contents: bytemuck::bytes_of(&RadixPass {
+                            shift: 4 * k,
+                            pad: [0; 3],
+                        }),
+                        usage: wgpu::BufferUsages::UNIFORM,
+                    })
+                })
+                .collect(),
+            pos: init(device, "dem.position", &positions),
+            vel: init(device, "dem.velocity", &vel),
+            omega: init(device, "dem.angular_velocity", &omega),
+            orientation: init(device, "dem.orientation", &orientation),
+            pred: init(device, "dem.predicted_velocity", &pred),
+            material: init(device, "dem.material", &material),
+            pair_table: init(device, "dem.pair_table", &pair_table),
+            walls: init(device, "dem.walls", &walls),
+            ft: zeroed(device, "dem.force_torque", n as u64 * 32),
+            stats: zeroed(device, "dem.contact_stats", n as u64 * 16),
+            cells: zeroed(device, "dem.cells", n as u64 * 16),
+            keys: [
+                zeroed(device, "dem.keys.a", n as u64 * 4),
+                zeroed(device, "dem.keys.b", n as u64 * 4),
+            ],
+            vals: [
+                zeroed(device, "dem.vals.a", n as u64 * 4),
+                zeroed(device, "dem.vals.b", n as u64 * 4),
+            ],
+            tile_hist: zeroed(device, "dem.radix.tile_hist", 16 * n_tiles as u64 * 4),
+            ranges: zeroed(device, "dem.cell_ranges", table * 8),
+            counts: [
+                zeroed(device, "dem.neighbour_count.a", n as u64 * 4),
+                zeroed(device, "dem.neighbour_count.b", n as u64 * 4),
+            ],
+            slots: [
+                zeroed(device, "dem.contact_history.a", slots_bytes),
+                zeroed(device, "dem.contact_history.b", slots_bytes),
+            ],
+            wall_hist: zeroed(device, "dem.wall_history", nw * n as u64 * 16),
+            wall_partial: zeroed(device, "dem.wall_partial", nw * n as u64 * 32),
+            wall_out: zeroed(device, "dem.wall_force", nw * 32),
+            stats_out: zeroed(device, "dem.contact_stats.total", 16),
+            counters: zeroed(device, "dem.counters", 16),
+        };
+        let kernels = Kernels::new(device);
+        let groups = Self::bind_groups(device, &kernels, &buffers, radix_passes);
+        Ok(Self {
+            device: device.clone(),
+            queue: queue.clone(),
+            kernels,
+            buffers,
+            groups,
+            params,
+            radix_passes,
+            batch_steps: options.batch_steps.max(1),
+            parity: 0,
+            last: BatchResult::default(),
+            steps: sim.steps,
+            time: sim.time,
+            regrowths: 0,
+        })
+    }
+
+    fn bind_groups(device: &wgpu::Device, k: &Kernels, b: &Buffers, passes: u32) -> BindGroups {
+        let sorted = (passes % 2) as usize;
+        let neighbours = |old: usize| {
+            let new = 1 - old;
+            bind(
+                device,
+                "dem.neighbours",
+                &k.neighbours,
+                &[
+                    &b.params,
+                    &b.pos,
+                    &b.cells,
+                    &b.vals[sorted],
+                    &b.ranges,
+                    &b.counts[old],
+                    &b.slots[old],
+                    &b.counts[new],
+                    &b.slots[new],
+                    &b.counters,
+                ],
+            )
+        };
+        let contacts = |list: usize| {
+            bind(
+                device,
+                "dem.contact_forces",
+                &k.contacts,
+                &[
+                    &b.params,
+                    &b.pos,
+                    &b.vel,
+                    &b.omega,
+                    &b.pred,
+                    &b.material,
+                    &b.pair_table,
+                    &b.walls,
+                    &b.counts[list],
+                    &b.slots[list],
+                    &b.wall_hist,
+                    &b.wall_partial,
+                    &b.ft,
+                    &b.stats,
+                ],
+            )
+        };
+        BindGroups {
+            hash: bind(
+                device,
+                "dem.hash",
+                &k.hash,
+                &[&b.params, &b.pos, &b.cells, &b.keys[0], &b.vals[0]],
+            ),
+            radix: (0..passes as usize)
+                .map(|p| {
+                    let (i, o) = (p % 2, 1 - p % 2);
+                    bind(
+                        device,
+                        "dem.radix",
+                        &k.radix_count,
+                        &[
+                            &b.params,
+                            &b.radix_passes[p],
+                            &b.keys[i],
+                            &b.vals[i],
+                            &b.keys[o],
+                            &b.vals[o],
+                            &b.tile_hist,
+                        ],
+                    )
+                })
+                .collect(),
+            ranges: bind(
+                device,
+                "dem.ranges",
+                &k.ranges_clear,
+                &[&b.params, &b.keys[sorted], &b.ranges],
+            ),
+            neighbours: [neighbours(0), neighbours(1)],
+            contacts: [contacts(0), contacts(1)],
+            reduce: bind(
+                device,
+                "dem.wall_reduce",
+                &k.reduce_walls,
+                &[
+                    &b.params,
+                    &b.wall_partial,
+                    &b.stats,
+                    &b.wall_out,
+                    &b.stats_out,
+                ],
+            ),
+            integrate: bind(
+                device,
+                "dem.integrate",
+                &k.integrate,
+                &[
+                    &b.params,
+                    &b.pos,
+                    &b.vel,
+                    &b.omega,
+                    &b.orientation,
+                    &b.pred,
+                    &b.ft,
+                    &b.walls,
+                ],
+            ),
+        }
+    }
+
+    /// Records one time step into `pass`; `reduce` adds the wall-force and contact-count
+    /// reduction (needed only where results are read back).
+    fn record_step(&mut self, pass: &mut wgpu::ComputePass<'_>, reduce: bool) {
+        let (k, g) = (&self.kernels, &self.groups);
+        let n = self.params.n;
+        let mut dispatch = |kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
+            pass.set_pipeline(&kernel.pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(x, 1, 1);
+        };
+        dispatch(&k.hash, &g.hash, groups(n, 64));
+        for p in 0..self.radix_passes as usize {
+            dispatch(&k.radix_count, &g.radix[p], self.params.n_tiles);
+            dispatch(&k.radix_scan, &g.radix[p], 1);
+            dispatch(&k.radix_scatter, &g.radix[p], self.params.n_tiles);
+        }
+        dispatch(
+            &k.ranges_clear,
+            &g.ranges,
+            groups(1 << self.params.table_bits, 64),
+        );
+        dispatch(&k.ranges_mark, &g.ranges, groups(n, 64));
+        let old = self.parity;
+        let new = 1 - old;
+        dispatch(&k.neighbours, &g.neighbours[old], groups(n, 64));
+        dispatch(&k.contacts, &g.contacts[new], groups(n, 64));
+        if reduce {
+            if self.params.n_walls > 0 {
+                dispatch(&k.reduce_walls, &g.reduce, self.params.n_walls);
+            }
+            dispatch(&k.reduce_stats, &g.reduce, 1);
+        }
+        dispatch(&k.integrate, &g.integrate, groups(n, 64));
+        if self.params.n_walls > 0 {
+            dispatch(&k.walls_advance, &g.integrate, 1);
+        }
+        self.parity = new;
+    }
+
+    /// Advances `steps` steps, in batches of `batch_steps` per submit.
+    pub fn run(&mut self, steps: u64) -> Result<(), GpuError> {
+        let mut done = 0;
+        while done < steps {
+            let n = (steps - done).min(self.batch_steps as u64) as u32;
+            let start_parity = self.parity;
+            let backup = self.save();
+            let result = self.run_batch(n)?;
+            if result.counters.failed != 0 {
+                self.restore(&backup, start_parity);
+                self.regrow(result.counters.max_neighbours)?;
+                continue;
+            }
+            self.last = result;
+            done += n as u64;
+            self.steps += n as u64;
+            self.time += n as f64 * self.params.dt as f64;
+        }
+        Ok(())
+    }
+
+    fn run_batch(&mut self, steps: u32) -> Result<BatchResult, GpuError> {
+        self.queue.write_buffer(
+            &self.buffers.counters,
+            0,
+            bytemuck::bytes_of(&Counters::zeroed()),
+        );
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("dem.batch"),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("dem.steps"),
+                timestamp_writes: None,
+            });
+            for s in 0..steps {
+                self.record_step(&mut pass, s + 1 == steps);
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+        let counters: Counters = self.read(&self.buffers.counters, 1)?[0];
+        let walls = if self.params.n_walls > 0 {
+            self.read(&self.buffers.wall_out, self.params.n_walls as usize)?
+        } else {
+            Vec::new()
+        };
+        let stats: [u32; 4] = self.read(&self.buffers.stats_out, 1)?[0];
+        Ok(BatchResult {
+            counters,
+            walls,
+            stats,
+        })
+    }
+
+    /// Buffers a batch changes: saved before it, restored to redo it.
+    fn mutable(&self, parity: usize) -> [&wgpu::Buffer; 9] {
+        let b = &self.buffers;
+        [
+            &b.pos,
+            &b.vel,
+            &b.omega,
+            &b.orientation,
+            &b.pred,
+            &b.walls,
+            &b.wall_hist,
+            &b.counts[parity],
+            &b.slots[parity],
+        ]
+    }
+
+    fn save(&self) -> Backup {
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("dem.backup"),
+            });
+        let buffers = self
+            .mutable(self.parity)
+            .iter()
+            .enumerate()
+            .map(|(k, src)| {
+                let dst = zeroed(&self.device, "dem.backup", src.size());
+                encoder.copy_buffer_to_buffer(src, 0, &dst, 0, src.size());
+                (k, dst)
+            })
+            .collect();
+        self.queue.submit([encoder.finish()]);
+        Backup { buffers }
+    }
+
+    fn restore(&mut self, backup: &Backup, parity: usize) {
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("dem.restore"),
+            });
+        let targets = self.mutable(parity);
+        for (k, src) in &backup.buffers {
+            encoder.copy_buffer_to_buffer(src, 0, targets[*k], 0, src.size());
+        }
+        self.queue.submit([encoder.finish()]);
+        self.parity = parity;
+    }
+
+    /// Regrows the neighbour slots to hold `needed` partners per particle, keeping the current
+    /// lists and their history.
+    fn regrow(&mut self, needed: u32) -> Result<(), GpuError> {
+        let old_k = self.params.slots as usize;
+        let new_k = (needed as usize + 4).max(old_k * 3 / 2);
+        let n = self.params.n as usize;
+        let counts: Vec<u32> = self.read(&self.buffers.counts[self.parity], n)?;
+        let slots: Vec<Slot> = self.read(&self.buffers.slots[self.parity], n * old_k)?;
+        let mut relaid = vec![Slot::zeroed(); n * new_k];
+        for i in 0..n {
+            let c = (counts[i] as usize).min(old_k);
+            relaid[i * new_k..i * new_k + c].copy_from_slice(&slots[i * old_k..i * old_k + c]);
+        }
+        log::info!(
+            "neighbour table dem.contact_history: capacity {old_k} per particle, a particle needed {needed}; regrown to {new_k} and the batch redone"
+        );
+        let fresh = zeroed(
+            &self.device,
+            "dem.contact_history",
+            (n * new_k * size_of::<Slot>()) as u64,
+        );
+        let current = init(&self.device, "dem.contact_history", &relaid);
+        self.buffers.slots[self.parity] = current;
+        self.buffers.slots[1 - self.parity] = fresh;
+        self.params.slots = new_k as u32;
+        self.queue
+            .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
+        self.groups = Self::bind_groups(
+            &self.device,
+            &self.kernels,
+            &self.buffers,
+            self.radix_passes,
+        );
+        self.regrowths += 1;
+        Ok(())
+    }
+
+    /// Reads `count` elements of `T` from `buffer` (waits for the GPU).
+    fn read<T: Pod>(&self, buffer: &wgpu::Buffer, count: usize) -> Result<Vec<T>, GpuError> {
+        let bytes = (count * size_of::<T>()) as u64;
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("dem.readback"),
+            size: bytes.max(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("dem.readback"),
+            });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| GpuError::Readback(e.to_string()))?
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        let out = {
+            let view = staging
+                .get_mapped_range(..)
+                .map_err(|e| GpuError::Readback(e.to_string()))?;
+            bytemuck::pod_collect_to_vec::<u8, T>(&view[..bytes as usize])
+        };
+        staging.unmap();
+        Ok(out)
+    }
+
+    /// Current neighbour-slot capacity per particle.
+    pub fn slots(&self) -> u32 {
+        self.params.slots
+    }
+
+    /// Sets a wall's prescribed velocity (m/s) for the following steps.
+    pub fn set_wall_velocity(&mut self, wall: usize, velocity: DVec3) {
+        let offset = wall * size_of::<Wall>() + std::mem::offset_of!(Wall, velocity);
+        self.queue.write_buffer(
+            &self.buffers.walls,
+            offset as u64,
+            bytemuck::bytes_of(&v4(velocity)),
+        );
+    }
+
+    /// Copies the GPU state into `sim`: particle positions, velocities, orientations, wall
+    /// positions, wall forces and contact counts of the last step, time and step count. The
+    /// contact history stays on the GPU.
+    pub fn read_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
+        let n = self.params.n as usize;
+        let pos: Vec<Position> = self.read(&self.buffers.pos, n)?;
+        let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
+        let omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
+        let orientation: Vec<[f32; 4]> = self.read(&self.buffers.orientation, n)?;
+        let walls: Vec<Wall> = self.read(&self.buffers.walls, sim.walls.len())?;
+        let p = &mut sim.particles;
+        let d3 = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
+        for i in 0..n {
+            p.position[i] = d3(pos[i].hi) + d3(pos[i].lo);
+            p.velocity[i] = d3(vel[i]);
+            p.angular_velocity[i] = d3(omega[i]);
+            let q = orientation[i];
+            p.orientation[i] = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
+        }
+        for (w, g) in sim.walls.iter_mut().zip(&walls) {
+            let point = d3(g.point_hi) + d3(g.point_lo);
+            match &mut w.shape {
+                WallShape::Plane { point: p0, .. } => *p0 = point,
+                WallShape::Plate { center, .. } => *center = point,
+            }
+            w.velocity = d3(g.velocity);
+        }
+        for (w, f) in sim.walls.iter_mut().zip(&self.last.walls) {
+            w.force = d3(f.force);
+            w.torque = d3(f.torque);
+        }
+        sim.stats = StepStats {
+            contacts: self.last.stats[0] as usize,
+            wall_contacts: self.last.stats[1] as usize,
+            sliding: self.last.stats[2] as usize,
+        };
+        sim.time = self.time;
+        sim.steps = self.steps;
+        Ok(())
+    }
+}
+
+fn gpu_wall(w: &wgdem_core::wall::Wall) -> Wall {
+    let (point, normal, u_axis, extents, kind) = match w.shape {
+        WallShape::Plane { point, normal } => (point, normal, DVec3::ZERO, [0.0; 2], 0),
+        WallShape::Plate {
+            center,
+            normal,
+            u_axis,
+            half_extents,
+        } => (center, normal, u_axis, half_extents, 1),
+    };
+    let (point_hi, point_lo) = split3(point);
+    Wall {
+        kind,
+        material: w.material as u32,
+        pad: [0; 2],
+        point_hi,
+        point_lo,
+        normal: v4(normal),
+        u_axis: v4(u_axis),
+        extents: [extents[0] as f32, extents[1] as f32, 0.0, 0.0],
+        velocity: v4(w.velocity),
+    }
+}

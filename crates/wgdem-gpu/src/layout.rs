@@ -1,0 +1,138 @@
+//! `#[repr(C)]` mirrors of the WGSL structs in `shaders/common.wgsl` (a test compares their
+//! sizes with naga's layout of the shader).
+
+use bytemuck::{Pod, Zeroable};
+
+/// `SimParams`: per-run constants of every kernel.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct SimParams {
+    /// Particle count.
+    pub n: u32,
+    /// Neighbour slots per particle.
+    pub slots: u32,
+    /// Wall count.
+    pub n_walls: u32,
+    /// Material count.
+    pub n_materials: u32,
+    /// The hash table has `2^table_bits` buckets.
+    pub table_bits: u32,
+    /// 0 Hooke, 1 Hertz.
+    pub law: u32,
+    /// 0 true, 1 pseudo, 2 none.
+    pub history: u32,
+    /// Radix-sort tiles.
+    pub n_tiles: u32,
+    /// Time step (s).
+    pub dt: f32,
+    /// Hash cell size (m).
+    pub cell_size: f32,
+    /// Neighbour-list skin (m).
+    pub skin: f32,
+    /// 1.0 (see the double-single functions in common.wgsl).
+    pub one: f32,
+    /// Gravity (m/s²), w unused.
+    pub gravity: [f32; 4],
+}
+
+/// `PairRecord`: constants of a material pair.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct PairRecord {
+    /// 1 for elastic constants, 0 for direct.
+    pub elastic: u32,
+    /// Padding.
+    pub pad: [u32; 3],
+    /// `k_n`, `k_t`, `γ_n`, `γ_t`.
+    pub k: [f32; 4],
+    /// μ, E*, G*, damping (ζ or β).
+    pub m: [f32; 4],
+    /// Characteristic velocity, then padding.
+    pub v: [f32; 4],
+}
+
+/// `Wall`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct Wall {
+    /// 0 plane, 1 plate.
+    pub kind: u32,
+    /// Material index.
+    pub material: u32,
+    /// Padding.
+    pub pad: [u32; 2],
+    /// Point or centre, high part.
+    pub point_hi: [f32; 4],
+    /// Point or centre, low part.
+    pub point_lo: [f32; 4],
+    /// Unit normal.
+    pub normal: [f32; 4],
+    /// Plate in-plane axis.
+    pub u_axis: [f32; 4],
+    /// Plate half extents in x, y.
+    pub extents: [f32; 4],
+    /// Velocity (m/s).
+    pub velocity: [f32; 4],
+}
+
+/// `Position`: double-single centre; `hi[3]` radius, `lo[3]` mass.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct Position {
+    /// High part, radius in w.
+    pub hi: [f32; 4],
+    /// Low part, mass in w.
+    pub lo: [f32; 4],
+}
+
+/// `Predicted`: velocities at t_n for the dashpots.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct Predicted {
+    /// Translational.
+    pub v: [f32; 4],
+    /// Angular.
+    pub w: [f32; 4],
+}
+
+/// `Slot`: a neighbour and this side's copy of the pair's tangential history.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct Slot {
+    /// Tangential displacement `u_t` (m).
+    pub tangential: [f32; 3],
+    /// Partner id.
+    pub partner: u32,
+}
+
+/// `ForceTorque`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct ForceTorque {
+    /// Force (N).
+    pub force: [f32; 4],
+    /// Torque (N·m).
+    pub torque: [f32; 4],
+}
+
+/// `Counters`: overflow flag and the largest neighbour count needed.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Bit 0: a neighbour list overflowed.
+    pub failed: u32,
+    /// Largest neighbour count any particle needed.
+    pub max_neighbours: u32,
+    /// Padding.
+    pub pad: [u32; 2],
+}
+
+/// `RadixPass` (radix.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct RadixPass {
+    /// Bit shift of this pass's digit.
+    pub shift: u32,
+    /// Padding.
+    pub pad: [u32; 3],
+}

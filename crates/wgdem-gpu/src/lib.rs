@@ -1,0 +1,15 @@
+//! wgdem GPU engine: the CPU reference's physics as WGSL compute kernels through wgpu.
+//!
+//! - [`context`]: picking an adapter and creating a device (the one place that does);
+//! - [`engine`]: [`engine::GpuEngine`], buffers, pipelines and the passes of a step;
+//! - [`shaders`], [`layout`]: the kernels and the Rust mirrors of their structs.
+//!
+//! Library code takes a `wgpu::Device` and `wgpu::Queue` from its caller.
+
+pub mod context;
+pub mod engine;
+pub mod layout;
+pub mod shaders;
+
+pub use context::{GpuContext, GpuError};
+pub use engine::{GpuEngine, GpuOptions};

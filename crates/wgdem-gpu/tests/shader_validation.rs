@@ -1,0 +1,51 @@
+//! Every kernel parses and validates with naga, and the WGSL structs have the sizes of their
+//! Rust mirrors. Needs no GPU.
+
+use wgdem_gpu::layout;
+use wgdem_gpu::shaders::{CONTACT_LAW_PROBE, KERNELS, source};
+
+fn validate(name: &str, src: &str) -> naga::Module {
+    let module = naga::front::wgsl::parse_str(src)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+    module
+}
+
+#[test]
+fn every_kernel_validates() {
+    for (name, src) in KERNELS {
+        validate(name, &source(src));
+    }
+    validate("contact_law_probe", &source(CONTACT_LAW_PROBE));
+}
+
+#[test]
+fn wgsl_struct_sizes_match_rust() {
+    let module = validate("common", &source(""));
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    let expected = [
+        ("SimParams", size_of::<layout::SimParams>()),
+        ("PairRecord", size_of::<layout::PairRecord>()),
+        ("Wall", size_of::<layout::Wall>()),
+        ("Position", size_of::<layout::Position>()),
+        ("Predicted", size_of::<layout::Predicted>()),
+        ("Slot", size_of::<layout::Slot>()),
+        ("ForceTorque", size_of::<layout::ForceTorque>()),
+        ("Counters", size_of::<layout::Counters>()),
+    ];
+    for (name, rust) in expected {
+        let (handle, _) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no WGSL struct {name}"));
+        let wgsl = layouter[handle].size as usize;
+        assert_eq!(wgsl, rust, "{name}: WGSL {wgsl} bytes, Rust {rust} bytes");
+    }
+}

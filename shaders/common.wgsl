@@ -1,0 +1,225 @@
+// common.wgsl — prepended to every kernel by `wgdem-gpu::shaders`.
+//
+// Layouts mirrored by the `#[repr(C)]` structs of `crates/wgdem-gpu/src/layout.rs` (a test checks
+// sizes with naga), the double-single position arithmetic, the cell hash, and the contact law:
+// `contact_params` and `contact_force` are the twins of `PairParams::contact_params` and
+// `contact::contact_force` in `crates/wgdem-core`, with the same argument order.
+
+struct SimParams {
+    n: u32,
+    slots: u32,          // neighbour slots per particle (K)
+    n_walls: u32,
+    n_materials: u32,
+    table_bits: u32,     // hash table of 2^table_bits buckets
+    law: u32,            // 0 Hooke, 1 Hertz
+    history: u32,        // 0 true, 1 pseudo, 2 none
+    n_tiles: u32,        // radix-sort tiles of RADIX_TILE keys
+    dt: f32,
+    cell_size: f32,
+    skin: f32,
+    one: f32,            // 1.0, read at run time: keeps compilers from simplifying TwoSum away
+    gravity: vec4<f32>,
+}
+
+// Constants of a material pair (`material::PairRecord`).
+struct PairRecord {
+    elastic: u32,
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
+    kn: f32,
+    kt: f32,
+    gamma_n: f32,
+    gamma_t: f32,
+    friction: f32,
+    e_star: f32,
+    g_star: f32,
+    damping: f32,
+    v_char: f32,
+    _q0: f32,
+    _q1: f32,
+    _q2: f32,
+}
+
+struct Wall {
+    kind: u32,           // 0 plane, 1 plate
+    material: u32,
+    _p0: u32,
+    _p1: u32,
+    point_hi: vec4<f32>, // plane point or plate centre, double-single
+    point_lo: vec4<f32>,
+    normal: vec4<f32>,
+    u_axis: vec4<f32>,
+    extents: vec4<f32>,  // plate half extents in .xy
+    velocity: vec4<f32>,
+}
+
+// Position as double-single (hi + lo); hi.w is the radius.
+struct Position {
+    hi: vec4<f32>,
+    lo: vec4<f32>,
+}
+
+// Velocities predicted at t_n for the dashpots (see contact::RelativeMotion).
+struct Predicted {
+    v: vec4<f32>,
+    w: vec4<f32>,
+}
+
+// One neighbour slot: the partner's id and this side's copy of the pair's tangential history.
+struct Slot {
+    tangential: vec3<f32>,
+    partner: u32,
+}
+
+struct ForceTorque {
+    force: vec4<f32>,
+    torque: vec4<f32>,
+}
+
+// Overflow and capacity counters read back by the host.
+struct Counters {
+    failed: atomic<u32>,          // bit 0: a neighbour list overflowed
+    max_neighbours: atomic<u32>,  // largest neighbour count any particle needed
+    _p0: u32,
+    _p1: u32,
+}
+
+const RADIX_TILE: u32 = 128u;
+const WG: u32 = 64u;
+
+// ---- double-single arithmetic -------------------------------------------------------------
+// Shader compilers may treat float arithmetic as reassociable (Mesa's NIR rewrites
+// b − ((a + b) − a) to 0), which would erase the rounding error these functions recover. Every
+// error term therefore goes through a multiplication by `one`, a uniform equal to 1.0 that the
+// compiler cannot see, so no algebraic identity applies.
+
+// Fast2Sum (Dekker): s + e == a + b exactly when |a| ≥ |b|.
+fn fast_two_sum(a: vec3<f32>, b: vec3<f32>, one: f32) -> Position {
+    let s = a + b;
+    let e = b - (s * one - a);
+    return Position(vec4<f32>(s, 0.0), vec4<f32>(e, 0.0));
+}
+
+// (hi, lo) + d with |d| ≤ |hi| (a step's displacement), renormalised so that lo stays below
+// half an ulp of hi.
+fn ds_add(hi: vec3<f32>, lo: vec3<f32>, d: vec3<f32>, one: f32) -> Position {
+    let t = fast_two_sum(hi, d, one);
+    let l = t.lo.xyz + lo;
+    return fast_two_sum(t.hi.xyz, l, one);
+}
+
+// b − a for two double-single positions: the hi difference of nearby points is exact
+// (Sterbenz), so the result keeps the full precision of the pair.
+fn ds_diff(a: Position, b: Position, one: f32) -> vec3<f32> {
+    return (b.hi.xyz - a.hi.xyz) * one + (b.lo.xyz - a.lo.xyz);
+}
+
+// ---- spatial hash ---------------------------------------------------------------------------
+fn cell_of(p: Position, h: f32) -> vec3<i32> {
+    return vec3<i32>(floor((p.hi.xyz + p.lo.xyz) / h));
+}
+
+// Teschner et al. (2003) hash, then Fibonacci hashing into 2^bits buckets (bits ≥ 1).
+fn bucket_of(c: vec3<i32>, bits: u32) -> u32 {
+    let h = (bitcast<u32>(c.x) * 73856093u) ^ (bitcast<u32>(c.y) * 19349663u)
+        ^ (bitcast<u32>(c.z) * 83492791u);
+    return (h * 0x9E3779B9u) >> (32u - bits);
+}
+
+// ---- contact law (Fleischmann et al. 2015, Eq. 1–6) ----------------------------------------
+struct ContactParams {
+    kn: f32,
+    kt: f32,
+    gamma_n: f32,
+    gamma_t: f32,
+    friction: f32,
+    eff_mass: f32,
+    eff_radius: f32,
+}
+
+struct ContactOutcome {
+    force: vec3<f32>,       // on body B
+    normal_force: f32,
+    tangential: vec3<f32>,  // new u_t
+    sliding: u32,
+}
+
+fn law_factor(law: u32, eff_radius: f32, overlap: f32) -> f32 {
+    if law == 1u {
+        return sqrt(eff_radius * overlap);
+    }
+    return 1.0;
+}
+
+// Twin of `PairParams::contact_params` (see material.rs for the mappings).
+fn contact_params(rec: PairRecord, law: u32, eff_mass: f32, eff_radius: f32) -> ContactParams {
+    var p = ContactParams(rec.kn, rec.kt, rec.gamma_n, rec.gamma_t, rec.friction, eff_mass, eff_radius);
+    if rec.elastic == 1u {
+        let v = rec.v_char;
+        let d_star = pow(15.0 * eff_mass * v * v / (16.0 * rec.e_star * sqrt(eff_radius)), 0.4);
+        if law == 1u {
+            let g = rec.damping * v / (sqrt(eff_radius) * pow(d_star, 1.5));
+            p.kn = 4.0 / 3.0 * rec.e_star;
+            p.kt = 8.0 * rec.g_star;
+            p.gamma_n = g;
+            p.gamma_t = g;
+        } else {
+            let kn = eff_mass * v * v / (d_star * d_star);
+            let g = 2.0 * rec.damping * sqrt(kn / eff_mass);
+            p.kn = kn;
+            p.kt = 4.0 * rec.g_star / rec.e_star * kn;
+            p.gamma_n = g;
+            p.gamma_t = g;
+        }
+    }
+    return p;
+}
+
+// Twin of `contact::contact_force`: force on B, normal from A to B, motion of B relative to A.
+fn contact_force(
+    law: u32,
+    history: u32,
+    overlap: f32,
+    normal: vec3<f32>,
+    rel_velocity: vec3<f32>,
+    rel_displacement: vec3<f32>,
+    u_t_prev: vec3<f32>,
+    p: ContactParams,
+) -> ContactOutcome {
+    let f = law_factor(law, p.eff_radius, overlap);
+    let v_n = normal * dot(normal, rel_velocity);
+    let v_t = rel_velocity - v_n;
+    let step_t = rel_displacement - normal * dot(normal, rel_displacement);
+    let f_n = (normal * (p.kn * overlap) - v_n * (p.gamma_n * p.eff_mass)) * f;
+    let normal_force = dot(f_n, normal);
+
+    var u_t = vec3<f32>(0.0);
+    if history == 0u {
+        let u_star = u_t_prev + step_t;          // Eq. 4
+        u_t = u_star - normal * dot(normal, u_star);
+    } else if history == 1u {
+        u_t = step_t;                            // Eq. 5
+    }
+    let damping_t = v_t * (p.gamma_t * p.eff_mass);
+    var f_t = (-u_t * p.kt - damping_t) * f;
+
+    let limit = p.friction * abs(normal_force);
+    let ft_mag = length(f_t);
+    var sliding = 0u;
+    if ft_mag > limit {                          // Eq. 6
+        sliding = 1u;
+        var ratio = 0.0;
+        if ft_mag > 0.0 {
+            ratio = limit / ft_mag;
+        }
+        f_t = f_t * ratio;
+        if history == 0u && p.kt > 0.0 && f > 0.0 {
+            u_t = -(f_t / f + damping_t) / p.kt;
+        }
+    }
+    if history != 0u {
+        u_t = vec3<f32>(0.0);
+    }
+    return ContactOutcome(f_n + f_t, normal_force, u_t, sliding);
+}

@@ -1,0 +1,138 @@
+// contact_forces.wgsl — force and torque on every particle, without float atomics.
+//
+// One invocation per particle sums its own neighbour slots in list order. Each pair's force is
+// evaluated on canonically ordered inputs (A = smaller id, B = larger), so the two invocations
+// of a pair compute bit-identical forces and apply them with opposite signs: Newton's third law
+// holds exactly, and the sum order is fixed, so a run is bitwise reproducible on a device.
+// Each side stores its own copy of the pair's history; both copies are computed from the same
+// inputs, so they stay identical. Particle–wall contacts follow, with per-(wall, particle)
+// history and per-particle wall partials that `wall_reduce` sums in a fixed order.
+// CPU twin: `Simulation::compute_forces`.
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> pos: array<Position>;            // lo.w = mass
+@group(0) @binding(2) var<storage, read> vel: array<vec4<f32>>;           // v_{n-1/2}
+@group(0) @binding(3) var<storage, read> omega: array<vec4<f32>>;         // w = 1/I (0: spin fixed)
+@group(0) @binding(4) var<storage, read> pred: array<Predicted>;
+@group(0) @binding(5) var<storage, read> material: array<u32>;
+@group(0) @binding(6) var<storage, read> pair_table: array<PairRecord>;
+@group(0) @binding(7) var<storage, read> walls: array<Wall>;
+@group(0) @binding(8) var<storage, read> count: array<u32>;
+@group(0) @binding(9) var<storage, read_write> slots: array<Slot>;
+@group(0) @binding(10) var<storage, read_write> wall_hist: array<vec4<f32>>;
+@group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;
+@group(0) @binding(12) var<storage, read_write> ft: array<ForceTorque>;
+@group(0) @binding(13) var<storage, read_write> stats: array<vec4<u32>>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.n {
+        return;
+    }
+    let pi = pos[i];
+    var force = params.gravity.xyz * pi.lo.w;
+    var torque = vec3<f32>(0.0);
+    var n_pairs = 0u;
+    var n_walls = 0u;
+    var n_sliding = 0u;
+
+    let base = i * params.slots;
+    let n_slots = min(count[i], params.slots);
+    for (var s = 0u; s < n_slots; s++) {
+        let j = slots[base + s].partner;
+        let a = min(i, j);
+        let b = max(i, j);
+        let pa = pos[a];
+        let pb = pos[b];
+        let d = ds_diff(pa, pb, params.one);
+        let dist = length(d);
+        let overlap = pa.hi.w + pb.hi.w - dist;
+        if overlap <= 0.0 {
+            slots[base + s].tangential = vec3<f32>(0.0);  // not touching: a later contact starts afresh
+            continue;
+        }
+        var normal = vec3<f32>(0.0, 0.0, 1.0);
+        if dist > 0.0 {
+            normal = d / dist;
+        }
+        let r_a = normal * (pa.hi.w - 0.5 * overlap);
+        let r_b = -normal * (pb.hi.w - 0.5 * overlap);
+        let qa = pred[a];
+        let qb = pred[b];
+        let rel_velocity = (qb.v.xyz + cross(qb.w.xyz, r_b)) - (qa.v.xyz + cross(qa.w.xyz, r_a));
+        let rel_displacement = ((vel[b].xyz + cross(omega[b].xyz, r_b))
+            - (vel[a].xyz + cross(omega[a].xyz, r_a))) * params.dt;
+        let rec = pair_table[material[a] * params.n_materials + material[b]];
+        let p = contact_params(
+            rec,
+            params.law,
+            pa.lo.w * pb.lo.w / (pa.lo.w + pb.lo.w),
+            pa.hi.w * pb.hi.w / (pa.hi.w + pb.hi.w),
+        );
+        let out = contact_force(
+            params.law, params.history, overlap, normal, rel_velocity, rel_displacement,
+            slots[base + s].tangential, p,
+        );
+        if i == b {
+            force += out.force;
+            torque += cross(r_b, out.force);
+            n_pairs += 1u;                       // count each pair once, on its B side
+            n_sliding += out.sliding;
+        } else {
+            force -= out.force;
+            torque += cross(r_a, -out.force);
+        }
+        slots[base + s].tangential = out.tangential;
+    }
+
+    let vi = vel[i];
+    let wi = omega[i];
+    let qi = pred[i];
+    for (var w = 0u; w < params.n_walls; w++) {
+        let wall = walls[w];
+        let idx = w * params.n + i;
+        let rel = ds_diff(Position(wall.point_hi, wall.point_lo), pi, params.one);  // x − wall point
+        var hit = false;
+        var overlap = 0.0;
+        var normal = wall.normal.xyz;
+        if wall.kind == 0u {
+            let dn = dot(rel, normal);
+            hit = dn < pi.hi.w && dn > -pi.hi.w;
+            overlap = pi.hi.w - dn;
+        } else {
+            let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
+            let cu = clamp(dot(rel, wall.u_axis.xyz), -wall.extents.x, wall.extents.x);
+            let cv = clamp(dot(rel, v_axis), -wall.extents.y, wall.extents.y);
+            let gap = rel - wall.u_axis.xyz * cu - v_axis * cv;
+            let dn = length(gap);
+            hit = dn < pi.hi.w;
+            overlap = pi.hi.w - dn;
+            if dn > 0.0 {
+                normal = gap / dn;
+            }
+        }
+        if !hit {
+            wall_hist[idx] = vec4<f32>(0.0);
+            wall_partial[idx] = ForceTorque(vec4<f32>(0.0), vec4<f32>(0.0));
+            continue;
+        }
+        let r_p = -normal * (pi.hi.w - 0.5 * overlap);
+        let rel_velocity = qi.v.xyz + cross(qi.w.xyz, r_p) - wall.velocity.xyz;
+        let rel_displacement = (vi.xyz + cross(wi.xyz, r_p) - wall.velocity.xyz) * params.dt;
+        let rec = pair_table[wall.material * params.n_materials + material[i]];
+        let p = contact_params(rec, params.law, pi.lo.w, pi.hi.w);
+        let out = contact_force(
+            params.law, params.history, overlap, normal, rel_velocity, rel_displacement,
+            wall_hist[idx].xyz, p,
+        );
+        force += out.force;
+        torque += cross(r_p, out.force);
+        wall_hist[idx] = vec4<f32>(out.tangential, 0.0);
+        wall_partial[idx] = ForceTorque(vec4<f32>(-out.force, 0.0), vec4<f32>(cross(rel + r_p, -out.force), 0.0));
+        n_walls += 1u;
+        n_sliding += out.sliding;
+    }
+    ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
+    stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);
+}

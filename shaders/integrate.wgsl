@@ -1,0 +1,59 @@
+// integrate.wgsl — semi-implicit Euler, positions in double-single; velocities predicted at
+// the next t_n for the dashpots; walls move at their prescribed velocity.
+// CPU twin: `Simulation::integrate` (and the prediction at the start of `compute_forces`).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read_write> pos: array<Position>;
+@group(0) @binding(2) var<storage, read_write> vel: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> omega: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> orientation: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> pred: array<Predicted>;
+@group(0) @binding(6) var<storage, read> ft: array<ForceTorque>;
+@group(0) @binding(7) var<storage, read_write> walls: array<Wall>;
+
+fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(
+        a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz),
+        a.w * b.w - dot(a.xyz, b.xyz),
+    );
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.n {
+        return;
+    }
+    let dt = params.dt;
+    let p = pos[i];
+    let f = ft[i];
+    let accel = f.force.xyz / p.lo.w;
+    let v = vel[i].xyz + accel * dt;
+    let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
+    pos[i] = Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w));
+    vel[i] = vec4<f32>(v, 0.0);
+
+    let om = omega[i];
+    let alpha = f.torque.xyz * om.w;
+    let w = om.xyz + alpha * dt;
+    omega[i] = vec4<f32>(w, om.w);
+    let theta = w * dt;
+    let angle = length(theta);
+    if angle > 0.0 {
+        let spin = vec4<f32>(theta / angle * sin(0.5 * angle), cos(0.5 * angle));
+        orientation[i] = normalize(quat_mul(spin, orientation[i]));
+    }
+    pred[i] = Predicted(vec4<f32>(v + accel * (0.5 * dt), 0.0), vec4<f32>(w + alpha * (0.5 * dt), 0.0));
+}
+
+@compute @workgroup_size(64)
+fn walls_main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let w = gid.x;
+    if w >= params.n_walls {
+        return;
+    }
+    let wall = walls[w];
+    let moved = ds_add(wall.point_hi.xyz, wall.point_lo.xyz, wall.velocity.xyz * params.dt, params.one);
+    walls[w].point_hi = vec4<f32>(moved.hi.xyz, 0.0);
+    walls[w].point_lo = vec4<f32>(moved.lo.xyz, 0.0);
+}

@@ -1,0 +1,69 @@
+// neighbours.wgsl — each particle's list of partners closer than the skin, in a fixed order
+// (neighbour cells dx, dy, dz from −1 to 1, then ascending particle index inside a bucket), with
+// this side's copy of each pair's tangential history carried over from the previous list by
+// partner id. A new contact starts from zero; a pair no longer listed is dropped. A list that
+// needs more than `slots` entries sets bit 0 of `counters.failed` and records the count it
+// needed, so the host can regrow the table and redo the batch: nothing is dropped silently.
+// CPU twin: `Simulation::update_neighbours` with `broadphase::pairs_within`.
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> pos: array<Position>;
+@group(0) @binding(2) var<storage, read> cells: array<vec4<i32>>;
+@group(0) @binding(3) var<storage, read> sorted_vals: array<u32>;
+@group(0) @binding(4) var<storage, read> ranges: array<vec2<u32>>;
+@group(0) @binding(5) var<storage, read> old_count: array<u32>;
+@group(0) @binding(6) var<storage, read> old_slots: array<Slot>;
+@group(0) @binding(7) var<storage, read_write> new_count: array<u32>;
+@group(0) @binding(8) var<storage, read_write> new_slots: array<Slot>;
+@group(0) @binding(9) var<storage, read_write> counters: Counters;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.n {
+        return;
+    }
+    let k = params.slots;
+    let base = i * k;
+    let pi = pos[i];
+    let c = cells[i].xyz;
+    let n_old = min(old_count[i], k);
+    var count = 0u;
+    for (var dx = -1; dx <= 1; dx++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            for (var dz = -1; dz <= 1; dz++) {
+                let nc = c + vec3<i32>(dx, dy, dz);
+                let r = ranges[bucket_of(nc, params.table_bits)];
+                for (var s = r.x; s < r.y; s++) {
+                    let j = sorted_vals[s];
+                    if j == i || any(cells[j].xyz != nc) {
+                        continue;
+                    }
+                    let pj = pos[j];
+                    let reach = pi.hi.w + pj.hi.w + params.skin;
+                    let d = ds_diff(pi, pj, params.one);
+                    if dot(d, d) >= reach * reach {
+                        continue;
+                    }
+                    if count < k {
+                        var u = vec3<f32>(0.0);
+                        for (var o = 0u; o < n_old; o++) {
+                            let old = old_slots[base + o];
+                            if old.partner == j {
+                                u = old.tangential;
+                                break;
+                            }
+                        }
+                        new_slots[base + count] = Slot(u, j);
+                    }
+                    count += 1u;
+                }
+            }
+        }
+    }
+    new_count[i] = count;
+    if count > k {
+        atomicOr(&counters.failed, 1u);
+    }
+    atomicMax(&counters.max_neighbours, count);
+}
