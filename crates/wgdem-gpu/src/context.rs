@@ -129,3 +129,43 @@ impl GpuContext {
         )
     }
 }
+
+/// Reads the first `count` elements of `T` from `buffer` (which needs `COPY_SRC`), waiting for
+/// the GPU. Used outside the step loop only.
+pub fn read_buffer<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    count: usize,
+) -> Result<Vec<T>, GpuError> {
+    let bytes = (count * size_of::<T>()) as u64;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("dem.readback"),
+        size: bytes.max(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("dem.readback"),
+    });
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+    queue.submit([encoder.finish()]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| GpuError::Readback(e.to_string()))?;
+    rx.recv()
+        .map_err(|e| GpuError::Readback(e.to_string()))?
+        .map_err(|e| GpuError::Readback(e.to_string()))?;
+    let out = {
+        let view = staging
+            .get_mapped_range(..)
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        bytemuck::pod_collect_to_vec::<u8, T>(&view[..bytes as usize])
+    };
+    staging.unmap();
+    Ok(out)
+}

@@ -24,7 +24,7 @@ use wgdem_core::cpu::{Simulation, StepStats};
 use wgdem_core::wall::WallShape;
 use wgpu::util::DeviceExt;
 
-use crate::context::GpuError;
+use crate::context::{GpuError, read_buffer};
 use crate::layout::{
     Counters, ForceTorque, PairRecord, Position, Predicted, RadixPass, SimParams, Slot, Wall,
 };
@@ -775,40 +775,25 @@ impl GpuEngine {
         Ok(())
     }
 
-    /// Reads `count` elements of `T` from `buffer` (waits for the GPU).
     fn read<T: Pod>(&self, buffer: &wgpu::Buffer, count: usize) -> Result<Vec<T>, GpuError> {
-        let bytes = (count * size_of::<T>()) as u64;
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("dem.readback"),
-            size: bytes.max(4),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("dem.readback"),
-            });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
-        self.queue.submit([encoder.finish()]);
-        let (tx, rx) = std::sync::mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| GpuError::Readback(e.to_string()))?;
-        rx.recv()
-            .map_err(|e| GpuError::Readback(e.to_string()))?
-            .map_err(|e| GpuError::Readback(e.to_string()))?;
-        let out = {
-            let view = staging
-                .get_mapped_range(..)
-                .map_err(|e| GpuError::Readback(e.to_string()))?;
-            bytemuck::pod_collect_to_vec::<u8, T>(&view[..bytes as usize])
-        };
-        staging.unmap();
-        Ok(out)
+        read_buffer(&self.device, &self.queue, buffer, count)
+    }
+
+    /// The neighbour lists of the last step as `(i, j)` entries, each particle's partners in
+    /// list order (a pair appears once from each side).
+    pub fn neighbour_lists(&self) -> Result<Vec<(u32, u32)>, GpuError> {
+        let n = self.params.n as usize;
+        let k = self.params.slots as usize;
+        let counts: Vec<u32> = self.read(&self.buffers.counts[self.parity], n)?;
+        let slots: Vec<Slot> = self.read(&self.buffers.slots[self.parity], n * k)?;
+        Ok((0..n)
+            .flat_map(|i| {
+                let c = (counts[i] as usize).min(k);
+                slots[i * k..i * k + c]
+                    .iter()
+                    .map(move |s| (i as u32, s.partner))
+            })
+            .collect())
     }
 
     /// Current neighbour-slot capacity per particle.

@@ -9,6 +9,7 @@
 pub mod context;
 pub mod engine;
 pub mod layout;
+pub mod probe;
 pub mod shaders;
 
 pub use context::{GpuContext, GpuError};
