@@ -10,8 +10,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use wgdem_core::output::OutputDir;
-use wgdem_core::runner::{run_cpu, step_count};
+use wgdem_core::runner::{Backend as RunBackend, CpuBackend, run, step_count};
 use wgdem_core::scene::load_scene;
+use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
 
 /// GPU discrete element method for granular materials. Units are SI throughout.
 #[derive(Debug, Parser)]
@@ -28,8 +29,12 @@ enum Command {
         /// Scene file (TOML; reference in docs/scene.md).
         scene: PathBuf,
         /// Engine that takes the steps.
-        #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
         backend: Backend,
+        /// GPU adapter to use: the first whose name contains this text (case-insensitive);
+        /// default: the `WGPU_ADAPTER_NAME` environment variable, else a high-performance one.
+        #[arg(long, value_name = "NAME")]
+        adapter: Option<String>,
         /// Output directory (created if missing).
         #[arg(long, default_value = "out")]
         out: PathBuf,
@@ -46,10 +51,10 @@ enum Command {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Backend {
+    /// The wgpu compute-shader engine (Vulkan, Metal, DX12; lavapipe without a GPU).
+    Gpu,
     /// The f64 CPU reference engine.
     Cpu,
-    /// The wgpu compute-shader engine.
-    Gpu,
 }
 
 fn main() -> ExitCode {
@@ -91,16 +96,28 @@ fn execute(cli: Cli) -> Result<(), String> {
         Command::Run {
             scene: path,
             backend,
+            adapter,
             out,
             overwrite,
         } => {
-            if backend == Backend::Gpu {
-                return Err(
-                    "the GPU backend is not part of this build yet; run with --backend cpu"
-                        .to_owned(),
-                );
-            }
             let mut scene = load_scene(&path).map_err(|e| e.to_string())?;
+            let mut engine: Box<dyn RunBackend> = match backend {
+                Backend::Cpu => Box::new(CpuBackend),
+                Backend::Gpu => {
+                    let ctx = GpuContext::new(adapter.as_deref()).map_err(|e| e.to_string())?;
+                    let engine = GpuEngine::new(
+                        &ctx.device,
+                        &ctx.queue,
+                        &scene.simulation,
+                        GpuOptions::default(),
+                    )
+                    .map_err(|e| e.to_string())?;
+                    Box::new(GpuBackend {
+                        engine,
+                        adapter: ctx.describe(),
+                    })
+                }
+            };
             let names: Vec<String> = scene
                 .simulation
                 .walls
@@ -110,11 +127,14 @@ fn execute(cli: Cli) -> Result<(), String> {
             let mut dir = OutputDir::create(&out, &names, overwrite).map_err(|e| e.to_string())?;
             let total = step_count(scene.duration, scene.simulation.dt);
             log::info!(
-                "{}: {} particles, dt {:.3e} s, {} steps, writing to {}",
+                "{}: {} particles, dt {:.3e} s, {} steps on {}, writing to {}",
                 path.display(),
                 scene.simulation.particles.len(),
                 scene.simulation.dt,
                 total,
+                engine
+                    .adapter()
+                    .unwrap_or_else(|| "the CPU reference".to_owned()),
                 out.display()
             );
             let bar = std::io::stderr().is_terminal().then(|| {
@@ -127,7 +147,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                 );
                 bar
             });
-            let summary = run_cpu(&mut scene, &mut dir, |p| match &bar {
+            let summary = run(&mut scene, engine.as_mut(), &mut dir, |p| match &bar {
                 Some(bar) => {
                     bar.set_position(p.step);
                     bar.set_message(format!("{:.4} s", p.time));

@@ -62,6 +62,11 @@ fn run_writes_outputs_and_refuses_to_clobber_them() {
 
     let o = wgdem(&["run", &scene, "--backend", "cpu", "--out", &out_s]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(out.join("summary.json"))
+            .is_ok_and(|s| s.contains("\"backend\": \"cpu\"")),
+        "the CPU backend must be recorded"
+    );
     let series = std::fs::read_to_string(out.join("timeseries.csv")).expect("timeseries.csv");
     let mut lines = series.lines();
     assert_eq!(
@@ -77,7 +82,7 @@ fn run_writes_outputs_and_refuses_to_clobber_them() {
     assert!(summary.contains("\"n_particles\": 8"), "{summary}");
 
     // A second run into the same directory is refused and leaves the results untouched.
-    let o = wgdem(&["run", &scene, "--out", &out_s]);
+    let o = wgdem(&["run", &scene, "--backend", "cpu", "--out", &out_s]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(
@@ -88,7 +93,15 @@ fn run_writes_outputs_and_refuses_to_clobber_them() {
         std::fs::read_to_string(out.join("timeseries.csv")).ok(),
         Some(series)
     );
-    let o = wgdem(&["run", &scene, "--out", &out_s, "--overwrite"]);
+    let o = wgdem(&[
+        "run",
+        &scene,
+        "--backend",
+        "cpu",
+        "--out",
+        &out_s,
+        "--overwrite",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
@@ -133,13 +146,61 @@ fn errors_are_one_line_and_exit_nonzero() {
     assert!(stderr(&o).contains("does/not/exist.toml"), "{}", stderr(&o));
 }
 
+fn gpu_tests_skipped() -> bool {
+    let skip = std::env::var("WGDEM_SKIP_GPU_TESTS").is_ok_and(|v| v == "1");
+    if skip {
+        eprintln!("GPU test skipped: WGDEM_SKIP_GPU_TESTS=1");
+    }
+    skip
+}
+
 #[test]
-fn gpu_backend_request_explains_the_alternative() {
+fn the_gpu_is_the_default_backend() {
+    if gpu_tests_skipped() {
+        return;
+    }
     let tmp = tempfile::tempdir().expect("tempdir");
     let scene = write(tmp.path(), "scene.toml", SCENE);
-    let o = wgdem(&["run", &scene, "--backend", "gpu", "--out", "unused"]);
+    let out = tmp.path().join("gpu");
+    let o = wgdem(&["run", &scene, "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    assert!(summary.contains("\"backend\": \"gpu\""), "{summary}");
+    assert!(summary.contains("\"adapter\": \""), "{summary}");
+    let series = std::fs::read_to_string(out.join("timeseries.csv")).expect("timeseries.csv");
+    assert_eq!(
+        series.lines().count(),
+        4,
+        "header and rows at t = 0, 1 ms and 2 ms"
+    );
+}
+
+#[test]
+fn an_unknown_adapter_is_a_clear_error() {
+    if gpu_tests_skipped() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(tmp.path(), "scene.toml", SCENE);
+    let o = wgdem(&["run", &scene, "--adapter", "no-such-gpu", "--out", "unused"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("--backend cpu"), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("no-such-gpu") && e.contains("--backend cpu"),
+        "{e}"
+    );
+    assert_eq!(
+        e.trim_end()
+            .lines()
+            .filter(|l| l.starts_with("error"))
+            .count(),
+        1,
+        "{e}"
+    );
+    assert!(
+        !Path::new("unused").exists(),
+        "nothing may be written on error"
+    );
 }
 
 #[test]

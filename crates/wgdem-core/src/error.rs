@@ -46,6 +46,9 @@ pub enum Error {
         /// A file found in it.
         found: String,
     },
+    /// The engine that takes the steps failed (for the GPU: no adapter, device lost, ...).
+    #[error("{0}")]
+    Backend(String),
     /// A CSV or JSON output could not be encoded.
     #[error("{path}: could not encode output: {message}")]
     Encode {

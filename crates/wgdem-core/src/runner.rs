@@ -1,9 +1,11 @@
-//! Runs a built scene to its end time, writing outputs at each output interval.
+//! Runs a built scene to its end time on a [`Backend`], writing outputs at each output
+//! interval.
 
 use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::cpu::Simulation;
 use crate::error::Result;
 use crate::output::OutputDir;
 use crate::scene::Scene;
@@ -15,6 +17,8 @@ pub struct RunSummary {
     pub n_particles: usize,
     /// Backend that ran the steps.
     pub backend: String,
+    /// GPU adapter, for the GPU backend.
+    pub adapter: Option<String>,
     /// Normal contact law.
     pub contact_law: String,
     /// Tangential history mode.
@@ -29,7 +33,8 @@ pub struct RunSummary {
     pub simulated_time_s: f64,
     /// Kinetic energy at the end (J).
     pub final_kinetic_energy_j: f64,
-    /// Wall-clock time of the stepping, outputs excluded (s).
+    /// Wall-clock time of the stepping (for the GPU, with the copies back at each output),
+    /// writing outputs excluded (s).
     pub wall_seconds: f64,
     /// Particle-steps per wall-clock second.
     pub particle_steps_per_second: f64,
@@ -53,10 +58,47 @@ pub fn step_count(duration: f64, dt: f64) -> u64 {
     (duration / dt - 1e-9).ceil().max(0.0) as u64
 }
 
-/// Runs `scene` on the CPU reference, writing to `out` every output interval and calling
-/// `progress` after each output.
+/// An engine that advances a [`Simulation`].
+pub trait Backend {
+    /// "cpu" or "gpu".
+    fn name(&self) -> &'static str;
+    /// The device that runs the steps, if it is worth naming.
+    fn adapter(&self) -> Option<String> {
+        None
+    }
+    /// Advances `steps` steps; afterwards `sim` holds the state, the wall forces and contact
+    /// counts of the last step.
+    fn advance(&mut self, sim: &mut Simulation, steps: u64) -> Result<()>;
+}
+
+/// The f64 CPU reference: steps the simulation in place.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn advance(&mut self, sim: &mut Simulation, steps: u64) -> Result<()> {
+        sim.run(steps);
+        Ok(())
+    }
+}
+
+/// Runs `scene` on the CPU reference (see [`run`]).
 pub fn run_cpu(
     scene: &mut Scene,
+    out: &mut OutputDir,
+    progress: impl FnMut(Progress),
+) -> Result<RunSummary> {
+    run(scene, &mut CpuBackend, out, progress)
+}
+
+/// Runs `scene` on `backend`, writing to `out` every output interval and calling `progress`
+/// after each output.
+pub fn run(
+    scene: &mut Scene,
+    backend: &mut dyn Backend,
     out: &mut OutputDir,
     mut progress: impl FnMut(Progress),
 ) -> Result<RunSummary> {
@@ -73,7 +115,7 @@ pub fn run_cpu(
     while done < total {
         let n = every.min(total - done);
         let t0 = Instant::now();
-        sim.run(n);
+        backend.advance(sim, n)?;
         stepping += t0.elapsed().as_secs_f64();
         done += n;
         out.record(sim, sim)?;
@@ -87,7 +129,8 @@ pub fn run_cpu(
     let n = sim.particles.len();
     let summary = RunSummary {
         n_particles: n,
-        backend: "cpu".to_owned(),
+        backend: backend.name().to_owned(),
+        adapter: backend.adapter(),
         contact_law: format!("{:?}", sim.model.law).to_lowercase(),
         history: format!("{:?}", sim.model.history).to_lowercase(),
         dt_s: sim.dt,

@@ -876,3 +876,25 @@ fn gpu_wall(w: &wgdem_core::wall::Wall) -> Wall {
         velocity: v4(w.velocity),
     }
 }
+
+/// The GPU engine as a runner backend: steps on the device, then copies the state back.
+pub struct GpuBackend {
+    /// The engine.
+    pub engine: GpuEngine,
+    /// The adapter's description.
+    pub adapter: String,
+}
+
+impl wgdem_core::runner::Backend for GpuBackend {
+    fn name(&self) -> &'static str {
+        "gpu"
+    }
+    fn adapter(&self) -> Option<String> {
+        Some(self.adapter.clone())
+    }
+    fn advance(&mut self, sim: &mut Simulation, steps: u64) -> wgdem_core::Result<()> {
+        let err = |e: GpuError| wgdem_core::Error::Backend(e.to_string());
+        self.engine.run(steps).map_err(err)?;
+        self.engine.read_into(sim).map_err(err)
+    }
+}
