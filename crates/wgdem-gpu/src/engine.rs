@@ -261,17 +261,57 @@ struct BindGroups {
     integrate: wgpu::BindGroup,
 }
 
-/// State saved at the start of a batch, to redo it after a neighbour-list overflow.
-struct Backup {
-    buffers: Vec<(usize, wgpu::Buffer)>,
+/// Batches in flight at once: the host reads one batch's results while the next one runs.
+const IN_FLIGHT: usize = 2;
+
+/// What the host learns at the end of each batch, one batch behind the GPU.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WallReadout {
+    /// Steps taken at the end of the batch.
+    pub steps: u64,
+    /// Simulated time at the end of the batch (s).
+    pub time: f64,
+    /// Force (N) and torque (N·m) on each wall during the batch's last step.
+    pub walls: Vec<(DVec3, DVec3)>,
+    /// Contact counts of the batch's last step.
+    pub stats: StepStats,
 }
 
-/// Results read back at the end of a batch.
-#[derive(Debug, Clone, Default)]
-struct BatchResult {
-    counters: Counters,
-    walls: Vec<ForceTorque>,
-    stats: [u32; 4],
+/// Wall velocities the host sets between batches (see [`GpuEngine::run_streaming`]).
+pub struct WallControl<'a> {
+    queue: &'a wgpu::Queue,
+    walls: &'a wgpu::Buffer,
+}
+
+impl WallControl<'_> {
+    /// Sets wall `wall`'s velocity (m/s) from the next submitted batch on.
+    pub fn set_velocity(&mut self, wall: usize, velocity: DVec3) {
+        write_wall_velocity(self.queue, self.walls, wall, velocity);
+    }
+}
+
+fn write_wall_velocity(queue: &wgpu::Queue, walls: &wgpu::Buffer, wall: usize, velocity: DVec3) {
+    let offset = wall * size_of::<Wall>() + std::mem::offset_of!(Wall, velocity);
+    queue.write_buffer(walls, offset as u64, bytemuck::bytes_of(&v4(velocity)));
+}
+
+/// A submitted batch whose results have not been read yet.
+struct InFlight {
+    /// Steps and parity before the batch, to redo it.
+    start_steps: u64,
+    start_parity: usize,
+    steps: u32,
+    /// Index into the backup pool and the staging ring.
+    slot: usize,
+    submission: wgpu::SubmissionIndex,
+    mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+}
+
+/// Results copied out of a batch: counters, then wall forces, then contact counts.
+struct Staging {
+    buffer: wgpu::Buffer,
+    walls_offset: u64,
+    stats_offset: u64,
 }
 
 /// The DEM engine on a wgpu device.
@@ -286,13 +326,19 @@ pub struct GpuEngine {
     batch_steps: u32,
     /// Parity of the neighbour list that holds the current (most recent) lists.
     parity: usize,
-    last: BatchResult,
+    last: WallReadout,
+    /// State copies at the start of each in-flight batch (one set per slot).
+    backups: Vec<Vec<wgpu::Buffer>>,
+    staging: Vec<Staging>,
     /// Steps taken.
     pub steps: u64,
     /// Simulated time (s).
     pub time: f64,
     /// Times the neighbour slots were regrown after an overflow.
     pub regrowths: u32,
+    start_steps: u64,
+    start_time: f64,
+    dt: f64,
 }
 
 fn split(x: f64) -> (f32, f32) {
@@ -477,10 +523,15 @@ impl GpuEngine {
             radix_passes,
             batch_steps: options.batch_steps.max(1),
             parity: 0,
-            last: BatchResult::default(),
+            last: WallReadout::default(),
+            backups: Vec::new(),
+            staging: Vec::new(),
             steps: sim.steps,
             time: sim.time,
             regrowths: 0,
+            start_steps: sim.steps,
+            start_time: sim.time,
+            dt: sim.dt,
         })
     }
 
@@ -634,36 +685,121 @@ impl GpuEngine {
 
     /// Advances `steps` steps, in batches of `batch_steps` per submit.
     pub fn run(&mut self, steps: u64) -> Result<(), GpuError> {
-        let mut done = 0;
-        while done < steps {
-            let n = (steps - done).min(self.batch_steps as u64) as u32;
-            let start_parity = self.parity;
-            let backup = self.save();
-            let result = self.run_batch(n)?;
-            if result.counters.failed != 0 {
-                self.restore(&backup, start_parity);
-                self.regrow(result.counters.max_neighbours)?;
-                continue;
-            }
-            self.last = result;
-            done += n as u64;
-            self.steps += n as u64;
-            self.time += n as f64 * self.params.dt as f64;
-        }
-        Ok(())
+        self.run_streaming(steps, |_, _| {})
     }
 
-    fn run_batch(&mut self, steps: u32) -> Result<BatchResult, GpuError> {
-        self.queue.write_buffer(
-            &self.buffers.counters,
-            0,
-            bytemuck::bytes_of(&Counters::zeroed()),
-        );
+    /// Advances `steps` steps, calling `on_batch` with each batch's wall forces and contact
+    /// counts as they arrive — one batch behind the GPU, which meanwhile runs the next — so
+    /// that the host can steer walls (a servo) through [`WallControl`] without stalling the
+    /// device. A velocity set there applies from the next batch submitted.
+    ///
+    /// A batch whose neighbour table overflowed is not reported: its starting state is
+    /// restored, later batches in flight are dropped, the table regrown and the batch redone.
+    pub fn run_streaming(
+        &mut self,
+        steps: u64,
+        mut on_batch: impl FnMut(&WallReadout, &mut WallControl<'_>),
+    ) -> Result<(), GpuError> {
+        self.ensure_pools();
+        let target = self.steps + steps;
+        let mut submitted = self.steps;
+        let mut in_flight: std::collections::VecDeque<InFlight> = Default::default();
+        let mut free: Vec<usize> = (0..IN_FLIGHT).rev().collect();
+        loop {
+            while submitted < target && !free.is_empty() {
+                let slot = free.pop().unwrap_or_default();
+                let n = (target - submitted).min(self.batch_steps as u64) as u32;
+                let batch = self.submit_batch(submitted, n, slot);
+                in_flight.push_back(batch);
+                submitted += n as u64;
+            }
+            let Some(batch) = in_flight.pop_front() else {
+                return Ok(());
+            };
+            let readout = self.wait_for(&batch)?;
+            free.push(batch.slot);
+            match readout {
+                Ok(readout) => {
+                    self.steps = batch.start_steps + batch.steps as u64;
+                    self.time = readout.time;
+                    self.last = readout;
+                    let mut control = WallControl {
+                        queue: &self.queue,
+                        walls: &self.buffers.walls,
+                    };
+                    on_batch(&self.last, &mut control);
+                }
+                Err(needed) => {
+                    // Let the later batches finish, discard them, rewind and regrow.
+                    for later in in_flight.drain(..) {
+                        let _ = self.wait_for(&later)?;
+                        free.push(later.slot);
+                    }
+                    self.restore(batch.slot, batch.start_parity);
+                    self.steps = batch.start_steps;
+                    self.time = self.time_at(self.steps);
+                    submitted = self.steps;
+                    self.regrow(needed)?;
+                    self.ensure_pools();
+                }
+            }
+        }
+    }
+
+    /// Simulated time after `steps` steps (the f64 step of the scene, as the CPU reference).
+    fn time_at(&self, steps: u64) -> f64 {
+        self.start_time + (steps - self.start_steps) as f64 * self.dt
+    }
+
+    /// (Re)creates the backup pool and staging ring if missing or sized for an older table.
+    fn ensure_pools(&mut self) {
+        let sizes: Vec<u64> = self.mutable(0).iter().map(|b| b.size()).collect();
+        let fits = self.backups.len() == IN_FLIGHT
+            && self
+                .backups
+                .iter()
+                .all(|set| set.iter().map(|b| b.size()).eq(sizes.iter().copied()));
+        if !fits {
+            self.backups = (0..IN_FLIGHT)
+                .map(|_| {
+                    sizes
+                        .iter()
+                        .map(|&s| zeroed(&self.device, "dem.batch_backup", s))
+                        .collect()
+                })
+                .collect();
+        }
+        if self.staging.len() != IN_FLIGHT {
+            let walls_offset = size_of::<Counters>() as u64;
+            let stats_offset = walls_offset + self.params.n_walls.max(1) as u64 * 32;
+            self.staging = (0..IN_FLIGHT)
+                .map(|_| Staging {
+                    buffer: self.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("dem.readout_ring"),
+                        size: stats_offset + 16,
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    }),
+                    walls_offset,
+                    stats_offset,
+                })
+                .collect();
+        }
+    }
+
+    /// Records and submits one batch: back up the state, clear the counters, the steps, copy
+    /// the results to the staging buffer, and ask for it to be mapped.
+    fn submit_batch(&mut self, start_steps: u64, steps: u32, slot: usize) -> InFlight {
+        let start_parity = self.parity;
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("dem.batch"),
             });
+        for (src, dst) in self.mutable(start_parity).iter().zip(&self.backups[slot]) {
+            encoder.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
+        }
+        encoder.clear_buffer(&self.buffers.counters, 0, None);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("dem.steps"),
@@ -673,22 +809,91 @@ impl GpuEngine {
                 self.record_step(&mut pass, s + 1 == steps);
             }
         }
-        self.queue.submit([encoder.finish()]);
-        let counters: Counters = self.read(&self.buffers.counters, 1)?[0];
-        let walls = if self.params.n_walls > 0 {
-            self.read(&self.buffers.wall_out, self.params.n_walls as usize)?
-        } else {
-            Vec::new()
-        };
-        let stats: [u32; 4] = self.read(&self.buffers.stats_out, 1)?[0];
-        Ok(BatchResult {
-            counters,
-            walls,
-            stats,
-        })
+        let st = &self.staging[slot];
+        encoder.copy_buffer_to_buffer(&self.buffers.counters, 0, &st.buffer, 0, 16);
+        encoder.copy_buffer_to_buffer(
+            &self.buffers.wall_out,
+            0,
+            &st.buffer,
+            st.walls_offset,
+            st.stats_offset - st.walls_offset,
+        );
+        encoder.copy_buffer_to_buffer(&self.buffers.stats_out, 0, &st.buffer, st.stats_offset, 16);
+        let submission = self.queue.submit([encoder.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        st.buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        InFlight {
+            start_steps,
+            start_parity,
+            steps,
+            slot,
+            submission,
+            mapped: rx,
+        }
     }
 
-    /// Buffers a batch changes: saved before it, restored to redo it.
+    /// Waits for a batch's results; `Err(needed)` when its neighbour table overflowed.
+    fn wait_for(&self, batch: &InFlight) -> Result<Result<WallReadout, u32>, GpuError> {
+        let readback = |e: String| GpuError::Readback(e);
+        loop {
+            match batch.mapped.try_recv() {
+                Ok(r) => {
+                    r.map_err(|e| readback(e.to_string()))?;
+                    break;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    // Wait for this batch only: the next one keeps the device busy meanwhile.
+                    self.device
+                        .poll(wgpu::PollType::Wait {
+                            submission_index: Some(batch.submission.clone()),
+                            timeout: None,
+                        })
+                        .map_err(|e| readback(e.to_string()))?;
+                }
+                Err(e) => return Err(readback(e.to_string())),
+            }
+        }
+        let st = &self.staging[batch.slot];
+        let result = {
+            let view = st
+                .buffer
+                .get_mapped_range(..)
+                .map_err(|e| readback(e.to_string()))?;
+            let counters: Counters = bytemuck::pod_read_unaligned(&view[..16]);
+            if counters.failed != 0 {
+                Err(counters.max_neighbours)
+            } else {
+                let d3 = |a: &[f32]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
+                let walls: Vec<ForceTorque> = bytemuck::pod_collect_to_vec(
+                    &view[st.walls_offset as usize
+                        ..st.walls_offset as usize + self.params.n_walls as usize * 32],
+                );
+                let stats: [u32; 4] = bytemuck::pod_read_unaligned(
+                    &view[st.stats_offset as usize..st.stats_offset as usize + 16],
+                );
+                let steps = batch.start_steps + batch.steps as u64;
+                Ok(WallReadout {
+                    steps,
+                    time: self.time_at(steps),
+                    walls: walls
+                        .iter()
+                        .map(|f| (d3(&f.force), d3(&f.torque)))
+                        .collect(),
+                    stats: StepStats {
+                        contacts: stats[0] as usize,
+                        wall_contacts: stats[1] as usize,
+                        sliding: stats[2] as usize,
+                    },
+                })
+            }
+        };
+        st.buffer.unmap();
+        Ok(result)
+    }
+
+    /// Buffers a batch changes: backed up before it, restored to redo it.
     fn mutable(&self, parity: usize) -> [&wgpu::Buffer; 9] {
         let b = &self.buffers;
         [
@@ -704,35 +909,14 @@ impl GpuEngine {
         ]
     }
 
-    fn save(&self) -> Backup {
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("dem.backup"),
-            });
-        let buffers = self
-            .mutable(self.parity)
-            .iter()
-            .enumerate()
-            .map(|(k, src)| {
-                let dst = zeroed(&self.device, "dem.backup", src.size());
-                encoder.copy_buffer_to_buffer(src, 0, &dst, 0, src.size());
-                (k, dst)
-            })
-            .collect();
-        self.queue.submit([encoder.finish()]);
-        Backup { buffers }
-    }
-
-    fn restore(&mut self, backup: &Backup, parity: usize) {
+    fn restore(&mut self, slot: usize, parity: usize) {
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("dem.restore"),
             });
-        let targets = self.mutable(parity);
-        for (k, src) in &backup.buffers {
-            encoder.copy_buffer_to_buffer(src, 0, targets[*k], 0, src.size());
+        for (src, dst) in self.backups[slot].iter().zip(self.mutable(parity)) {
+            encoder.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
         }
         self.queue.submit([encoder.finish()]);
         self.parity = parity;
@@ -803,12 +987,7 @@ impl GpuEngine {
 
     /// Sets a wall's prescribed velocity (m/s) for the following steps.
     pub fn set_wall_velocity(&mut self, wall: usize, velocity: DVec3) {
-        let offset = wall * size_of::<Wall>() + std::mem::offset_of!(Wall, velocity);
-        self.queue.write_buffer(
-            &self.buffers.walls,
-            offset as u64,
-            bytemuck::bytes_of(&v4(velocity)),
-        );
+        write_wall_velocity(&self.queue, &self.buffers.walls, wall, velocity);
     }
 
     /// Copies the GPU state into `sim`: particle positions, velocities, orientations, wall
@@ -838,15 +1017,11 @@ impl GpuEngine {
             }
             w.velocity = d3(g.velocity);
         }
-        for (w, f) in sim.walls.iter_mut().zip(&self.last.walls) {
-            w.force = d3(f.force);
-            w.torque = d3(f.torque);
+        for (w, &(force, torque)) in sim.walls.iter_mut().zip(&self.last.walls) {
+            w.force = force;
+            w.torque = torque;
         }
-        sim.stats = StepStats {
-            contacts: self.last.stats[0] as usize,
-            wall_contacts: self.last.stats[1] as usize,
-            sliding: self.last.stats[2] as usize,
-        };
+        sim.stats = self.last.stats;
         sim.time = self.time;
         sim.steps = self.steps;
         Ok(())

@@ -13,4 +13,4 @@ pub mod probe;
 pub mod shaders;
 
 pub use context::{GpuContext, GpuError};
-pub use engine::{GpuBackend, GpuEngine, GpuOptions};
+pub use engine::{GpuBackend, GpuEngine, GpuOptions, WallControl, WallReadout};

@@ -1,0 +1,97 @@
+//! Wall forces stream back while the GPU runs, and the host steers walls between batches.
+
+mod common;
+
+use common::{gpu, rel, scene};
+use glam::DVec3;
+use wgdem_core::wall::WallShape;
+use wgdem_gpu::{GpuEngine, GpuOptions};
+
+/// Batches of 100 steps, two in flight. A sphere rests on the floor under a lid; when the
+/// readout of the batch ending at step 200 arrives, the host sets the lid moving down at
+/// 1 cm/s. The batch 200–300 was already submitted by then, so the lid starts moving at step
+/// 300 (the streaming contract: a change applies from the next batch submitted), and after
+/// 1 000 steps it has moved by 0.01 m/s × 700 Δt. Readouts arrive once per batch, in order,
+/// and the streamed floor force equals the CPU reference's at the same step (same lid
+/// schedule) within 1e-4: the sphere is still bouncing towards its Hertz rest overlap, a smooth
+/// damped oscillation over which f32 rounding (≈ 1e-6 per step) cannot grow much.
+#[test]
+fn wall_forces_stream_and_wall_velocities_steer() {
+    let Some(ctx) = gpu() else { return };
+    let s = scene(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        dt = 1e-5
+        [contact]
+        law = "hertz"
+        history = "true"
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5
+        [[particles]]
+        kind = "explicit"
+        material = "m"
+        spheres = [{ position = [0.0, 0.0, 0.004998], radius = 0.005 }]
+        [[walls]]
+        kind = "plane"
+        name = "floor"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        [[walls]]
+        kind = "plane"
+        name = "lid"
+        material = "m"
+        point = [0.0, 0.0, 0.05]
+        normal = [0.0, 0.0, -1.0]
+        "#,
+    );
+    let options = GpuOptions {
+        batch_steps: 100,
+        ..GpuOptions::default()
+    };
+    let mut engine = GpuEngine::new(&ctx.device, &ctx.queue, &s.simulation, options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut seen = Vec::new();
+    let mut floor_force = Vec::new();
+    engine
+        .run_streaming(1000, |readout, control| {
+            seen.push(readout.steps);
+            floor_force.push(readout.walls[0].0.z);
+            if readout.steps == 200 {
+                control.set_velocity(1, DVec3::new(0.0, 0.0, -0.01));
+            }
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seen, (1..=10).map(|k| k * 100).collect::<Vec<u64>>());
+
+    let mut out = s.simulation.clone();
+    engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
+    let WallShape::Plane { point, .. } = out.walls[1].shape else {
+        panic!("lid is a plane")
+    };
+    let expected = 0.05 - 0.01 * 700.0 * 1e-5;
+    eprintln!("lid at {:.9} m, expected {expected:.9} m", point.z);
+    assert!((point.z - expected).abs() < 1e-9, "lid at {} m", point.z);
+
+    let mut cpu = s.simulation.clone();
+    cpu.run(300);
+    cpu.walls[1].velocity = DVec3::new(0.0, 0.0, -0.01);
+    cpu.run(700);
+    let (streamed, reference) = (floor_force[9], cpu.walls[0].force.z);
+    eprintln!("floor force {streamed:.6e} N streamed, {reference:.6e} N CPU");
+    assert!(
+        rel(streamed, reference) < 1e-4,
+        "{streamed} N vs {reference} N"
+    );
+    assert_eq!(
+        out.walls[0].force.z, streamed,
+        "read_into reports the last readout"
+    );
+}
