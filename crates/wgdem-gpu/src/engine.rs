@@ -157,6 +157,20 @@ fn zeroed(device: &wgpu::Device, label: &str, bytes: u64) -> wgpu::Buffer {
     })
 }
 
+/// Refuses a storage table larger than the device can bind, naming it and its sizing.
+fn check_table(device: &wgpu::Device, label: &str, bytes: u64, what: &str) -> Result<(), GpuError> {
+    let limits = device.limits();
+    let max = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    if bytes > max {
+        return Err(GpuError::Unsupported(format!(
+            "GPU table {label} needs {bytes} bytes ({what}) but this adapter binds at most {max} bytes per buffer; use fewer particles or walls, or --backend cpu"
+        )));
+    }
+    Ok(())
+}
+
 fn groups(n: u32, size: u32) -> u32 {
     n.div_ceil(size)
 }
@@ -458,6 +472,32 @@ impl GpuEngine {
         let nw = n_walls.max(1) as u64;
         let table = 1u64 << table_bits;
         let slots_bytes = n as u64 * params.slots as u64 * size_of::<Slot>() as u64;
+        let n64 = n as u64;
+        for (label, bytes, what) in [
+            (
+                "dem.contact_history",
+                slots_bytes,
+                format!("{n} particles × {} neighbour slots × 16 B", params.slots),
+            ),
+            (
+                "dem.wall_partial",
+                nw * n64 * 32,
+                format!("{n} particles × {n_walls} walls × 32 B"),
+            ),
+            (
+                "dem.wall_history",
+                nw * n64 * 16,
+                format!("{n} particles × {n_walls} walls × 16 B"),
+            ),
+            (
+                "dem.cell_ranges",
+                table * 8,
+                format!("2^{table_bits} hash buckets × 8 B"),
+            ),
+            ("dem.position", n64 * 32, format!("{n} particles × 32 B")),
+        ] {
+            check_table(device, label, bytes, &what)?;
+        }
         let buffers = Buffers {
             params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("dem.params"),
@@ -928,6 +968,15 @@ impl GpuEngine {
         let old_k = self.params.slots as usize;
         let new_k = (needed as usize + 4).max(old_k * 3 / 2);
         let n = self.params.n as usize;
+        let bytes = (n * new_k * size_of::<Slot>()) as u64;
+        check_table(
+            &self.device,
+            "dem.contact_history",
+            bytes,
+            &format!(
+                "capacity {old_k} per particle was full, a particle needed {needed}; regrowing to {new_k} slots × {n} particles × 16 B"
+            ),
+        )?;
         let counts: Vec<u32> = self.read(&self.buffers.counts[self.parity], n)?;
         let slots: Vec<Slot> = self.read(&self.buffers.slots[self.parity], n * old_k)?;
         let mut relaid = vec![Slot::zeroed(); n * new_k];
