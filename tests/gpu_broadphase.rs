@@ -9,10 +9,10 @@ use wgdem_gpu::GpuOptions;
 
 /// Random polydisperse packings (overlaps allowed, size ratio up to 5, 1 500 to 6 000 spheres,
 /// several hash-table sizes and radix-pass counts): after one step, the lists built at its
-/// start hold exactly the touching pairs of the initial positions, each pair once from each
-/// side. f32 distances may disagree with f64 ones for pairs within rounding of touching
-/// (relative gap below 1e-6); such pairs are left out of the comparison and counted (none
-/// were found with these seeds, and the count is printed).
+/// start hold exactly the pairs of the initial positions whose surfaces are closer than the
+/// skin, each pair once from each side. f32 distances may disagree with f64 ones for pairs
+/// within rounding of the cut-off (relative difference below 1e-6); such pairs are left out of
+/// the comparison and counted (none were found with these seeds, and the count is printed).
 #[test]
 fn gpu_pairs_equal_brute_force_pairs() {
     let Some(ctx) = gpu() else { return };
@@ -58,10 +58,12 @@ fn gpu_pairs_equal_brute_force_pairs() {
         let (_, engine) = run_gpu(&ctx, &sim, 1, GpuOptions::default());
         let lists = engine.neighbour_lists().unwrap_or_else(|e| panic!("{e}"));
 
-        let expected = brute_force_pairs(&positions, &radii, 0.0);
+        let skin = engine.skin();
+        assert!(skin > 0.0);
+        let expected = brute_force_pairs(&positions, &radii, skin);
         let borderline = |i: u32, j: u32| {
             let (i, j) = (i as usize, j as usize);
-            let reach = radii[i] + radii[j];
+            let reach = radii[i] + radii[j] + skin;
             ((positions[i].distance(positions[j]) - reach) / reach).abs() < 1e-6
         };
         let mut lower: Vec<(u32, u32)> = lists.iter().copied().filter(|(i, j)| i < j).collect();

@@ -1,13 +1,17 @@
 //! The GPU engine: buffers, pipelines and the passes of one time step.
 //!
 //! One step, in order (see [`GpuEngine::record_step`]; each line is a labelled dispatch):
-//! 1. `hash`: cell and bucket of every particle;
-//! 2. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
-//! 3. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
-//! 4. `neighbours`: each particle's partners, history carried over by partner id;
-//! 5. `contact_forces`: pair and wall forces, summed per particle in list order;
-//! 6. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
-//! 7. `integrate`: semi-implicit Euler in double-single; walls move.
+//! 1. `rebuild.check`, `rebuild.plan`: has any particle moved half the skin since the last
+//!    build? The answer becomes the indirect dispatch sizes of steps 2–5 (full or zero), so
+//!    the lists are rebuilt only when needed and the host never has to ask;
+//! 2. `hash`: cell and bucket of every particle;
+//! 3. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
+//! 4. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
+//! 5. `neighbours`, `rebuild.commit`: each particle's partners within the skin, history carried
+//!    over by partner id, copied into the current lists;
+//! 6. `contact_forces`: pair and wall forces, summed per particle in list order;
+//! 7. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
+//! 8. `integrate`: semi-implicit Euler in double-single; walls move.
 //!
 //! Steps are recorded `batch_steps` at a time into one compute pass and one submit; the host
 //! reads back only the counters, wall forces and contact counts at the end of a batch. If a
@@ -176,6 +180,9 @@ fn groups(n: u32, size: u32) -> u32 {
 }
 
 struct Kernels {
+    rebuild_check: Kernel,
+    rebuild_plan: Kernel,
+    rebuild_commit: Kernel,
     hash: Kernel,
     radix_count: Kernel,
     radix_scan: Kernel,
@@ -199,7 +206,16 @@ impl Kernels {
         let radix = [U, U, R, R, W, W, W];
         let reduce = [U, R, R, W, W];
         let integrate = [U, W, W, W, W, W, R, W];
+        let rebuild = [U, R, R, W, W];
         Self {
+            rebuild_check: k("rebuild", "dem.rebuild.check", "check", &rebuild),
+            rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
+            rebuild_commit: k(
+                "commit",
+                "dem.rebuild.commit",
+                "main",
+                &[U, R, W, R, R, W, W],
+            ),
             hash: k("hash", "dem.hash", "main", &[U, R, W, W, W]),
             radix_count: k("radix", "dem.radix.count", "count", &radix),
             radix_scan: k("radix", "dem.radix.scan", "scan", &radix),
@@ -254,8 +270,12 @@ struct Buffers {
     vals: [wgpu::Buffer; 2],
     tile_hist: wgpu::Buffer,
     ranges: wgpu::Buffer,
+    /// `[current, scratch]`: the lists in use, and the ones a rebuild writes before `commit`.
     counts: [wgpu::Buffer; 2],
     slots: [wgpu::Buffer; 2],
+    built_at: wgpu::Buffer,
+    rebuild_state: wgpu::Buffer,
+    dispatch_args: wgpu::Buffer,
     wall_hist: wgpu::Buffer,
     wall_partial: wgpu::Buffer,
     wall_out: wgpu::Buffer,
@@ -264,13 +284,13 @@ struct Buffers {
 }
 
 struct BindGroups {
+    rebuild: wgpu::BindGroup,
+    commit: wgpu::BindGroup,
     hash: wgpu::BindGroup,
     radix: Vec<wgpu::BindGroup>,
     ranges: wgpu::BindGroup,
-    /// Indexed by the parity of the list being read (old).
-    neighbours: [wgpu::BindGroup; 2],
-    /// Indexed by the parity of the list being used (new).
-    contacts: [wgpu::BindGroup; 2],
+    neighbours: wgpu::BindGroup,
+    contacts: wgpu::BindGroup,
     reduce: wgpu::BindGroup,
     integrate: wgpu::BindGroup,
 }
@@ -311,9 +331,8 @@ fn write_wall_velocity(queue: &wgpu::Queue, walls: &wgpu::Buffer, wall: usize, v
 
 /// A submitted batch whose results have not been read yet.
 struct InFlight {
-    /// Steps and parity before the batch, to redo it.
+    /// Steps before the batch, to redo it.
     start_steps: u64,
-    start_parity: usize,
     steps: u32,
     /// Index into the backup pool and the staging ring.
     slot: usize,
@@ -338,8 +357,6 @@ pub struct GpuEngine {
     params: SimParams,
     radix_passes: u32,
     batch_steps: u32,
-    /// Parity of the neighbour list that holds the current (most recent) lists.
-    parity: usize,
     last: WallReadout,
     /// State copies at the start of each in-flight batch (one set per slot).
     backups: Vec<Vec<wgpu::Buffer>>,
@@ -392,6 +409,9 @@ impl GpuEngine {
         }
         let n_walls = sim.walls.len() as u32;
         let table_bits = (2 * n).next_power_of_two().trailing_zeros().max(1);
+        // The CPU reference's skin: 10 % of the smallest diameter.
+        let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
+        let skin = wgdem_core::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min;
         let n_tiles = (n as u32).div_ceil(128);
         let params = SimParams {
             n: n as u32,
@@ -410,8 +430,8 @@ impl GpuEngine {
             },
             n_tiles,
             dt: sim.dt as f32,
-            cell_size: (2.0 * p.max_radius()) as f32 * (1.0 + 1e-6),
-            skin: 0.0,
+            cell_size: (2.0 * p.max_radius() + skin) as f32 * (1.0 + 1e-6),
+            skin: skin as f32,
             one: 1.0,
             gravity: v4(sim.gravity),
         };
@@ -538,13 +558,22 @@ impl GpuEngine {
             tile_hist: zeroed(device, "dem.radix.tile_hist", 16 * n_tiles as u64 * 4),
             ranges: zeroed(device, "dem.cell_ranges", table * 8),
             counts: [
-                zeroed(device, "dem.neighbour_count.a", n as u64 * 4),
-                zeroed(device, "dem.neighbour_count.b", n as u64 * 4),
+                zeroed(device, "dem.neighbour_count", n as u64 * 4),
+                zeroed(device, "dem.neighbour_count.scratch", n as u64 * 4),
             ],
             slots: [
-                zeroed(device, "dem.contact_history.a", slots_bytes),
-                zeroed(device, "dem.contact_history.b", slots_bytes),
+                zeroed(device, "dem.contact_history", slots_bytes),
+                zeroed(device, "dem.contact_history.scratch", slots_bytes),
             ],
+            built_at: zeroed(device, "dem.built_at", n as u64 * 16),
+            // The flag starts set: the first step builds the lists.
+            rebuild_state: init(device, "dem.rebuild_state", &[1u32, 0, 0, 0]),
+            dispatch_args: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("dem.rebuild.dispatch_args"),
+                size: 4 * 12,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                mapped_at_creation: false,
+            }),
             wall_hist: zeroed(device, "dem.wall_history", nw * n as u64 * 16),
             wall_partial: zeroed(device, "dem.wall_partial", nw * n as u64 * 32),
             wall_out: zeroed(device, "dem.wall_force", nw * 32),
@@ -562,7 +591,6 @@ impl GpuEngine {
             params,
             radix_passes,
             batch_steps: options.batch_steps.max(1),
-            parity: 0,
             last: WallReadout::default(),
             backups: Vec::new(),
             staging: Vec::new(),
@@ -577,50 +605,73 @@ impl GpuEngine {
 
     fn bind_groups(device: &wgpu::Device, k: &Kernels, b: &Buffers, passes: u32) -> BindGroups {
         let sorted = (passes % 2) as usize;
-        let neighbours = |old: usize| {
-            let new = 1 - old;
-            bind(
-                device,
-                "dem.neighbours",
-                &k.neighbours,
-                &[
-                    &b.params,
-                    &b.pos,
-                    &b.cells,
-                    &b.vals[sorted],
-                    &b.ranges,
-                    &b.counts[old],
-                    &b.slots[old],
-                    &b.counts[new],
-                    &b.slots[new],
-                    &b.counters,
-                ],
-            )
-        };
-        let contacts = |list: usize| {
-            bind(
-                device,
-                "dem.contact_forces",
-                &k.contacts,
-                &[
-                    &b.params,
-                    &b.pos,
-                    &b.vel,
-                    &b.omega,
-                    &b.pred,
-                    &b.material,
-                    &b.pair_table,
-                    &b.walls,
-                    &b.counts[list],
-                    &b.slots[list],
-                    &b.wall_hist,
-                    &b.wall_partial,
-                    &b.ft,
-                    &b.stats,
-                ],
-            )
-        };
+        let neighbours = bind(
+            device,
+            "dem.neighbours",
+            &k.neighbours,
+            &[
+                &b.params,
+                &b.pos,
+                &b.cells,
+                &b.vals[sorted],
+                &b.ranges,
+                &b.counts[0],
+                &b.slots[0],
+                &b.counts[1],
+                &b.slots[1],
+                &b.counters,
+            ],
+        );
+        let contacts = bind(
+            device,
+            "dem.contact_forces",
+            &k.contacts,
+            &[
+                &b.params,
+                &b.pos,
+                &b.vel,
+                &b.omega,
+                &b.pred,
+                &b.material,
+                &b.pair_table,
+                &b.walls,
+                &b.counts[0],
+                &b.slots[0],
+                &b.wall_hist,
+                &b.wall_partial,
+                &b.ft,
+                &b.stats,
+            ],
+        );
+        let rebuild = bind(
+            device,
+            "dem.rebuild",
+            &k.rebuild_check,
+            &[
+                &b.params,
+                &b.pos,
+                &b.built_at,
+                &b.rebuild_state,
+                &b.dispatch_args,
+            ],
+        );
+        let commit = bind(
+            device,
+            "dem.rebuild.commit",
+            &k.rebuild_commit,
+            &[
+                &b.params,
+                &b.pos,
+                &b.built_at,
+                &b.counts[1],
+                &b.slots[1],
+                &b.counts[0],
+                &b.slots[0],
+            ],
+        );
         BindGroups {
+            rebuild,
+            commit,
             hash: bind(
                 device,
                 "dem.hash",
@@ -652,8 +703,8 @@ impl GpuEngine {
                 &k.ranges_clear,
                 &[&b.params, &b.keys[sorted], &b.ranges],
             ),
-            neighbours: [neighbours(0), neighbours(1)],
-            contacts: [contacts(0), contacts(1)],
+            neighbours,
+            contacts,
             reduce: bind(
                 device,
                 "dem.wall_reduce",
@@ -686,41 +737,49 @@ impl GpuEngine {
 
     /// Records one time step into `pass`; `reduce` adds the wall-force and contact-count
     /// reduction (needed only where results are read back).
-    fn record_step(&mut self, pass: &mut wgpu::ComputePass<'_>, reduce: bool) {
+    fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, reduce: bool) {
         let (k, g) = (&self.kernels, &self.groups);
         let n = self.params.n;
-        let mut dispatch = |kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
+        let args = &self.buffers.dispatch_args;
+        let direct =
+            |pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
+                pass.set_pipeline(&kernel.pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, 1, 1);
+            };
+        // Rebuild kernels are sized by `rebuild.plan`: argument slot [0] per particle, [1] per
+        // radix tile, [2] one group, [3] per hash bucket; zero groups when no rebuild is due.
+        let indirect = |pass: &mut wgpu::ComputePass<'_>,
+                        kernel: &Kernel,
+                        group: &wgpu::BindGroup,
+                        slot: u64| {
             pass.set_pipeline(&kernel.pipeline);
             pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(x, 1, 1);
+            pass.dispatch_workgroups_indirect(args, 12 * slot);
         };
-        dispatch(&k.hash, &g.hash, groups(n, 64));
+        direct(pass, &k.rebuild_check, &g.rebuild, groups(n, 64));
+        direct(pass, &k.rebuild_plan, &g.rebuild, 1);
+        indirect(pass, &k.hash, &g.hash, 0);
         for p in 0..self.radix_passes as usize {
-            dispatch(&k.radix_count, &g.radix[p], self.params.n_tiles);
-            dispatch(&k.radix_scan, &g.radix[p], 1);
-            dispatch(&k.radix_scatter, &g.radix[p], self.params.n_tiles);
+            indirect(pass, &k.radix_count, &g.radix[p], 1);
+            indirect(pass, &k.radix_scan, &g.radix[p], 2);
+            indirect(pass, &k.radix_scatter, &g.radix[p], 1);
         }
-        dispatch(
-            &k.ranges_clear,
-            &g.ranges,
-            groups(1 << self.params.table_bits, 64),
-        );
-        dispatch(&k.ranges_mark, &g.ranges, groups(n, 64));
-        let old = self.parity;
-        let new = 1 - old;
-        dispatch(&k.neighbours, &g.neighbours[old], groups(n, 64));
-        dispatch(&k.contacts, &g.contacts[new], groups(n, 64));
+        indirect(pass, &k.ranges_clear, &g.ranges, 3);
+        indirect(pass, &k.ranges_mark, &g.ranges, 0);
+        indirect(pass, &k.neighbours, &g.neighbours, 0);
+        indirect(pass, &k.rebuild_commit, &g.commit, 0);
+        direct(pass, &k.contacts, &g.contacts, groups(n, 64));
         if reduce {
             if self.params.n_walls > 0 {
-                dispatch(&k.reduce_walls, &g.reduce, self.params.n_walls);
+                direct(pass, &k.reduce_walls, &g.reduce, self.params.n_walls);
             }
-            dispatch(&k.reduce_stats, &g.reduce, 1);
+            direct(pass, &k.reduce_stats, &g.reduce, 1);
         }
-        dispatch(&k.integrate, &g.integrate, groups(n, 64));
+        direct(pass, &k.integrate, &g.integrate, groups(n, 64));
         if self.params.n_walls > 0 {
-            dispatch(&k.walls_advance, &g.integrate, 1);
+            direct(pass, &k.walls_advance, &g.integrate, 1);
         }
-        self.parity = new;
     }
 
     /// Advances `steps` steps, in batches of `batch_steps` per submit.
@@ -775,7 +834,7 @@ impl GpuEngine {
                         let _ = self.wait_for(&later)?;
                         free.push(later.slot);
                     }
-                    self.restore(batch.slot, batch.start_parity);
+                    self.restore(batch.slot);
                     self.steps = batch.start_steps;
                     self.time = self.time_at(self.steps);
                     submitted = self.steps;
@@ -793,7 +852,7 @@ impl GpuEngine {
 
     /// (Re)creates the backup pool and staging ring if missing or sized for an older table.
     fn ensure_pools(&mut self) {
-        let sizes: Vec<u64> = self.mutable(0).iter().map(|b| b.size()).collect();
+        let sizes: Vec<u64> = self.mutable().iter().map(|b| b.size()).collect();
         let fits = self.backups.len() == IN_FLIGHT
             && self
                 .backups
@@ -830,13 +889,12 @@ impl GpuEngine {
     /// Records and submits one batch: back up the state, clear the counters, the steps, copy
     /// the results to the staging buffer, and ask for it to be mapped.
     fn submit_batch(&mut self, start_steps: u64, steps: u32, slot: usize) -> InFlight {
-        let start_parity = self.parity;
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("dem.batch"),
             });
-        for (src, dst) in self.mutable(start_parity).iter().zip(&self.backups[slot]) {
+        for (src, dst) in self.mutable().iter().zip(&self.backups[slot]) {
             encoder.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
         }
         encoder.clear_buffer(&self.buffers.counters, 0, None);
@@ -866,7 +924,6 @@ impl GpuEngine {
         });
         InFlight {
             start_steps,
-            start_parity,
             steps,
             slot,
             submission,
@@ -934,7 +991,7 @@ impl GpuEngine {
     }
 
     /// Buffers a batch changes: backed up before it, restored to redo it.
-    fn mutable(&self, parity: usize) -> [&wgpu::Buffer; 9] {
+    fn mutable(&self) -> [&wgpu::Buffer; 11] {
         let b = &self.buffers;
         [
             &b.pos,
@@ -944,22 +1001,23 @@ impl GpuEngine {
             &b.pred,
             &b.walls,
             &b.wall_hist,
-            &b.counts[parity],
-            &b.slots[parity],
+            &b.counts[0],
+            &b.slots[0],
+            &b.built_at,
+            &b.rebuild_state,
         ]
     }
 
-    fn restore(&mut self, slot: usize, parity: usize) {
+    fn restore(&mut self, slot: usize) {
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("dem.restore"),
             });
-        for (src, dst) in self.backups[slot].iter().zip(self.mutable(parity)) {
+        for (src, dst) in self.backups[slot].iter().zip(self.mutable()) {
             encoder.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
         }
         self.queue.submit([encoder.finish()]);
-        self.parity = parity;
     }
 
     /// Regrows the neighbour slots to hold `needed` partners per particle, keeping the current
@@ -977,8 +1035,8 @@ impl GpuEngine {
                 "capacity {old_k} per particle was full, a particle needed {needed}; regrowing to {new_k} slots × {n} particles × 16 B"
             ),
         )?;
-        let counts: Vec<u32> = self.read(&self.buffers.counts[self.parity], n)?;
-        let slots: Vec<Slot> = self.read(&self.buffers.slots[self.parity], n * old_k)?;
+        let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
+        let slots: Vec<Slot> = self.read(&self.buffers.slots[0], n * old_k)?;
         let mut relaid = vec![Slot::zeroed(); n * new_k];
         for i in 0..n {
             let c = (counts[i] as usize).min(old_k);
@@ -987,14 +1045,12 @@ impl GpuEngine {
         log::info!(
             "neighbour table dem.contact_history: capacity {old_k} per particle, a particle needed {needed}; regrown to {new_k} and the batch redone"
         );
-        let fresh = zeroed(
+        self.buffers.slots[0] = init(&self.device, "dem.contact_history", &relaid);
+        self.buffers.slots[1] = zeroed(
             &self.device,
-            "dem.contact_history",
+            "dem.contact_history.scratch",
             (n * new_k * size_of::<Slot>()) as u64,
         );
-        let current = init(&self.device, "dem.contact_history", &relaid);
-        self.buffers.slots[self.parity] = current;
-        self.buffers.slots[1 - self.parity] = fresh;
         self.params.slots = new_k as u32;
         self.queue
             .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
@@ -1017,8 +1073,8 @@ impl GpuEngine {
     pub fn neighbour_lists(&self) -> Result<Vec<(u32, u32)>, GpuError> {
         let n = self.params.n as usize;
         let k = self.params.slots as usize;
-        let counts: Vec<u32> = self.read(&self.buffers.counts[self.parity], n)?;
-        let slots: Vec<Slot> = self.read(&self.buffers.slots[self.parity], n * k)?;
+        let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
+        let slots: Vec<Slot> = self.read(&self.buffers.slots[0], n * k)?;
         Ok((0..n)
             .flat_map(|i| {
                 let c = (counts[i] as usize).min(k);
@@ -1027,6 +1083,16 @@ impl GpuEngine {
                     .map(move |s| (i as u32, s.partner))
             })
             .collect())
+    }
+
+    /// Neighbour-list skin (m): lists hold the pairs whose surfaces are closer than this.
+    pub fn skin(&self) -> f64 {
+        self.params.skin as f64
+    }
+
+    /// Neighbour-list builds so far (read back from the GPU).
+    pub fn neighbour_builds(&self) -> Result<u32, GpuError> {
+        Ok(self.read::<[u32; 4]>(&self.buffers.rebuild_state, 1)?[0][1])
     }
 
     /// Current neighbour-slot capacity per particle.

@@ -4,7 +4,9 @@
 pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 
 /// Every kernel file: name and source (without the common prelude).
-pub const KERNELS: [(&str, &str); 7] = [
+pub const KERNELS: [(&str, &str); 9] = [
+    ("rebuild", include_str!("../../../shaders/rebuild.wgsl")),
+    ("commit", include_str!("../../../shaders/commit.wgsl")),
     ("hash", include_str!("../../../shaders/hash.wgsl")),
     ("radix", include_str!("../../../shaders/radix.wgsl")),
     ("ranges", include_str!("../../../shaders/ranges.wgsl")),

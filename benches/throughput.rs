@@ -1,0 +1,138 @@
+//! Particle-steps per second of both backends, in one run so the ratios are comparable.
+//!
+//! `cargo bench --bench throughput` runs, for each size in `WGDEM_BENCH_SIZES` (default
+//! `2000,100000`) and each backend in `WGDEM_BENCH_BACKENDS` (default `cpu,gpu`), two scenes
+//! with Hertz contacts and true history:
+//! - `pour`: spheres (d = 2.5–3.5 mm) inserted at random (solid fraction ≈ 0.2) in a box,
+//!   falling; the first steps of the pour, with few contacts;
+//! - `dense`: a simple-cubic packing (d = 5 mm, 0.5 % overlap) confined by six walls, about six
+//!   contacts per sphere from the first step, like a consolidated specimen.
+//!
+//! Each measurement runs `WGDEM_BENCH_STEPS` steps (default 200) after 20 warm-up steps (GPU
+//! pipelines, neighbour lists). Output: one line per measurement.
+
+use std::time::Instant;
+
+use wgdem_core::cpu::Simulation;
+use wgdem_core::scene::{SceneConfig, build_scene};
+use wgdem_gpu::{GpuContext, GpuEngine, GpuOptions};
+
+const MATERIAL: &str = r#"
+[contact]
+law = "hertz"
+history = "true"
+[[materials]]
+name = "quartz"
+density = 2500.0
+friction = 0.5
+young_modulus = 8e6
+poisson_ratio = 0.3
+restitution = 0.5
+"#;
+
+fn walls(len: f64, height: f64) -> String {
+    let mut out = String::new();
+    for (name, point, normal) in [
+        ("floor", [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ("lid", [0.0, 0.0, height], [0.0, 0.0, -1.0]),
+        ("xmin", [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ("xmax", [len, 0.0, 0.0], [-1.0, 0.0, 0.0]),
+        ("ymin", [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        ("ymax", [0.0, len, 0.0], [0.0, -1.0, 0.0]),
+    ] {
+        out.push_str(&format!(
+            "[[walls]]\nkind = \"plane\"\nname = \"{name}\"\nmaterial = \"quartz\"\npoint = {point:?}\nnormal = {normal:?}\n"
+        ));
+    }
+    out
+}
+
+fn build(text: &str) -> Simulation {
+    let config = SceneConfig::parse(text, "bench").expect("valid bench scene");
+    build_scene(config, "bench")
+        .expect("valid bench scene")
+        .simulation
+}
+
+fn pour(n: u32) -> Simulation {
+    // Mean sphere volume 1.47e-8 m³ at solid fraction 0.2, in a box twice as tall as wide.
+    let volume = n as f64 * 1.47e-8 / 0.2;
+    let len = (volume / 2.0).cbrt();
+    build(&format!(
+        "[simulation]\nduration = 1.0\noutput_interval = 1.0\nseed = 1\n{MATERIAL}\n[[particles]]\nkind = \"random\"\nmaterial = \"quartz\"\ncount = {n}\nregion = {{ min = [0.0, 0.0, 0.0], max = [{len}, {len}, {h}] }}\nsize = {{ distribution = \"uniform\", min_diameter = 0.0025, max_diameter = 0.0035 }}\nmax_attempts = 100000\n{}",
+        walls(len, 2.0 * len),
+        h = 2.0 * len
+    ))
+}
+
+fn dense(n: u32) -> Simulation {
+    let side = (n as f64).cbrt().round().max(1.0) as u32;
+    let layers = (n / (side * side)).max(1);
+    let (d, spacing) = (0.005, 0.005 * 0.995);
+    let (len, height) = (side as f64 * spacing, layers as f64 * spacing);
+    build(&format!(
+        "[simulation]\nduration = 1.0\noutput_interval = 1.0\n{MATERIAL}\n[[particles]]\nkind = \"lattice\"\nmaterial = \"quartz\"\nradius = {r}\norigin = [{h}, {h}, {h}]\nspacing = {spacing}\ncounts = [{side}, {side}, {layers}]\n{}",
+        walls(len, height),
+        r = d / 2.0,
+        h = spacing / 2.0
+    ))
+}
+
+fn env(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_owned())
+}
+
+fn main() {
+    let sizes = env("WGDEM_BENCH_SIZES", "2000,100000");
+    let backends = env("WGDEM_BENCH_BACKENDS", "cpu,gpu");
+    let steps: u64 = env("WGDEM_BENCH_STEPS", "200").parse().unwrap_or(200);
+    let gpu = if backends.contains("gpu") {
+        match GpuContext::new(None) {
+            Ok(ctx) => {
+                println!("gpu adapter: {}", ctx.describe());
+                Some(ctx)
+            }
+            Err(e) => {
+                println!("gpu unavailable: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    for n in sizes
+        .split(',')
+        .filter_map(|s| s.trim().parse::<u32>().ok())
+    {
+        for (scene_name, make) in [("pour", pour as fn(u32) -> Simulation), ("dense", dense)] {
+            let sim = make(n);
+            let particles = sim.particles.len() as f64;
+            if backends.contains("cpu") {
+                let mut cpu = sim.clone();
+                cpu.run(20);
+                let t0 = Instant::now();
+                cpu.run(steps);
+                let rate = particles * steps as f64 / t0.elapsed().as_secs_f64();
+                println!(
+                    "scene={scene_name} backend=cpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e}",
+                    2.0 * cpu.stats.contacts as f64 / particles
+                );
+            }
+            if let Some(ctx) = &gpu {
+                let mut engine =
+                    GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
+                        .expect("GPU engine");
+                engine.run(20).expect("GPU run");
+                let t0 = Instant::now();
+                engine.run(steps).expect("GPU run");
+                let rate = particles * steps as f64 / t0.elapsed().as_secs_f64();
+                let mut out = sim.clone();
+                engine.read_into(&mut out).expect("GPU read");
+                println!(
+                    "scene={scene_name} backend=gpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e}",
+                    2.0 * out.stats.contacts as f64 / particles
+                );
+            }
+        }
+    }
+}
