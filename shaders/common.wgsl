@@ -19,6 +19,7 @@ struct SimParams {
     skin: f32,
     one: f32,            // 1.0, read at run time: keeps compilers from simplifying TwoSum away
     gravity: vec4<f32>,
+    flags: vec4<u32>,    // x: rebuild the neighbour lists every step (tests)
 }
 
 // Constants of a material pair (`material::PairRecord`).

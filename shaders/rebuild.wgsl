@@ -36,7 +36,7 @@ fn check(@builtin(global_invocation_id) gid: vec3<u32>) {
 // [3] per hash bucket.
 @compute @workgroup_size(1)
 fn plan() {
-    let go = atomicLoad(&state.flag) != 0u;
+    let go = atomicLoad(&state.flag) != 0u || params.flags.x != 0u;
     atomicStore(&state.flag, 0u);
     var sizes = array<u32, 4>(
         (params.n + WG - 1u) / WG,

@@ -41,6 +41,9 @@ pub struct GpuOptions {
     pub slots: u32,
     /// Steps recorded per submit.
     pub batch_steps: u32,
+    /// Rebuild the neighbour lists every step instead of when some particle has moved half
+    /// the skin (for tests: results must not depend on it beyond rounding).
+    pub rebuild_every_step: bool,
 }
 
 impl Default for GpuOptions {
@@ -48,6 +51,7 @@ impl Default for GpuOptions {
         Self {
             slots: 16,
             batch_steps: 200,
+            rebuild_every_step: false,
         }
     }
 }
@@ -434,6 +438,7 @@ impl GpuEngine {
             skin: skin as f32,
             one: 1.0,
             gravity: v4(sim.gravity),
+            flags: [u32::from(options.rebuild_every_step), 0, 0, 0],
         };
 
         let positions: Vec<Position> = (0..n)

@@ -33,6 +33,8 @@ pub struct SimParams {
     pub one: f32,
     /// Gravity (m/s²), w unused.
     pub gravity: [f32; 4],
+    /// x: rebuild the neighbour lists every step (1) or only when needed (0).
+    pub flags: [u32; 4],
 }
 
 /// `PairRecord`: constants of a material pair.
