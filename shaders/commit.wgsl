@@ -10,16 +10,17 @@
 @group(0) @binding(4) var<storage, read> new_slots: array<Slot>;
 @group(0) @binding(5) var<storage, read_write> count: array<u32>;
 @group(0) @binding(6) var<storage, read_write> slots: array<Slot>;
+@group(0) @binding(7) var<uniform> chunk: Chunk;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= params.n {
+    if gid.x >= chunk.count {
         return;
     }
+    let i = chunk.first + gid.x;
     let c = new_count[i];
     count[i] = c;
-    let base = i * params.slots;
+    let base = gid.x * params.slots;
     for (var s = 0u; s < min(c, params.slots); s++) {
         slots[base + s] = new_slots[base + s];
     }

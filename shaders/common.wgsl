@@ -19,7 +19,16 @@ struct SimParams {
     skin: f32,
     one: f32,            // 1.0, read at run time: keeps compilers from simplifying TwoSum away
     gravity: vec4<f32>,
-    flags: vec4<u32>,    // x: rebuild the neighbour lists every step (tests)
+    flags: vec4<u32>,    // x: rebuild every step (tests); y: particles per chunk; z: chunks
+}
+
+// The particles [first, first + count) whose neighbour slots live in one buffer: the slot
+// tables are split so that no binding exceeds the device's limit.
+struct Chunk {
+    first: u32,
+    count: u32,
+    _p0: u32,
+    _p1: u32,
 }
 
 // Constants of a material pair (`material::PairRecord`).

@@ -7,6 +7,7 @@
 // Each side stores its own copy of the pair's history; both copies are computed from the same
 // inputs, so they stay identical. Particle–wall contacts follow, with per-(wall, particle)
 // history and per-particle wall partials that `wall_reduce` sums in a fixed order.
+// Dispatched once per chunk of particles (see `Chunk`).
 // CPU twin: `Simulation::compute_forces`.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -23,13 +24,14 @@
 @group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;
 @group(0) @binding(12) var<storage, read_write> ft: array<ForceTorque>;
 @group(0) @binding(13) var<storage, read_write> stats: array<vec4<u32>>;
+@group(0) @binding(14) var<uniform> chunk: Chunk;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= params.n {
+    if gid.x >= chunk.count {
         return;
     }
+    let i = chunk.first + gid.x;
     let pi = pos[i];
     var force = params.gravity.xyz * pi.lo.w;
     var torque = vec3<f32>(0.0);
@@ -37,7 +39,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var n_walls = 0u;
     var n_sliding = 0u;
 
-    let base = i * params.slots;
+    let base = gid.x * params.slots;  // slots of this chunk
     let n_slots = min(count[i], params.slots);
     for (var s = 0u; s < n_slots; s++) {
         let j = slots[base + s].partner;

@@ -4,6 +4,7 @@
 // partner id. A new contact starts from zero; a pair no longer listed is dropped. A list that
 // needs more than `slots` entries sets bit 0 of `counters.failed` and records the count it
 // needed, so the host can regrow the table and redo the batch: nothing is dropped silently.
+// Dispatched once per chunk of particles (slot tables are split to fit binding limits).
 // CPU twin: `Simulation::update_neighbours` with `broadphase::pairs_within`.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -16,15 +17,16 @@
 @group(0) @binding(7) var<storage, read_write> new_count: array<u32>;
 @group(0) @binding(8) var<storage, read_write> new_slots: array<Slot>;
 @group(0) @binding(9) var<storage, read_write> counters: Counters;
+@group(0) @binding(10) var<uniform> chunk: Chunk;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= params.n {
+    if gid.x >= chunk.count {
         return;
     }
+    let i = chunk.first + gid.x;
     let k = params.slots;
-    let base = i * k;
+    let base = gid.x * k;
     let pi = pos[i];
     let c = cells[i].xyz;
     let n_old = min(old_count[i], k);

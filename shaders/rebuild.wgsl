@@ -33,7 +33,7 @@ fn check(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 // Indirect arguments, three u32 each: [0] per particle, [1] per radix tile, [2] one group,
-// [3] per hash bucket.
+// [3] per hash bucket, [4 + c] per particle of chunk c.
 @compute @workgroup_size(1)
 fn plan() {
     let go = atomicLoad(&state.flag) != 0u || params.flags.x != 0u;
@@ -48,6 +48,13 @@ fn plan() {
         args[3u * k] = select(0u, sizes[k], go);
         args[3u * k + 1u] = 1u;
         args[3u * k + 2u] = 1u;
+    }
+    let per_chunk = params.flags.y;
+    for (var c = 0u; c < params.flags.z; c++) {
+        let count = min(per_chunk, params.n - c * per_chunk);
+        args[3u * (4u + c)] = select(0u, (count + WG - 1u) / WG, go);
+        args[3u * (4u + c) + 1u] = 1u;
+        args[3u * (4u + c) + 2u] = 1u;
     }
     if go {
         atomicAdd(&state.builds, 1u);

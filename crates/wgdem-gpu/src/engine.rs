@@ -211,15 +211,11 @@ impl Kernels {
         let reduce = [U, R, R, W, W];
         let integrate = [U, W, W, W, W, W, R, W];
         let rebuild = [U, R, R, W, W];
+        let commit = [U, R, W, R, R, W, W, U];
         Self {
             rebuild_check: k("rebuild", "dem.rebuild.check", "check", &rebuild),
             rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
-            rebuild_commit: k(
-                "commit",
-                "dem.rebuild.commit",
-                "main",
-                &[U, R, W, R, R, W, W],
-            ),
+            rebuild_commit: k("commit", "dem.rebuild.commit", "main", &commit),
             hash: k("hash", "dem.hash", "main", &[U, R, W, W, W]),
             radix_count: k("radix", "dem.radix.count", "count", &radix),
             radix_scan: k("radix", "dem.radix.scan", "scan", &radix),
@@ -230,13 +226,13 @@ impl Kernels {
                 "neighbours",
                 "dem.neighbours",
                 "main",
-                &[U, R, R, R, R, R, R, W, W, W],
+                &[U, R, R, R, R, R, R, W, W, W, U],
             ),
             contacts: k(
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U],
             ),
             reduce_walls: k(
                 "wall_reduce",
@@ -276,7 +272,9 @@ struct Buffers {
     ranges: wgpu::Buffer,
     /// `[current, scratch]`: the lists in use, and the ones a rebuild writes before `commit`.
     counts: [wgpu::Buffer; 2],
-    slots: [wgpu::Buffer; 2],
+    /// The neighbour slots (contact history), split by particle so that no binding exceeds
+    /// the device's limit.
+    chunks: Vec<SlotChunk>,
     built_at: wgpu::Buffer,
     rebuild_state: wgpu::Buffer,
     dispatch_args: wgpu::Buffer,
@@ -287,14 +285,84 @@ struct Buffers {
     counters: wgpu::Buffer,
 }
 
+/// Neighbour slots of the particles `[first, first + count)`.
+struct SlotChunk {
+    count: u32,
+    /// `Chunk` uniform of the kernels.
+    range: wgpu::Buffer,
+    /// `[current, scratch]`, like `Buffers::counts`.
+    slots: [wgpu::Buffer; 2],
+}
+
+/// The largest storage binding the device accepts.
+fn binding_limit(device: &wgpu::Device) -> u64 {
+    let limits = device.limits();
+    limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size)
+}
+
+/// Splits the slot tables of `n` particles with `k` slots each into chunks that fit the
+/// device's binding limit; `current` (n × k slots) fills the current tables if given.
+fn slot_chunks(
+    device: &wgpu::Device,
+    n: u32,
+    k: u32,
+    current: Option<&[Slot]>,
+) -> Result<Vec<SlotChunk>, GpuError> {
+    let per_particle = k as u64 * size_of::<Slot>() as u64;
+    let per_chunk = (binding_limit(device) / per_particle).min(n as u64) as u32;
+    if per_chunk == 0 {
+        return Err(GpuError::Unsupported(format!(
+            "GPU table dem.contact_history: {k} neighbour slots of one particle ({per_particle} bytes) exceed this adapter's binding limit of {} bytes",
+            binding_limit(device)
+        )));
+    }
+    Ok((0..n.div_ceil(per_chunk))
+        .map(|c| {
+            let first = c * per_chunk;
+            let count = per_chunk.min(n - first);
+            let bytes = count as u64 * per_particle;
+            let range = (first as usize * k as usize)..((first + count) as usize * k as usize);
+            SlotChunk {
+                count,
+                range: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("dem.contact_history.chunk"),
+                    contents: bytemuck::cast_slice(&[first, count, 0, 0]),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                }),
+                slots: [
+                    match current {
+                        Some(all) => init(device, "dem.contact_history", &all[range]),
+                        None => zeroed(device, "dem.contact_history", bytes),
+                    },
+                    zeroed(device, "dem.contact_history.scratch", bytes),
+                ],
+            }
+        })
+        .collect())
+}
+
+fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("dem.rebuild.dispatch_args"),
+        size: (4 + chunks as u64) * 12,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+        mapped_at_creation: false,
+    })
+}
+
 struct BindGroups {
     rebuild: wgpu::BindGroup,
-    commit: wgpu::BindGroup,
     hash: wgpu::BindGroup,
     radix: Vec<wgpu::BindGroup>,
     ranges: wgpu::BindGroup,
-    neighbours: wgpu::BindGroup,
-    contacts: wgpu::BindGroup,
+    /// One per slot chunk.
+    neighbours: Vec<wgpu::BindGroup>,
+    /// One per slot chunk.
+    commit: Vec<wgpu::BindGroup>,
+    /// One per slot chunk.
+    contacts: Vec<wgpu::BindGroup>,
     reduce: wgpu::BindGroup,
     integrate: wgpu::BindGroup,
 }
@@ -438,7 +506,7 @@ impl GpuEngine {
             skin: skin as f32,
             one: 1.0,
             gravity: v4(sim.gravity),
-            flags: [u32::from(options.rebuild_every_step), 0, 0, 0],
+            flags: [u32::from(options.rebuild_every_step), 0, 0, 0], // chunks set below
         };
 
         let positions: Vec<Position> = (0..n)
@@ -496,14 +564,12 @@ impl GpuEngine {
         let radix_passes = table_bits.div_ceil(4);
         let nw = n_walls.max(1) as u64;
         let table = 1u64 << table_bits;
-        let slots_bytes = n as u64 * params.slots as u64 * size_of::<Slot>() as u64;
         let n64 = n as u64;
+        let chunks = slot_chunks(device, n as u32, params.slots, None)?;
+        let mut params = params;
+        params.flags[1] = chunks[0].count;
+        params.flags[2] = chunks.len() as u32;
         for (label, bytes, what) in [
-            (
-                "dem.contact_history",
-                slots_bytes,
-                format!("{n} particles × {} neighbour slots × 16 B", params.slots),
-            ),
             (
                 "dem.wall_partial",
                 nw * n64 * 32,
@@ -566,19 +632,12 @@ impl GpuEngine {
                 zeroed(device, "dem.neighbour_count", n as u64 * 4),
                 zeroed(device, "dem.neighbour_count.scratch", n as u64 * 4),
             ],
-            slots: [
-                zeroed(device, "dem.contact_history", slots_bytes),
-                zeroed(device, "dem.contact_history.scratch", slots_bytes),
-            ],
+            dispatch_args: dispatch_args(device, chunks.len()),
+            chunks,
             built_at: zeroed(device, "dem.built_at", n as u64 * 16),
             // The flag starts set: the first step builds the lists.
             rebuild_state: init(device, "dem.rebuild_state", &[1u32, 0, 0, 0]),
-            dispatch_args: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("dem.rebuild.dispatch_args"),
-                size: 4 * 12,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
-                mapped_at_creation: false,
-            }),
+
             wall_hist: zeroed(device, "dem.wall_history", nw * n as u64 * 16),
             wall_partial: zeroed(device, "dem.wall_partial", nw * n as u64 * 32),
             wall_out: zeroed(device, "dem.wall_force", nw * 32),
@@ -610,44 +669,58 @@ impl GpuEngine {
 
     fn bind_groups(device: &wgpu::Device, k: &Kernels, b: &Buffers, passes: u32) -> BindGroups {
         let sorted = (passes % 2) as usize;
-        let neighbours = bind(
-            device,
-            "dem.neighbours",
-            &k.neighbours,
-            &[
-                &b.params,
-                &b.pos,
-                &b.cells,
-                &b.vals[sorted],
-                &b.ranges,
-                &b.counts[0],
-                &b.slots[0],
-                &b.counts[1],
-                &b.slots[1],
-                &b.counters,
-            ],
-        );
-        let contacts = bind(
-            device,
-            "dem.contact_forces",
-            &k.contacts,
-            &[
-                &b.params,
-                &b.pos,
-                &b.vel,
-                &b.omega,
-                &b.pred,
-                &b.material,
-                &b.pair_table,
-                &b.walls,
-                &b.counts[0],
-                &b.slots[0],
-                &b.wall_hist,
-                &b.wall_partial,
-                &b.ft,
-                &b.stats,
-            ],
-        );
+        let neighbours = b
+            .chunks
+            .iter()
+            .map(|c| {
+                bind(
+                    device,
+                    "dem.neighbours",
+                    &k.neighbours,
+                    &[
+                        &b.params,
+                        &b.pos,
+                        &b.cells,
+                        &b.vals[sorted],
+                        &b.ranges,
+                        &b.counts[0],
+                        &c.slots[0],
+                        &b.counts[1],
+                        &c.slots[1],
+                        &b.counters,
+                        &c.range,
+                    ],
+                )
+            })
+            .collect();
+        let contacts = b
+            .chunks
+            .iter()
+            .map(|c| {
+                bind(
+                    device,
+                    "dem.contact_forces",
+                    &k.contacts,
+                    &[
+                        &b.params,
+                        &b.pos,
+                        &b.vel,
+                        &b.omega,
+                        &b.pred,
+                        &b.material,
+                        &b.pair_table,
+                        &b.walls,
+                        &b.counts[0],
+                        &c.slots[0],
+                        &b.wall_hist,
+                        &b.wall_partial,
+                        &b.ft,
+                        &b.stats,
+                        &c.range,
+                    ],
+                )
+            })
+            .collect();
         let rebuild = bind(
             device,
             "dem.rebuild",
@@ -660,20 +733,27 @@ impl GpuEngine {
                 &b.dispatch_args,
             ],
         );
-        let commit = bind(
-            device,
-            "dem.rebuild.commit",
-            &k.rebuild_commit,
-            &[
-                &b.params,
-                &b.pos,
-                &b.built_at,
-                &b.counts[1],
-                &b.slots[1],
-                &b.counts[0],
-                &b.slots[0],
-            ],
-        );
+        let commit = b
+            .chunks
+            .iter()
+            .map(|c| {
+                bind(
+                    device,
+                    "dem.rebuild.commit",
+                    &k.rebuild_commit,
+                    &[
+                        &b.params,
+                        &b.pos,
+                        &b.built_at,
+                        &b.counts[1],
+                        &c.slots[1],
+                        &b.counts[0],
+                        &c.slots[0],
+                        &c.range,
+                    ],
+                )
+            })
+            .collect();
         BindGroups {
             rebuild,
             commit,
@@ -772,9 +852,15 @@ impl GpuEngine {
         }
         indirect(pass, &k.ranges_clear, &g.ranges, 3);
         indirect(pass, &k.ranges_mark, &g.ranges, 0);
-        indirect(pass, &k.neighbours, &g.neighbours, 0);
-        indirect(pass, &k.rebuild_commit, &g.commit, 0);
-        direct(pass, &k.contacts, &g.contacts, groups(n, 64));
+        for c in 0..self.buffers.chunks.len() {
+            indirect(pass, &k.neighbours, &g.neighbours[c], 4 + c as u64);
+        }
+        for c in 0..self.buffers.chunks.len() {
+            indirect(pass, &k.rebuild_commit, &g.commit[c], 4 + c as u64);
+        }
+        for (c, chunk) in self.buffers.chunks.iter().enumerate() {
+            direct(pass, &k.contacts, &g.contacts[c], groups(chunk.count, 64));
+        }
         if reduce {
             if self.params.n_walls > 0 {
                 direct(pass, &k.reduce_walls, &g.reduce, self.params.n_walls);
@@ -996,9 +1082,9 @@ impl GpuEngine {
     }
 
     /// Buffers a batch changes: backed up before it, restored to redo it.
-    fn mutable(&self) -> [&wgpu::Buffer; 11] {
+    fn mutable(&self) -> Vec<&wgpu::Buffer> {
         let b = &self.buffers;
-        [
+        let mut out = vec![
             &b.pos,
             &b.vel,
             &b.omega,
@@ -1007,10 +1093,11 @@ impl GpuEngine {
             &b.walls,
             &b.wall_hist,
             &b.counts[0],
-            &b.slots[0],
             &b.built_at,
             &b.rebuild_state,
-        ]
+        ];
+        out.extend(b.chunks.iter().map(|c| &c.slots[0]));
+        out
     }
 
     fn restore(&mut self, slot: usize) {
@@ -1031,17 +1118,8 @@ impl GpuEngine {
         let old_k = self.params.slots as usize;
         let new_k = (needed as usize + 4).max(old_k * 3 / 2);
         let n = self.params.n as usize;
-        let bytes = (n * new_k * size_of::<Slot>()) as u64;
-        check_table(
-            &self.device,
-            "dem.contact_history",
-            bytes,
-            &format!(
-                "capacity {old_k} per particle was full, a particle needed {needed}; regrowing to {new_k} slots × {n} particles × 16 B"
-            ),
-        )?;
         let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
-        let slots: Vec<Slot> = self.read(&self.buffers.slots[0], n * old_k)?;
+        let slots = self.read_slots()?;
         let mut relaid = vec![Slot::zeroed(); n * new_k];
         for i in 0..n {
             let c = (counts[i] as usize).min(old_k);
@@ -1050,12 +1128,10 @@ impl GpuEngine {
         log::info!(
             "neighbour table dem.contact_history: capacity {old_k} per particle, a particle needed {needed}; regrown to {new_k} and the batch redone"
         );
-        self.buffers.slots[0] = init(&self.device, "dem.contact_history", &relaid);
-        self.buffers.slots[1] = zeroed(
-            &self.device,
-            "dem.contact_history.scratch",
-            (n * new_k * size_of::<Slot>()) as u64,
-        );
+        self.buffers.chunks = slot_chunks(&self.device, n as u32, new_k as u32, Some(&relaid))?;
+        self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
+        self.params.flags[1] = self.buffers.chunks[0].count;
+        self.params.flags[2] = self.buffers.chunks.len() as u32;
         self.params.slots = new_k as u32;
         self.queue
             .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
@@ -1079,7 +1155,7 @@ impl GpuEngine {
         let n = self.params.n as usize;
         let k = self.params.slots as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
-        let slots: Vec<Slot> = self.read(&self.buffers.slots[0], n * k)?;
+        let slots = self.read_slots()?;
         Ok((0..n)
             .flat_map(|i| {
                 let c = (counts[i] as usize).min(k);
@@ -1088,6 +1164,21 @@ impl GpuEngine {
                     .map(move |s| (i as u32, s.partner))
             })
             .collect())
+    }
+
+    /// All current slots, `n × slots` in particle order, gathered from the chunks.
+    fn read_slots(&self) -> Result<Vec<Slot>, GpuError> {
+        let k = self.params.slots as usize;
+        let mut all = Vec::with_capacity(self.params.n as usize * k);
+        for c in &self.buffers.chunks {
+            all.extend(self.read::<Slot>(&c.slots[0], c.count as usize * k)?);
+        }
+        Ok(all)
+    }
+
+    /// Number of buffers the neighbour slots are split into.
+    pub fn slot_chunks(&self) -> usize {
+        self.buffers.chunks.len()
     }
 
     /// Neighbour-list skin (m): lists hold the pairs whose surfaces are closer than this.
