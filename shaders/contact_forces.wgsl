@@ -6,7 +6,8 @@
 // holds exactly, and the sum order is fixed, so a run is bitwise reproducible on a device.
 // Each side stores its own copy of the pair's history; both copies are computed from the same
 // inputs, so they stay identical. Particle–wall contacts follow, with per-(wall, particle)
-// history and per-particle wall partials that `wall_reduce` sums in a fixed order.
+// history; each workgroup sums its particles' wall forces with a fixed tree and writes one
+// partial per wall, which `wall_reduce` sums in a fixed order.
 // Dispatched once per chunk of particles (see `Chunk`).
 // CPU twin: `Simulation::compute_forces`.
 
@@ -21,17 +22,53 @@
 @group(0) @binding(8) var<storage, read> count: array<u32>;
 @group(0) @binding(9) var<storage, read_write> slots: array<Slot>;
 @group(0) @binding(10) var<storage, read_write> wall_hist: array<vec4<f32>>;
-@group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;
+@group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
 @group(0) @binding(12) var<storage, read_write> ft: array<ForceTorque>;
 @group(0) @binding(13) var<storage, read_write> stats: array<vec4<u32>>;
 @group(0) @binding(14) var<uniform> chunk: Chunk;
 
+const MAX_WALLS: u32 = 16u;
+var<workgroup> red_f: array<vec4<f32>, 64>;
+var<workgroup> red_t: array<vec4<f32>, 64>;
+
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if gid.x >= chunk.count {
-        return;
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+    @builtin(workgroup_id) wg: vec3<u32>,
+) {
+    // No early return: every invocation reaches the wall reduction's barriers.
+    var wall_f: array<vec4<f32>, MAX_WALLS>;
+    var wall_t: array<vec4<f32>, MAX_WALLS>;
+    if gid.x < chunk.count {
+        particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t);
     }
-    let i = chunk.first + gid.x;
+    // Chunks start at multiples of the workgroup size, so this is the global group index.
+    let group = chunk.first / WG + wg.x;
+    for (var w = 0u; w < params.n_walls; w++) {
+        red_f[li] = wall_f[w];
+        red_t[li] = wall_t[w];
+        workgroupBarrier();
+        for (var half = 32u; half > 0u; half = half / 2u) {
+            if li < half {
+                red_f[li] += red_f[li + half];
+                red_t[li] += red_t[li + half];
+            }
+            workgroupBarrier();
+        }
+        if li == 0u {
+            wall_partial[group * params.n_walls + w] = ForceTorque(red_f[0], red_t[0]);
+        }
+        workgroupBarrier();
+    }
+}
+
+fn particle(
+    i: u32,
+    local: u32,
+    wall_f: ptr<function, array<vec4<f32>, MAX_WALLS>>,
+    wall_t: ptr<function, array<vec4<f32>, MAX_WALLS>>,
+) {
     let pi = pos[i];
     var force = params.gravity.xyz * pi.lo.w;
     var torque = vec3<f32>(0.0);
@@ -39,7 +76,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var n_walls = 0u;
     var n_sliding = 0u;
 
-    let base = gid.x * params.slots;  // slots of this chunk
+    let base = local * params.slots;  // slots of this chunk
     let n_slots = min(count[i], params.slots);
     for (var s = 0u; s < n_slots; s++) {
         let j = slots[base + s].partner;
@@ -116,7 +153,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         if !hit {
             wall_hist[idx] = vec4<f32>(0.0);
-            wall_partial[idx] = ForceTorque(vec4<f32>(0.0), vec4<f32>(0.0));
             continue;
         }
         let r_p = -normal * (pi.hi.w - 0.5 * overlap);
@@ -131,7 +167,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         force += out.force;
         torque += cross(r_p, out.force);
         wall_hist[idx] = vec4<f32>(out.tangential, 0.0);
-        wall_partial[idx] = ForceTorque(vec4<f32>(-out.force, 0.0), vec4<f32>(cross(rel + r_p, -out.force), 0.0));
+        (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
+        (*wall_t)[w] = vec4<f32>(cross(rel + r_p, -out.force), 0.0);
         n_walls += 1u;
         n_sliding += out.sliding;
     }

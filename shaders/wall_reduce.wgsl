@@ -1,6 +1,7 @@
-// wall_reduce.wgsl — per-wall force and torque, and contact counts, summed in a fixed order
-// (each thread a strided sequence, then a fixed tree), so the result is reproducible bit for
-// bit. One workgroup per wall; `stats` runs as one more workgroup.
+// wall_reduce.wgsl — per-wall force and torque (from the per-workgroup partials of
+// `contact_forces`), and contact counts, summed in a fixed order (each thread a strided
+// sequence, then a fixed tree), so the result is reproducible bit for bit. One workgroup per
+// wall; `stats` runs as one more workgroup.
 // CPU twin: the wall.force / wall.torque sums of `Simulation::compute_forces`.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -19,8 +20,9 @@ fn walls_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     let w = wg.x;
     var f = vec4<f32>(0.0);
     var t = vec4<f32>(0.0);
-    for (var i = li; i < params.n; i += RW) {
-        let p = wall_partial[w * params.n + i];
+    let groups = (params.n + WG - 1u) / WG;
+    for (var g = li; g < groups; g += RW) {
+        let p = wall_partial[g * params.n_walls + w];
         f += p.force;
         t += p.torque;
     }

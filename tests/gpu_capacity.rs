@@ -111,7 +111,7 @@ fn slot_tables_over_the_binding_limit_are_split_without_changing_results() {
     assert_eq!(whole.walls[0].force, split.walls[0].force);
 }
 
-/// What cannot be split is refused by name: the slots of a single particle must fit one
+/// What cannot be split is refused by name: the slots of 64 particles (one workgroup) must fit one
 /// binding, and tables indexed across all particles (positions, wall partial sums) must fit
 /// whole.
 #[test]
@@ -128,13 +128,21 @@ fn what_cannot_be_split_is_refused_by_name() {
         .map(|e| e.to_string())
         .expect("must be refused");
     assert!(
-        err.contains("dem.contact_history") && err.contains("2048 bytes"),
+        err.contains("dem.contact_history") && err.contains("131072 bytes"),
         "{err}"
     );
-    let err = GpuEngine::new(&device, &queue, &packing(100, 0.03), GpuOptions::default())
-        .err()
-        .map(|e| e.to_string())
-        .expect("must be refused");
+    let err = GpuEngine::new(
+        &device,
+        &queue,
+        &packing(100, 0.03),
+        GpuOptions {
+            slots: 1,
+            ..GpuOptions::default()
+        },
+    )
+    .err()
+    .map(|e| e.to_string())
+    .expect("must be refused");
     assert!(
         err.contains("GPU table dem.") && err.contains("at most 1024 bytes"),
         "{err}"

@@ -311,10 +311,18 @@ fn slot_chunks(
     current: Option<&[Slot]>,
 ) -> Result<Vec<SlotChunk>, GpuError> {
     let per_particle = k as u64 * size_of::<Slot>() as u64;
-    let per_chunk = (binding_limit(device) / per_particle).min(n as u64) as u32;
+    let fits = binding_limit(device) / per_particle;
+    // Chunks start at multiples of the workgroup size (contact_forces indexes its per-group
+    // wall partials by chunk start / 64), unless one chunk holds everything.
+    let per_chunk = if fits >= n as u64 {
+        n
+    } else {
+        (fits - fits % 64) as u32
+    };
     if per_chunk == 0 {
         return Err(GpuError::Unsupported(format!(
-            "GPU table dem.contact_history: {k} neighbour slots of one particle ({per_particle} bytes) exceed this adapter's binding limit of {} bytes",
+            "GPU table dem.contact_history: {k} neighbour slots of 64 particles ({} bytes) exceed this adapter's binding limit of {} bytes",
+            64 * per_particle,
             binding_limit(device)
         )));
     }
@@ -480,6 +488,11 @@ impl GpuEngine {
             )));
         }
         let n_walls = sim.walls.len() as u32;
+        if n_walls > 16 {
+            return Err(GpuError::Unsupported(format!(
+                "the GPU engine handles at most 16 walls; this scene has {n_walls} (use --backend cpu)"
+            )));
+        }
         let table_bits = (2 * n).next_power_of_two().trailing_zeros().max(1);
         // The CPU reference's skin: 10 % of the smallest diameter.
         let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
@@ -572,8 +585,8 @@ impl GpuEngine {
         for (label, bytes, what) in [
             (
                 "dem.wall_partial",
-                nw * n64 * 32,
-                format!("{n} particles × {n_walls} walls × 32 B"),
+                nw * n64.div_ceil(64) * 32,
+                format!("{} workgroups × {n_walls} walls × 32 B", n64.div_ceil(64)),
             ),
             (
                 "dem.wall_history",
@@ -639,7 +652,11 @@ impl GpuEngine {
             rebuild_state: init(device, "dem.rebuild_state", &[1u32, 0, 0, 0]),
 
             wall_hist: zeroed(device, "dem.wall_history", nw * n as u64 * 16),
-            wall_partial: zeroed(device, "dem.wall_partial", nw * n as u64 * 32),
+            wall_partial: zeroed(
+                device,
+                "dem.wall_partial",
+                nw * (n as u64).div_ceil(64) * 32,
+            ),
             wall_out: zeroed(device, "dem.wall_force", nw * 32),
             stats_out: zeroed(device, "dem.contact_stats.total", 16),
             counters: zeroed(device, "dem.counters", 16),
