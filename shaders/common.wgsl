@@ -19,7 +19,8 @@ struct SimParams {
     skin: f32,
     one: f32,            // 1.0, read at run time: keeps compilers from simplifying TwoSum away
     gravity: vec4<f32>,
-    flags: vec4<u32>,    // x: rebuild every step (tests); y: particles per chunk; z: chunks
+    flags: vec4<u32>,    // x: rebuild every step (tests); y: particles per chunk; z: chunks;
+                         // w: wall slots per particle
 }
 
 // The particles [first, first + count) whose neighbour slots live in one buffer: the slot
@@ -89,11 +90,13 @@ struct ForceTorque {
 
 // Overflow and capacity counters read back by the host.
 struct Counters {
-    failed: atomic<u32>,          // bit 0: a neighbour list overflowed
-    max_neighbours: atomic<u32>,  // largest neighbour count any particle needed
+    failed: atomic<u32>,             // bit 0: a neighbour list overflowed; bit 1: wall slots did
+    max_neighbours: atomic<u32>,     // largest neighbour count any particle needed
+    max_wall_contacts: atomic<u32>,  // most walls any particle touched at once
     _p0: u32,
-    _p1: u32,
 }
+
+const NO_WALL: u32 = 0xFFFFFFFFu;
 
 const RADIX_TILE: u32 = 128u;
 const WG: u32 = 64u;

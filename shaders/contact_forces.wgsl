@@ -5,8 +5,8 @@
 // of a pair compute bit-identical forces and apply them with opposite signs: Newton's third law
 // holds exactly, and the sum order is fixed, so a run is bitwise reproducible on a device.
 // Each side stores its own copy of the pair's history; both copies are computed from the same
-// inputs, so they stay identical. Particle–wall contacts follow, with per-(wall, particle)
-// history; each workgroup sums its particles' wall forces with a fixed tree and writes one
+// inputs, so they stay identical. Particle–wall contacts follow, each particle keeping a few
+// wall slots (wall id and history) carried over by wall id, overflow flagged for regrowth; each workgroup sums its particles' wall forces with a fixed tree and writes one
 // partial per wall, which `wall_reduce` sums in a fixed order.
 // Dispatched once per chunk of particles (see `Chunk`).
 // CPU twin: `Simulation::compute_forces`.
@@ -21,11 +21,12 @@
 @group(0) @binding(7) var<storage, read> walls: array<Wall>;
 @group(0) @binding(8) var<storage, read> count: array<u32>;
 @group(0) @binding(9) var<storage, read_write> slots: array<Slot>;
-@group(0) @binding(10) var<storage, read_write> wall_hist: array<vec4<f32>>;
+@group(0) @binding(10) var<storage, read_write> wall_slots: array<Slot>;  // [particle][slot]
 @group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
 @group(0) @binding(12) var<storage, read_write> ft: array<ForceTorque>;
 @group(0) @binding(13) var<storage, read_write> stats: array<vec4<u32>>;
 @group(0) @binding(14) var<uniform> chunk: Chunk;
+@group(0) @binding(15) var<storage, read_write> counters: Counters;
 
 const MAX_WALLS: u32 = 16u;
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -128,9 +129,16 @@ fn particle(
     let vi = vel[i];
     let wi = omega[i];
     let qi = pred[i];
+    // This particle's wall slots of the last step, read before they are rewritten.
+    let ws = params.flags.w;
+    let wbase = i * ws;
+    var old_walls: array<Slot, MAX_WALLS>;
+    for (var k = 0u; k < ws; k++) {
+        old_walls[k] = wall_slots[wbase + k];
+    }
+    var n_touching = 0u;
     for (var w = 0u; w < params.n_walls; w++) {
         let wall = walls[w];
-        let idx = w * params.n + i;
         let rel = ds_diff(Position(wall.point_hi, wall.point_lo), pi, params.one);  // x − wall point
         var hit = false;
         var overlap = 0.0;
@@ -152,8 +160,14 @@ fn particle(
             }
         }
         if !hit {
-            wall_hist[idx] = vec4<f32>(0.0);
             continue;
+        }
+        var u_prev = vec3<f32>(0.0);
+        for (var k = 0u; k < ws; k++) {
+            if old_walls[k].partner == w {
+                u_prev = old_walls[k].tangential;
+                break;
+            }
         }
         let r_p = -normal * (pi.hi.w - 0.5 * overlap);
         let rel_velocity = qi.v.xyz + cross(qi.w.xyz, r_p) - wall.velocity.xyz;
@@ -162,16 +176,26 @@ fn particle(
         let p = contact_params(rec, params.law, pi.lo.w, pi.hi.w);
         let out = contact_force(
             params.law, params.history, overlap, normal, rel_velocity, rel_displacement,
-            wall_hist[idx].xyz, p,
+            u_prev, p,
         );
         force += out.force;
         torque += cross(r_p, out.force);
-        wall_hist[idx] = vec4<f32>(out.tangential, 0.0);
+        if n_touching < ws {
+            wall_slots[wbase + n_touching] = Slot(out.tangential, w);
+        }
+        n_touching += 1u;
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
         (*wall_t)[w] = vec4<f32>(cross(rel + r_p, -out.force), 0.0);
         n_walls += 1u;
         n_sliding += out.sliding;
     }
+    for (var k = n_touching; k < ws; k++) {
+        wall_slots[wbase + k] = Slot(vec3<f32>(0.0), NO_WALL);
+    }
+    if n_touching > ws {
+        atomicOr(&counters.failed, 2u);
+    }
+    atomicMax(&counters.max_wall_contacts, n_touching);
     ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
     stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);
 }

@@ -148,3 +148,85 @@ fn what_cannot_be_split_is_refused_by_name() {
         "{err}"
     );
 }
+
+/// A sphere pushed into a corner touches three walls at once. Starting with one wall slot per
+/// particle, the wall table overflows, is regrown (to three) and the batch redone; the run is
+/// bitwise identical to one that had enough wall slots from the start, and its history holds
+/// the sphere still in the corner (static friction on three walls under tilted gravity).
+#[test]
+fn wall_slots_are_regrown_without_changing_results() {
+    let Some(ctx) = gpu() else { return };
+    let sim = scene(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        gravity = [-3.0, -3.0, -9.0]
+        [contact]
+        law = "hertz"
+        history = "true"
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5
+        [[particles]]
+        kind = "explicit"
+        material = "m"
+        spheres = [{ position = [0.005, 0.005, 0.005], radius = 0.005 }]
+        [[walls]]
+        kind = "plane"
+        name = "floor"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        [[walls]]
+        kind = "plane"
+        name = "west"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [1.0, 0.0, 0.0]
+        [[walls]]
+        kind = "plane"
+        name = "south"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 1.0, 0.0]
+        [[walls]]
+        kind = "plane"
+        name = "lid"
+        material = "m"
+        point = [0.0, 0.0, 0.1]
+        normal = [0.0, 0.0, -1.0]
+        "#,
+    )
+    .simulation;
+    let run = |wall_slots: u32| {
+        let options = GpuOptions {
+            wall_slots,
+            batch_steps: 100,
+            ..GpuOptions::default()
+        };
+        let mut engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, options)
+            .unwrap_or_else(|e| panic!("{e}"));
+        engine.run(2000).unwrap_or_else(|e| panic!("{e}"));
+        let mut out = sim.clone();
+        engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
+        (out, engine.regrowths, engine.wall_slots())
+    };
+    let (small, regrowths, slots) = run(1);
+    let (ample, ample_regrowths, _) = run(4);
+    eprintln!(
+        "1 wall slot: {regrowths} regrowths to {slots}; 4 slots: {ample_regrowths} regrowths"
+    );
+    assert!(regrowths > 0 && slots >= 3);
+    assert_eq!(ample_regrowths, 0);
+    assert_eq!(small.stats.wall_contacts, 3);
+    assert_eq!(small.particles.position, ample.particles.position);
+    assert_eq!(small.particles.velocity, ample.particles.velocity);
+    for (a, b) in small.walls.iter().zip(&ample.walls) {
+        assert_eq!(a.force, b.force);
+    }
+}

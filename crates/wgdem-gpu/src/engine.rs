@@ -44,6 +44,9 @@ pub struct GpuOptions {
     /// Rebuild the neighbour lists every step instead of when some particle has moved half
     /// the skin (for tests: results must not depend on it beyond rounding).
     pub rebuild_every_step: bool,
+    /// Wall slots per particle to start with (walls one particle touches at once; regrown
+    /// when a particle touches more).
+    pub wall_slots: u32,
 }
 
 impl Default for GpuOptions {
@@ -52,6 +55,7 @@ impl Default for GpuOptions {
             slots: 16,
             batch_steps: 200,
             rebuild_every_step: false,
+            wall_slots: 4,
         }
     }
 }
@@ -232,7 +236,7 @@ impl Kernels {
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W],
             ),
             reduce_walls: k(
                 "wall_reduce",
@@ -278,7 +282,8 @@ struct Buffers {
     built_at: wgpu::Buffer,
     rebuild_state: wgpu::Buffer,
     dispatch_args: wgpu::Buffer,
-    wall_hist: wgpu::Buffer,
+    /// Per particle, `flags[3]` wall slots: wall id and tangential history.
+    wall_slots: wgpu::Buffer,
     wall_partial: wgpu::Buffer,
     wall_out: wgpu::Buffer,
     stats_out: wgpu::Buffer,
@@ -350,6 +355,12 @@ fn slot_chunks(
         })
         .collect())
 }
+
+/// A wall slot that holds no contact (`NO_WALL` in common.wgsl).
+const EMPTY_WALL_SLOT: Slot = Slot {
+    tangential: [0.0; 3],
+    partner: u32::MAX,
+};
 
 fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
@@ -582,6 +593,8 @@ impl GpuEngine {
         let mut params = params;
         params.flags[1] = chunks[0].count;
         params.flags[2] = chunks.len() as u32;
+        // A particle touches few walls at once (regrown on overflow).
+        params.flags[3] = options.wall_slots.clamp(1, n_walls.max(1));
         for (label, bytes, what) in [
             (
                 "dem.wall_partial",
@@ -590,8 +603,8 @@ impl GpuEngine {
             ),
             (
                 "dem.wall_history",
-                nw * n64 * 16,
-                format!("{n} particles × {n_walls} walls × 16 B"),
+                n64 * params.flags[3] as u64 * 16,
+                format!("{n} particles × {} wall slots × 16 B", params.flags[3]),
             ),
             (
                 "dem.cell_ranges",
@@ -651,7 +664,11 @@ impl GpuEngine {
             // The flag starts set: the first step builds the lists.
             rebuild_state: init(device, "dem.rebuild_state", &[1u32, 0, 0, 0]),
 
-            wall_hist: zeroed(device, "dem.wall_history", nw * n as u64 * 16),
+            wall_slots: init(
+                device,
+                "dem.wall_history",
+                &vec![EMPTY_WALL_SLOT; n * params.flags[3] as usize],
+            ),
             wall_partial: zeroed(
                 device,
                 "dem.wall_partial",
@@ -729,11 +746,12 @@ impl GpuEngine {
                         &b.walls,
                         &b.counts[0],
                         &c.slots[0],
-                        &b.wall_hist,
+                        &b.wall_slots,
                         &b.wall_partial,
                         &b.ft,
                         &b.stats,
                         &c.range,
+                        &b.counters,
                     ],
                 )
             })
@@ -936,7 +954,7 @@ impl GpuEngine {
                     };
                     on_batch(&self.last, &mut control);
                 }
-                Err(needed) => {
+                Err(counters) => {
                     // Let the later batches finish, discard them, rewind and regrow.
                     for later in in_flight.drain(..) {
                         let _ = self.wait_for(&later)?;
@@ -946,7 +964,12 @@ impl GpuEngine {
                     self.steps = batch.start_steps;
                     self.time = self.time_at(self.steps);
                     submitted = self.steps;
-                    self.regrow(needed)?;
+                    if counters.failed & 1 != 0 {
+                        self.regrow(counters.max_neighbours)?;
+                    }
+                    if counters.failed & 2 != 0 {
+                        self.regrow_wall_slots(counters.max_wall_contacts)?;
+                    }
                     self.ensure_pools();
                 }
             }
@@ -1039,8 +1062,8 @@ impl GpuEngine {
         }
     }
 
-    /// Waits for a batch's results; `Err(needed)` when its neighbour table overflowed.
-    fn wait_for(&self, batch: &InFlight) -> Result<Result<WallReadout, u32>, GpuError> {
+    /// Waits for a batch's results; `Err(counters)` when a table overflowed.
+    fn wait_for(&self, batch: &InFlight) -> Result<Result<WallReadout, Counters>, GpuError> {
         let readback = |e: String| GpuError::Readback(e);
         loop {
             match batch.mapped.try_recv() {
@@ -1068,7 +1091,7 @@ impl GpuEngine {
                 .map_err(|e| readback(e.to_string()))?;
             let counters: Counters = bytemuck::pod_read_unaligned(&view[..16]);
             if counters.failed != 0 {
-                Err(counters.max_neighbours)
+                Err(counters)
             } else {
                 let d3 = |a: &[f32]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
                 let walls: Vec<ForceTorque> = bytemuck::pod_collect_to_vec(
@@ -1108,7 +1131,7 @@ impl GpuEngine {
             &b.orientation,
             &b.pred,
             &b.walls,
-            &b.wall_hist,
+            &b.wall_slots,
             &b.counts[0],
             &b.built_at,
             &b.rebuild_state,
@@ -1181,6 +1204,48 @@ impl GpuEngine {
                     .map(move |s| (i as u32, s.partner))
             })
             .collect())
+    }
+
+    /// Regrows each particle's wall slots to hold `needed` walls at once, keeping their history.
+    fn regrow_wall_slots(&mut self, needed: u32) -> Result<(), GpuError> {
+        let n = self.params.n as usize;
+        let old = self.params.flags[3] as usize;
+        let new = (needed as usize)
+            .max(2 * old)
+            .min(self.params.n_walls as usize);
+        check_table(
+            &self.device,
+            "dem.wall_history",
+            (n * new * size_of::<Slot>()) as u64,
+            &format!(
+                "capacity {old} walls per particle was full, a particle touched {needed}; regrowing to {new} × {n} particles × 16 B"
+            ),
+        )?;
+        let slots: Vec<Slot> = self.read(&self.buffers.wall_slots, n * old)?;
+        let mut relaid = vec![EMPTY_WALL_SLOT; n * new];
+        for i in 0..n {
+            relaid[i * new..i * new + old].copy_from_slice(&slots[i * old..(i + 1) * old]);
+        }
+        log::info!(
+            "wall table dem.wall_history: capacity {old} per particle, a particle touched {needed} walls; regrown to {new} and the batch redone"
+        );
+        self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
+        self.params.flags[3] = new as u32;
+        self.queue
+            .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
+        self.groups = Self::bind_groups(
+            &self.device,
+            &self.kernels,
+            &self.buffers,
+            self.radix_passes,
+        );
+        self.regrowths += 1;
+        Ok(())
+    }
+
+    /// Wall slots per particle.
+    pub fn wall_slots(&self) -> u32 {
+        self.params.flags[3]
     }
 
     /// All current slots, `n × slots` in particle order, gathered from the chunks.

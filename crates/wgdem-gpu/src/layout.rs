@@ -33,7 +33,8 @@ pub struct SimParams {
     pub one: f32,
     /// Gravity (m/s²), w unused.
     pub gravity: [f32; 4],
-    /// x: rebuild the neighbour lists every step (1) or only when needed (0).
+    /// x: rebuild the neighbour lists every step (1) or only when needed (0); y: particles per
+    /// slot chunk; z: slot chunks; w: wall slots per particle.
     pub flags: [u32; 4],
 }
 
@@ -121,12 +122,14 @@ pub struct ForceTorque {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq, Default)]
 pub struct Counters {
-    /// Bit 0: a neighbour list overflowed.
+    /// Bit 0: a neighbour list overflowed; bit 1: a particle's wall slots did.
     pub failed: u32,
     /// Largest neighbour count any particle needed.
     pub max_neighbours: u32,
+    /// Most walls any particle touched at once.
+    pub max_wall_contacts: u32,
     /// Padding.
-    pub pad: [u32; 2],
+    pub pad: u32,
 }
 
 /// `RadixPass` (radix.wgsl).
