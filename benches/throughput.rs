@@ -9,7 +9,9 @@
 //!   contacts per sphere from the first step, like a consolidated specimen.
 //!
 //! Each measurement runs `WGDEM_BENCH_STEPS` steps (default 200) after 20 warm-up steps (GPU
-//! pipelines, neighbour lists). Output: one line per measurement.
+//! pipelines, neighbour lists). Output: one line per measurement; GPU lines add the engine's
+//! memory per particle (state, tables, scratch, batch backups) and how many buffers the
+//! contact-history table is split into.
 
 use std::time::Instant;
 
@@ -129,8 +131,10 @@ fn main() {
                 let mut out = sim.clone();
                 engine.read_into(&mut out).expect("GPU read");
                 println!(
-                    "scene={scene_name} backend=gpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e}",
-                    2.0 * out.stats.contacts as f64 / particles
+                    "scene={scene_name} backend=gpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e} gpu_bytes_per_particle={:.0} slot_chunks={}",
+                    2.0 * out.stats.contacts as f64 / particles,
+                    engine.memory_bytes() as f64 / particles,
+                    engine.slot_chunks()
                 );
             }
         }

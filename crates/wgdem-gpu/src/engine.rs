@@ -1243,6 +1243,51 @@ impl GpuEngine {
         Ok(())
     }
 
+    /// GPU memory held by the engine (bytes): state, tables, scratch, and the per-batch
+    /// backups and readback ring.
+    pub fn memory_bytes(&self) -> u64 {
+        let b = &self.buffers;
+        let mut all: Vec<&wgpu::Buffer> = vec![
+            &b.params,
+            &b.pos,
+            &b.vel,
+            &b.omega,
+            &b.orientation,
+            &b.pred,
+            &b.material,
+            &b.pair_table,
+            &b.walls,
+            &b.ft,
+            &b.stats,
+            &b.cells,
+            &b.keys[0],
+            &b.keys[1],
+            &b.vals[0],
+            &b.vals[1],
+            &b.tile_hist,
+            &b.ranges,
+            &b.counts[0],
+            &b.counts[1],
+            &b.built_at,
+            &b.rebuild_state,
+            &b.dispatch_args,
+            &b.wall_slots,
+            &b.wall_partial,
+            &b.wall_out,
+            &b.stats_out,
+            &b.counters,
+        ];
+        all.extend(b.radix_passes.iter());
+        all.extend(
+            b.chunks
+                .iter()
+                .flat_map(|c| [&c.range, &c.slots[0], &c.slots[1]]),
+        );
+        all.extend(self.backups.iter().flatten());
+        all.extend(self.staging.iter().map(|s| &s.buffer));
+        all.iter().map(|b| b.size()).sum()
+    }
+
     /// Wall slots per particle.
     pub fn wall_slots(&self) -> u32 {
         self.params.flags[3]
