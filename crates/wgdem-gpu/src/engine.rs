@@ -1173,15 +1173,7 @@ impl GpuEngine {
         self.params.flags[1] = self.buffers.chunks[0].count;
         self.params.flags[2] = self.buffers.chunks.len() as u32;
         self.params.slots = new_k as u32;
-        self.queue
-            .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
-        self.groups = Self::bind_groups(
-            &self.device,
-            &self.kernels,
-            &self.buffers,
-            self.radix_passes,
-        );
-        self.regrowths += 1;
+        self.tables_resized();
         Ok(())
     }
 
@@ -1231,15 +1223,7 @@ impl GpuEngine {
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
         self.params.flags[3] = new as u32;
-        self.queue
-            .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
-        self.groups = Self::bind_groups(
-            &self.device,
-            &self.kernels,
-            &self.buffers,
-            self.radix_passes,
-        );
-        self.regrowths += 1;
+        self.tables_resized();
         Ok(())
     }
 
@@ -1286,6 +1270,19 @@ impl GpuEngine {
         all.extend(self.backups.iter().flatten());
         all.extend(self.staging.iter().map(|s| &s.buffer));
         all.iter().map(|b| b.size()).sum()
+    }
+
+    /// After a table was regrown: new parameters to the GPU, new bind groups.
+    fn tables_resized(&mut self) {
+        self.queue
+            .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
+        self.groups = Self::bind_groups(
+            &self.device,
+            &self.kernels,
+            &self.buffers,
+            self.radix_passes,
+        );
+        self.regrowths += 1;
     }
 
     /// Wall slots per particle.
