@@ -1,7 +1,7 @@
 // contact_forces.wgsl — force and torque on every particle, without float atomics.
 //
 // One invocation per particle sums its own neighbour slots in list order. Each pair's force is
-// evaluated on canonically ordered inputs (A = smaller id, B = larger), so the two invocations
+// evaluated on canonically ordered inputs (A = smaller stable id, B = larger), so the two invocations
 // of a pair compute bit-identical forces and apply them with opposite signs: Newton's third law
 // holds exactly, and the sum order is fixed, so a run is bitwise reproducible on a device.
 // Each side stores its own copy of the pair's history; both copies are computed from the same
@@ -27,6 +27,7 @@
 @group(0) @binding(13) var<storage, read_write> stats: array<vec4<u32>>;
 @group(0) @binding(14) var<uniform> chunk: Chunk;
 @group(0) @binding(15) var<storage, read_write> counters: Counters;
+@group(0) @binding(16) var<storage, read> ids: array<u32>;  // stable id of each particle
 
 const MAX_WALLS: u32 = 16u;
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -81,8 +82,11 @@ fn particle(
     let n_slots = min(count[i], params.slots);
     for (var s = 0u; s < n_slots; s++) {
         let j = slots[base + s].partner;
-        let a = min(i, j);
-        let b = max(i, j);
+        // Canonical order by stable id: it fixes which body is A (and so the sign of the stored
+        // history) whatever order the particles currently sit in.
+        let i_first = ids[i] < ids[j];
+        let a = select(j, i, i_first);
+        let b = select(i, j, i_first);
         let pa = pos[a];
         let pb = pos[b];
         let d = ds_diff(pa, pb, params.one);

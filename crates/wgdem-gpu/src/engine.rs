@@ -6,6 +6,8 @@
 //!    the lists are rebuilt only when needed and the host never has to ask;
 //! 2. `hash`: cell and bucket of every particle;
 //! 3. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
+//!    (every `reorder_every` steps, at a batch start, with a rebuild forced: `permute.*`
+//!    reorders all particle data, neighbour slots and stable ids into that order;)
 //! 4. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
 //! 5. `neighbours`, `rebuild.commit`: each particle's partners within the skin, history carried
 //!    over by partner id, copied into the current lists;
@@ -47,6 +49,8 @@ pub struct GpuOptions {
     /// Wall slots per particle to start with (walls one particle touches at once; regrown
     /// when a particle touches more).
     pub wall_slots: u32,
+    /// Reorder particle data by cell at the first batch after every this many steps (0: never).
+    pub reorder_every: u64,
 }
 
 impl Default for GpuOptions {
@@ -56,6 +60,7 @@ impl Default for GpuOptions {
             batch_steps: 200,
             rebuild_every_step: false,
             wall_slots: 4,
+            reorder_every: 2000,
         }
     }
 }
@@ -188,6 +193,12 @@ fn groups(n: u32, size: u32) -> u32 {
 }
 
 struct Kernels {
+    permute_save: Kernel,
+    permute_gather: Kernel,
+    permute_invert: Kernel,
+    permute_identity: Kernel,
+    permute_save_slots: Kernel,
+    permute_gather_slots: Kernel,
     rebuild_check: Kernel,
     rebuild_plan: Kernel,
     rebuild_commit: Kernel,
@@ -215,8 +226,20 @@ impl Kernels {
         let reduce = [U, R, R, W, W];
         let integrate = [U, W, W, W, W, W, R, W];
         let rebuild = [U, R, R, W, W];
+        let permute = [U, U, R, R, W, W, U];
         let commit = [U, R, W, R, R, W, W, U];
         Self {
+            permute_save: k("permute", "dem.permute.save", "save", &permute),
+            permute_gather: k("permute", "dem.permute.gather", "gather", &permute),
+            permute_invert: k("permute", "dem.permute.invert", "invert", &permute),
+            permute_identity: k("permute", "dem.permute.identity", "identity", &permute),
+            permute_save_slots: k("permute", "dem.permute.save_slots", "save_slots", &permute),
+            permute_gather_slots: k(
+                "permute",
+                "dem.permute.gather_slots",
+                "gather_slots",
+                &permute,
+            ),
             rebuild_check: k("rebuild", "dem.rebuild.check", "check", &rebuild),
             rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
             rebuild_commit: k("commit", "dem.rebuild.commit", "main", &commit),
@@ -236,7 +259,7 @@ impl Kernels {
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R],
             ),
             reduce_walls: k(
                 "wall_reduce",
@@ -281,6 +304,14 @@ struct Buffers {
     chunks: Vec<SlotChunk>,
     built_at: wgpu::Buffer,
     rebuild_state: wgpu::Buffer,
+    /// Stable id of the particle at each index (particles are reordered by cell).
+    ids: wgpu::Buffer,
+    /// Old index → new index during a reorder.
+    new_index: wgpu::Buffer,
+    /// Scratch copy of one per-particle array during a reorder.
+    permute_scratch: wgpu::Buffer,
+    /// Stand-in for bindings a permute entry point does not use.
+    dummy: wgpu::Buffer,
     dispatch_args: wgpu::Buffer,
     /// Per particle, `flags[3]` wall slots: wall id and tangential history.
     wall_slots: wgpu::Buffer,
@@ -292,6 +323,7 @@ struct Buffers {
 
 /// Neighbour slots of the particles `[first, first + count)`.
 struct SlotChunk {
+    first: u32,
     count: u32,
     /// `Chunk` uniform of the kernels.
     range: wgpu::Buffer,
@@ -338,6 +370,7 @@ fn slot_chunks(
             let bytes = count as u64 * per_particle;
             let range = (first as usize * k as usize)..((first + count) as usize * k as usize);
             SlotChunk {
+                first,
                 count,
                 range: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("dem.contact_history.chunk"),
@@ -356,6 +389,19 @@ fn slot_chunks(
         .collect())
 }
 
+/// u32 words per particle of the largest array a reorder gathers (positions or wall slots).
+fn permute_words(wall_slots: u32) -> u64 {
+    (wall_slots as u64 * 4).max(8)
+}
+
+fn uniform_words(device: &wgpu::Device, label: &str, words: [u32; 4]) -> wgpu::Buffer {
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::cast_slice(&words),
+        usage: wgpu::BufferUsages::UNIFORM,
+    })
+}
+
 /// A wall slot that holds no contact (`NO_WALL` in common.wgsl).
 const EMPTY_WALL_SLOT: Slot = Slot {
     tangential: [0.0; 3],
@@ -371,7 +417,18 @@ fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
     })
 }
 
+/// Bind groups of a reorder: one per permuted array, one per slot chunk, one per
+/// (destination, source) pair of chunks.
+struct PermuteGroups {
+    invert: wgpu::BindGroup,
+    identity: wgpu::BindGroup,
+    arrays: Vec<wgpu::BindGroup>,
+    save_slots: Vec<wgpu::BindGroup>,
+    gather_slots: Vec<Vec<wgpu::BindGroup>>,
+}
+
 struct BindGroups {
+    permute: PermuteGroups,
     rebuild: wgpu::BindGroup,
     hash: wgpu::BindGroup,
     radix: Vec<wgpu::BindGroup>,
@@ -424,6 +481,8 @@ fn write_wall_velocity(queue: &wgpu::Queue, walls: &wgpu::Buffer, wall: usize, v
 struct InFlight {
     /// Steps before the batch, to redo it.
     start_steps: u64,
+    /// The reorder schedule before the batch, to redo it.
+    next_reorder_before: u64,
     steps: u32,
     /// Index into the backup pool and the staging ring.
     slot: usize,
@@ -461,6 +520,8 @@ pub struct GpuEngine {
     start_steps: u64,
     start_time: f64,
     dt: f64,
+    reorder_every: u64,
+    next_reorder: u64,
 }
 
 fn split(x: f64) -> (f32, f32) {
@@ -661,6 +722,18 @@ impl GpuEngine {
             dispatch_args: dispatch_args(device, chunks.len()),
             chunks,
             built_at: zeroed(device, "dem.built_at", n as u64 * 16),
+            ids: init(
+                device,
+                "dem.stable_id",
+                &(0..n as u32).collect::<Vec<u32>>(),
+            ),
+            new_index: zeroed(device, "dem.permute.new_index", n as u64 * 4),
+            permute_scratch: zeroed(
+                device,
+                "dem.permute.scratch",
+                n as u64 * permute_words(params.flags[3]) * 4,
+            ),
+            dummy: zeroed(device, "dem.permute.unused", 16),
             // The flag starts set: the first step builds the lists.
             rebuild_state: init(device, "dem.rebuild_state", &[1u32, 0, 0, 0]),
 
@@ -679,7 +752,7 @@ impl GpuEngine {
             counters: zeroed(device, "dem.counters", 16),
         };
         let kernels = Kernels::new(device);
-        let groups = Self::bind_groups(device, &kernels, &buffers, radix_passes);
+        let groups = Self::bind_groups(device, &kernels, &buffers, radix_passes, params.flags[3]);
         Ok(Self {
             device: device.clone(),
             queue: queue.clone(),
@@ -698,11 +771,120 @@ impl GpuEngine {
             start_steps: sim.steps,
             start_time: sim.time,
             dt: sim.dt,
+            reorder_every: options.reorder_every,
+            // The first reorder comes after `reorder_every` steps: the initial order is the
+            // scene's, and the lists are empty until the first build.
+            next_reorder: sim.steps + options.reorder_every.max(1),
         })
     }
 
-    fn bind_groups(device: &wgpu::Device, k: &Kernels, b: &Buffers, passes: u32) -> BindGroups {
+    fn bind_groups(
+        device: &wgpu::Device,
+        k: &Kernels,
+        b: &Buffers,
+        passes: u32,
+        wall_slots: u32,
+    ) -> BindGroups {
         let sorted = (passes % 2) as usize;
+        let permute = {
+            let group = |info: &wgpu::Buffer,
+                         order: &wgpu::Buffer,
+                         new_index: &wgpu::Buffer,
+                         data: &wgpu::Buffer,
+                         scratch: &wgpu::Buffer,
+                         chunk: &wgpu::Buffer| {
+                bind(
+                    device,
+                    "dem.permute",
+                    &k.permute_gather,
+                    &[&b.params, info, order, new_index, data, scratch, chunk],
+                )
+            };
+            let stride = |words: u32| uniform_words(device, "dem.permute.info", [words, 0, 0, 0]);
+            let chunk0 = &b.chunks[0].range;
+            let one = stride(1);
+            let arrays: Vec<(&wgpu::Buffer, u32)> = vec![
+                (&b.pos, 8),
+                (&b.vel, 4),
+                (&b.omega, 4),
+                (&b.orientation, 4),
+                (&b.pred, 8),
+                (&b.material, 1),
+                (&b.ids, 1),
+                (&b.counts[0], 1),
+                (&b.cells, 4),
+                (&b.wall_slots, 4 * wall_slots),
+            ];
+            PermuteGroups {
+                invert: group(
+                    &one,
+                    &b.vals[sorted],
+                    &b.dummy,
+                    &b.new_index,
+                    &b.permute_scratch,
+                    chunk0,
+                ),
+                identity: group(
+                    &one,
+                    &b.dummy,
+                    &b.new_index,
+                    &b.vals[sorted],
+                    &b.permute_scratch,
+                    chunk0,
+                ),
+                arrays: arrays
+                    .iter()
+                    .map(|(data, words)| {
+                        group(
+                            &stride(*words),
+                            &b.vals[sorted],
+                            &b.new_index,
+                            data,
+                            &b.permute_scratch,
+                            chunk0,
+                        )
+                    })
+                    .collect(),
+                save_slots: b
+                    .chunks
+                    .iter()
+                    .map(|c| {
+                        group(
+                            &one,
+                            &b.vals[sorted],
+                            &b.new_index,
+                            &c.slots[0],
+                            &c.slots[1],
+                            &c.range,
+                        )
+                    })
+                    .collect(),
+                gather_slots: b
+                    .chunks
+                    .iter()
+                    .map(|d| {
+                        b.chunks
+                            .iter()
+                            .map(|src| {
+                                let info = uniform_words(
+                                    device,
+                                    "dem.permute.source_chunk",
+                                    [0, src.first, src.count, 0],
+                                );
+                                group(
+                                    &info,
+                                    &b.vals[sorted],
+                                    &b.new_index,
+                                    &d.slots[0],
+                                    &src.slots[1],
+                                    &d.range,
+                                )
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            }
+        };
         let neighbours = b
             .chunks
             .iter()
@@ -752,6 +934,7 @@ impl GpuEngine {
                         &b.stats,
                         &c.range,
                         &b.counters,
+                        &b.ids,
                     ],
                 )
             })
@@ -790,6 +973,7 @@ impl GpuEngine {
             })
             .collect();
         BindGroups {
+            permute,
             rebuild,
             commit,
             hash: bind(
@@ -857,7 +1041,7 @@ impl GpuEngine {
 
     /// Records one time step into `pass`; `reduce` adds the wall-force and contact-count
     /// reduction (needed only where results are read back).
-    fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, reduce: bool) {
+    fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, reduce: bool, reorder: bool) {
         let (k, g) = (&self.kernels, &self.groups);
         let n = self.params.n;
         let args = &self.buffers.dispatch_args;
@@ -884,6 +1068,35 @@ impl GpuEngine {
             indirect(pass, &k.radix_count, &g.radix[p], 1);
             indirect(pass, &k.radix_scan, &g.radix[p], 2);
             indirect(pass, &k.radix_scatter, &g.radix[p], 1);
+        }
+        if reorder {
+            // A rebuild was forced for this step, so the sort above ran: move every particle
+            // to its sorted position.
+            let pg = &g.permute;
+            direct(pass, &k.permute_invert, &pg.invert, groups(n, 64));
+            for array in &pg.arrays {
+                direct(pass, &k.permute_save, array, groups(n, 64));
+                direct(pass, &k.permute_gather, array, groups(n, 64));
+            }
+            for (c, chunk) in self.buffers.chunks.iter().enumerate() {
+                direct(
+                    pass,
+                    &k.permute_save_slots,
+                    &pg.save_slots[c],
+                    groups(chunk.count, 64),
+                );
+            }
+            for (d, chunk) in self.buffers.chunks.iter().enumerate() {
+                for group in &pg.gather_slots[d] {
+                    direct(
+                        pass,
+                        &k.permute_gather_slots,
+                        group,
+                        groups(chunk.count, 64),
+                    );
+                }
+            }
+            direct(pass, &k.permute_identity, &pg.identity, groups(n, 64));
         }
         indirect(pass, &k.ranges_clear, &g.ranges, 3);
         indirect(pass, &k.ranges_mark, &g.ranges, 0);
@@ -961,6 +1174,7 @@ impl GpuEngine {
                         free.push(later.slot);
                     }
                     self.restore(batch.slot);
+                    self.next_reorder = batch.next_reorder_before;
                     self.steps = batch.start_steps;
                     self.time = self.time_at(self.steps);
                     submitted = self.steps;
@@ -1020,6 +1234,14 @@ impl GpuEngine {
     /// Records and submits one batch: back up the state, clear the counters, the steps, copy
     /// the results to the staging buffer, and ask for it to be mapped.
     fn submit_batch(&mut self, start_steps: u64, steps: u32, slot: usize) -> InFlight {
+        let next_reorder_before = self.next_reorder;
+        let reorder = self.reorder_every > 0 && start_steps >= self.next_reorder;
+        if reorder {
+            self.next_reorder = start_steps + self.reorder_every;
+            // Force a rebuild in the batch's first step; the reorder follows its sort.
+            self.queue
+                .write_buffer(&self.buffers.rebuild_state, 0, bytemuck::bytes_of(&1u32));
+        }
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -1035,7 +1257,7 @@ impl GpuEngine {
                 timestamp_writes: None,
             });
             for s in 0..steps {
-                self.record_step(&mut pass, s + 1 == steps);
+                self.record_step(&mut pass, s + 1 == steps, reorder && s == 0);
             }
         }
         let st = &self.staging[slot];
@@ -1055,6 +1277,7 @@ impl GpuEngine {
         });
         InFlight {
             start_steps,
+            next_reorder_before,
             steps,
             slot,
             submission,
@@ -1135,6 +1358,8 @@ impl GpuEngine {
             &b.counts[0],
             &b.built_at,
             &b.rebuild_state,
+            &b.ids,
+            &b.material,
         ];
         out.extend(b.chunks.iter().map(|c| &c.slots[0]));
         out
@@ -1147,7 +1372,8 @@ impl GpuEngine {
                 label: Some("dem.restore"),
             });
         for (src, dst) in self.backups[slot].iter().zip(self.mutable()) {
-            encoder.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
+            // Backups are at least 16 bytes; copy what the buffer holds.
+            encoder.copy_buffer_to_buffer(src, 0, dst, 0, dst.size());
         }
         self.queue.submit([encoder.finish()]);
     }
@@ -1181,19 +1407,21 @@ impl GpuEngine {
         read_buffer(&self.device, &self.queue, buffer, count)
     }
 
-    /// The neighbour lists of the last step as `(i, j)` entries, each particle's partners in
-    /// list order (a pair appears once from each side).
+    /// The neighbour lists of the last step as `(i, j)` stable-id entries, each particle's
+    /// partners within the skin in list order (a pair appears once from each side).
     pub fn neighbour_lists(&self) -> Result<Vec<(u32, u32)>, GpuError> {
         let n = self.params.n as usize;
         let k = self.params.slots as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
+        let ids: Vec<u32> = self.read(&self.buffers.ids, n)?;
         let slots = self.read_slots()?;
         Ok((0..n)
             .flat_map(|i| {
                 let c = (counts[i] as usize).min(k);
+                let ids = &ids;
                 slots[i * k..i * k + c]
                     .iter()
-                    .map(move |s| (i as u32, s.partner))
+                    .map(move |s| (ids[i], ids[s.partner as usize]))
             })
             .collect())
     }
@@ -1222,6 +1450,11 @@ impl GpuEngine {
             "wall table dem.wall_history: capacity {old} per particle, a particle touched {needed} walls; regrown to {new} and the batch redone"
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
+        self.buffers.permute_scratch = zeroed(
+            &self.device,
+            "dem.permute.scratch",
+            n as u64 * permute_words(new as u32) * 4,
+        );
         self.params.flags[3] = new as u32;
         self.tables_resized();
         Ok(())
@@ -1260,6 +1493,10 @@ impl GpuEngine {
             &b.wall_out,
             &b.stats_out,
             &b.counters,
+            &b.ids,
+            &b.new_index,
+            &b.permute_scratch,
+            &b.dummy,
         ];
         all.extend(b.radix_passes.iter());
         all.extend(
@@ -1281,6 +1518,7 @@ impl GpuEngine {
             &self.kernels,
             &self.buffers,
             self.radix_passes,
+            self.params.flags[3],
         );
         self.regrowths += 1;
     }
@@ -1335,13 +1573,15 @@ impl GpuEngine {
         let omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
         let orientation: Vec<[f32; 4]> = self.read(&self.buffers.orientation, n)?;
         let walls: Vec<Wall> = self.read(&self.buffers.walls, sim.walls.len())?;
+        let ids: Vec<u32> = self.read(&self.buffers.ids, n)?;
         let p = &mut sim.particles;
         let d3 = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
-        for i in 0..n {
-            p.position[i] = d3(pos[i].hi) + d3(pos[i].lo);
-            p.velocity[i] = d3(vel[i]);
-            p.angular_velocity[i] = d3(omega[i]);
-            let q = orientation[i];
+        for (k, &id) in ids.iter().enumerate() {
+            let i = id as usize;
+            p.position[i] = d3(pos[k].hi) + d3(pos[k].lo);
+            p.velocity[i] = d3(vel[k]);
+            p.angular_velocity[i] = d3(omega[k]);
+            let q = orientation[k];
             p.orientation[i] = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
         }
         for (w, g) in sim.walls.iter_mut().zip(&walls) {

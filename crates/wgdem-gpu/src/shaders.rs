@@ -4,7 +4,8 @@
 pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 
 /// Every kernel file: name and source (without the common prelude).
-pub const KERNELS: [(&str, &str); 9] = [
+pub const KERNELS: [(&str, &str); 10] = [
+    ("permute", include_str!("../../../shaders/permute.wgsl")),
     ("rebuild", include_str!("../../../shaders/rebuild.wgsl")),
     ("commit", include_str!("../../../shaders/commit.wgsl")),
     ("hash", include_str!("../../../shaders/hash.wgsl")),
