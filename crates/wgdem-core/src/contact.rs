@@ -192,15 +192,6 @@ pub fn contact_force(
     }
 }
 
-/// Elastic energy stored in the normal spring at overlap δ (J): `½ k_n δ²` (Hooke) or
-/// `(2/5) k_n √R̄ δ^{5/2}` (Hertz), the integral of the spring part of Eq. 1.
-pub fn normal_spring_energy(law: ContactLaw, kn: f64, eff_radius: f64, overlap: f64) -> f64 {
-    match law {
-        ContactLaw::Hooke => 0.5 * kn * overlap * overlap,
-        ContactLaw::Hertz => 0.4 * kn * eff_radius.sqrt() * overlap.powf(2.5),
-    }
-}
-
 /// Damping ratio ζ of a linear oscillator whose restitution coefficient is `e`:
 /// `e = exp(−π ζ / √(1 − ζ²))`, so `ζ = −ln e / √(π² + ln² e)`
 /// (Schäfer, Dippel & Wolf 1996, J. Phys. I France 6, Eq. 2.13).

@@ -204,20 +204,6 @@ impl Simulation {
         &self.pair_params[a * self.n_materials + b]
     }
 
-    /// Stored tangential displacement of the pair `(i, j)`, if it is in contact.
-    pub fn pair_history(&self, i: usize, j: usize) -> Option<DVec3> {
-        let (i, j) = (i.min(j) as u32, i.max(j) as u32);
-        self.neighbours
-            .iter()
-            .find(|s| (s.i, s.j) == (i, j) && s.tangential != DVec3::ZERO)
-            .map(|s| s.tangential)
-    }
-
-    /// Stored tangential displacement between wall `w` and particle `i`, if in contact.
-    pub fn wall_history(&self, w: usize, i: usize) -> Option<DVec3> {
-        self.wall_history.get(&(w as u32, i as u32)).copied()
-    }
-
     /// Advances `n` steps.
     pub fn run(&mut self, n: u64) {
         for _ in 0..n {

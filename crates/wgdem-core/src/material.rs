@@ -177,11 +177,6 @@ impl PairParams {
         })
     }
 
-    /// Friction coefficient of the pair.
-    pub fn friction(&self) -> f64 {
-        self.friction
-    }
-
     /// The pair's constants as plain data, for backends that evaluate
     /// [`PairParams::contact_params`] themselves (the GPU kernels mirror it).
     pub fn record(&self) -> PairRecord {

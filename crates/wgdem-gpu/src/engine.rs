@@ -1558,11 +1558,6 @@ impl GpuEngine {
         self.params.slots
     }
 
-    /// Sets a wall's prescribed velocity (m/s) for the following steps.
-    pub fn set_wall_velocity(&mut self, wall: usize, velocity: DVec3) {
-        write_wall_velocity(&self.queue, &self.buffers.walls, wall, velocity);
-    }
-
     /// Copies the GPU state into `sim`: particle positions, velocities, orientations, wall
     /// positions, wall forces and contact counts of the last step, time and step count. The
     /// contact history stays on the GPU.
