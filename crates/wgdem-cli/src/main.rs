@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use wgdem_core::output::OutputDir;
 use wgdem_core::runner::{Backend as RunBackend, CpuBackend, run, step_count};
 use wgdem_core::scene::load_scene;
+use wgdem_core::shear::{ShearRun, ShearSetup};
 use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
 
 /// GPU discrete element method for granular materials. Units are SI throughout.
@@ -39,6 +40,29 @@ enum Command {
         #[arg(long, default_value = "out")]
         out: PathBuf,
         /// Replace the results of an earlier run in the output directory.
+        #[arg(long)]
+        overwrite: bool,
+    },
+    /// Run a direct shear test: preparation, consolidation under a servo-controlled normal
+    /// stress, shear at constant speed. Writes shear.csv, summary.json, plots/ (PNG, SVG),
+    /// vtk/ (ParaView) and checkpoint.bin to the output directory.
+    Shear {
+        /// Direct shear file (TOML; reference in docs/shear.md, presets in assets/shear/).
+        config: PathBuf,
+        /// Engine that takes the steps.
+        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+        backend: Backend,
+        /// GPU adapter to use (see `wgdem run --help`).
+        #[arg(long, value_name = "NAME")]
+        adapter: Option<String>,
+        /// Output directory (created if missing).
+        #[arg(long, default_value = "out/shear", conflicts_with = "resume")]
+        out: PathBuf,
+        /// Continue the test in this directory from its last checkpoint (same configuration
+        /// file, same backend).
+        #[arg(long, value_name = "DIR")]
+        resume: Option<PathBuf>,
+        /// Replace the results of an earlier test in the output directory.
         #[arg(long)]
         overwrite: bool,
     },
@@ -71,8 +95,139 @@ fn main() -> ExitCode {
     }
 }
 
+fn make_backend(
+    backend: Backend,
+    adapter: Option<&str>,
+    sim: &wgdem_core::cpu::Simulation,
+    options: GpuOptions,
+) -> Result<Box<dyn RunBackend>, String> {
+    Ok(match backend {
+        Backend::Cpu => Box::new(CpuBackend),
+        Backend::Gpu => {
+            let ctx = GpuContext::new(adapter).map_err(|e| e.to_string())?;
+            let engine =
+                GpuEngine::new(&ctx.device, &ctx.queue, sim, options).map_err(|e| e.to_string())?;
+            Box::new(GpuBackend {
+                engine,
+                adapter: ctx.describe(),
+            })
+        }
+    })
+}
+
+fn shear(
+    config: PathBuf,
+    backend: Backend,
+    adapter: Option<String>,
+    out: PathBuf,
+    resume: Option<PathBuf>,
+    overwrite: bool,
+) -> Result<(), String> {
+    let setup = ShearSetup::load(&config).map_err(|e| e.to_string())?;
+    let options = GpuOptions {
+        batch_steps: setup.config.simulation.control_interval_steps as u32,
+        ..GpuOptions::default()
+    };
+    let mut engine = make_backend(
+        backend,
+        adapter.as_deref(),
+        &setup.scene.simulation,
+        options,
+    )?;
+    let (mut run, dir) = match resume {
+        Some(dir) => (
+            ShearRun::resume(setup, &dir, engine.as_mut()).map_err(|e| e.to_string())?,
+            dir,
+        ),
+        None => (
+            ShearRun::create(setup, &out, overwrite).map_err(|e| e.to_string())?,
+            out,
+        ),
+    };
+    let s = run.setup();
+    let target = s.config.shear.displacement;
+    log::info!(
+        "{}: {} particles, dt {:.3e} s, σn {:.4e} Pa, shear {:.3e} m at {:.3e} m/s on {}, writing to {}",
+        config.display(),
+        s.scene.simulation.particles.len(),
+        s.scene.simulation.dt,
+        s.config.consolidation.normal_stress,
+        target,
+        s.config.shear.speed,
+        engine
+            .adapter()
+            .unwrap_or_else(|| "the CPU reference".to_owned()),
+        dir.display()
+    );
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new((target * 1e6).round() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {msg}  [{elapsed} < {eta}]")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut last_log = std::time::Instant::now();
+    let summary = run
+        .run(engine.as_mut(), None, |p| {
+            let r = p.row;
+            let msg = format!(
+                "{}  t = {:.4} s  d_h = {:.3} mm  σ = {:.4e} Pa  τ/σ = {:.3}",
+                r.stage,
+                r.time_s,
+                r.shear_displacement_m * 1e3,
+                r.normal_stress_pa,
+                r.stress_ratio
+            );
+            match &bar {
+                Some(bar) => {
+                    bar.set_position((r.shear_displacement_m.max(0.0) * 1e6) as u64);
+                    bar.set_message(msg);
+                }
+                None if last_log.elapsed().as_secs_f64() >= 5.0 => {
+                    last_log = std::time::Instant::now();
+                    log::info!("{msg}");
+                }
+                None => {}
+            }
+        })
+        .map_err(|e| e.to_string())?
+        .ok_or("the test stopped before its end")?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    log::info!(
+        "done: peak τ/σ {:.3} (φ_p {:.1}°), residual {:.3} (φ_r {:.1}°), max dilation angle {:.1}°, initial void ratio {:.3}, normal stress within {:.2} %; {} steps in {:.1} s ({:.3e} particle-steps/s)",
+        summary.peak_stress_ratio,
+        summary.peak_friction_angle_deg,
+        summary.residual_stress_ratio,
+        summary.residual_friction_angle_deg,
+        summary.max_dilation_angle_deg,
+        summary.initial_void_ratio,
+        100.0 * summary.normal_stress_error_max,
+        summary.steps,
+        summary.wall_seconds,
+        summary.particle_steps_per_second
+    );
+    println!(
+        "results: {} (shear.csv, summary.json); plots: {}; ParaView: {}",
+        dir.display(),
+        dir.join("plots").display(),
+        dir.join("vtk").join("shear.pvd").display()
+    );
+    Ok(())
+}
+
 fn execute(cli: Cli) -> Result<(), String> {
     match cli.command {
+        Command::Shear {
+            config,
+            backend,
+            adapter,
+            out,
+            resume,
+            overwrite,
+        } => shear(config, backend, adapter, out, resume, overwrite),
         Command::Check { scene } => {
             let scene = load_scene(&scene).map_err(|e| e.to_string())?;
             let sim = &scene.simulation;
@@ -101,23 +256,12 @@ fn execute(cli: Cli) -> Result<(), String> {
             overwrite,
         } => {
             let mut scene = load_scene(&path).map_err(|e| e.to_string())?;
-            let mut engine: Box<dyn RunBackend> = match backend {
-                Backend::Cpu => Box::new(CpuBackend),
-                Backend::Gpu => {
-                    let ctx = GpuContext::new(adapter.as_deref()).map_err(|e| e.to_string())?;
-                    let engine = GpuEngine::new(
-                        &ctx.device,
-                        &ctx.queue,
-                        &scene.simulation,
-                        GpuOptions::default(),
-                    )
-                    .map_err(|e| e.to_string())?;
-                    Box::new(GpuBackend {
-                        engine,
-                        adapter: ctx.describe(),
-                    })
-                }
-            };
+            let mut engine = make_backend(
+                backend,
+                adapter.as_deref(),
+                &scene.simulation,
+                GpuOptions::default(),
+            )?;
             let names: Vec<String> = scene
                 .simulation
                 .walls

@@ -218,3 +218,104 @@ fn every_subcommand_has_help() {
         );
     }
 }
+
+/// The quick quartz preset sheared 0.75 mm, checkpoints every 20 rows.
+fn short_shear(dir: &Path) -> String {
+    let preset = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/shear/fleischmann_quick_true.toml");
+    let text = std::fs::read_to_string(preset)
+        .expect("preset")
+        .replace("displacement = 3e-3", "displacement = 7.5e-4")
+        + "\n[output]\ncheckpoint_rows = 20\nvtk_snapshots = 2\n";
+    write(dir, "short.toml", &text)
+}
+
+#[test]
+fn a_killed_shear_test_resumes_to_the_same_results() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = short_shear(tmp.path());
+    let straight = tmp.path().join("straight");
+    let o = wgdem(&[
+        "shear",
+        &config,
+        "--backend",
+        "cpu",
+        "--out",
+        &straight.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("plots"),
+        "the command says where the plots are: {stdout}"
+    );
+    let expected = std::fs::read_to_string(straight.join("shear.csv")).expect("csv");
+
+    // Kill a second run once it has checkpointed during shear.
+    let killed = tmp.path().join("killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wgdem"))
+        .args([
+            "shear",
+            &config,
+            "--backend",
+            "cpu",
+            "--out",
+            &killed.display().to_string(),
+        ])
+        .env("RUST_LOG", "warn")
+        .spawn()
+        .expect("spawn");
+    let t0 = std::time::Instant::now();
+    loop {
+        let csv = std::fs::read_to_string(killed.join("shear.csv")).unwrap_or_default();
+        let shear_rows = csv.lines().filter(|l| l.contains(",shear,")).count();
+        if shear_rows >= 25 || t0.elapsed().as_secs() > 300 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().expect("kill");
+    let _ = child.wait();
+    let partial = std::fs::read_to_string(killed.join("shear.csv")).expect("csv");
+    assert!(
+        partial.len() < expected.len() && expected.starts_with(&partial),
+        "the killed run left whole rows that the full run also wrote"
+    );
+    let o = wgdem(&[
+        "shear",
+        &config,
+        "--backend",
+        "cpu",
+        "--resume",
+        &killed.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let resumed = std::fs::read_to_string(killed.join("shear.csv")).expect("csv");
+    assert!(
+        resumed == expected,
+        "shear.csv after resuming differs from the uninterrupted run"
+    );
+
+    // A changed configuration is refused by name.
+    let other = write(
+        tmp.path(),
+        "other.toml",
+        &std::fs::read_to_string(&config)
+            .expect("cfg")
+            .replace("seed = 1", "seed = 7"),
+    );
+    let o = wgdem(&[
+        "shear",
+        &other,
+        "--backend",
+        "cpu",
+        "--resume",
+        &killed.display().to_string(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("different configuration"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -97,7 +97,7 @@ pub struct RelativeMotion {
 
 /// Parameters of one contact, after mixing the two materials and evaluating any
 /// mass- or radius-dependent stiffness or damping (see `material::PairParams::contact_params`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ContactParams {
     /// Normal stiffness `k_n` (N/m for Hooke, N/m² for Hertz since `f` carries a length).
     pub kn: f64,

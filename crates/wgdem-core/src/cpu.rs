@@ -31,6 +31,7 @@
 use std::collections::HashMap;
 
 use glam::{DQuat, DVec3};
+use serde::{Deserialize, Serialize};
 
 use crate::broadphase::pairs_within;
 use crate::contact::{
@@ -54,7 +55,7 @@ pub struct PairSlot {
 }
 
 /// Counts from the last step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepStats {
     /// Touching particle–particle pairs.
     pub contacts: usize,
@@ -192,6 +193,88 @@ impl Simulation {
             .collect();
         self.built_at.clone_from(&p.position);
         self.neighbour_builds += 1;
+    }
+
+    /// Replaces the material-pair table (same size), e.g. to change friction between the
+    /// stages of a test. Contact history is kept; the next step applies the new constants
+    /// (a tangential spring beyond a lower Coulomb limit is rescaled by Eq. 6 then).
+    pub fn set_pair_params(&mut self, pair_params: Vec<PairParams>) {
+        assert_eq!(
+            pair_params.len(),
+            self.pair_params.len(),
+            "the pair table keeps its size"
+        );
+        self.pair_params = pair_params;
+        self.refresh_slot_params();
+    }
+
+    fn refresh_slot_params(&mut self) {
+        let p = &self.particles;
+        for s in &mut self.neighbours {
+            let (a, b) = (s.i as usize, s.j as usize);
+            s.params = self.pair_params[p.material[a] * self.n_materials + p.material[b]]
+                .contact_params(
+                    effective(p.mass[a], p.mass[b]),
+                    effective(p.radius[a], p.radius[b]),
+                );
+        }
+    }
+
+    /// Forgets all contact history and forces a neighbour rebuild (after particles were
+    /// resized or moved by hand).
+    pub fn reset_history(&mut self) {
+        self.neighbours.clear();
+        self.wall_history.clear();
+        self.built_at.clear();
+    }
+
+    /// The state that stepping changes, for checkpoints: with the same scene (materials,
+    /// pair table) [`Simulation::restore`] continues bit for bit.
+    pub fn state(&self) -> SimState {
+        let mut wall_history: Vec<((u32, u32), DVec3)> =
+            self.wall_history.iter().map(|(k, v)| (*k, *v)).collect();
+        wall_history.sort_by_key(|e| e.0);
+        SimState {
+            particles: self.particles.clone(),
+            walls: self.walls.clone(),
+            time: self.time,
+            steps: self.steps,
+            stats: self.stats,
+            slots: self
+                .neighbours
+                .iter()
+                .map(|s| (s.i, s.j, s.tangential))
+                .collect(),
+            wall_history,
+            built_at: self.built_at.clone(),
+            skin: self.skin,
+            neighbour_builds: self.neighbour_builds,
+        }
+    }
+
+    /// Restores a [`Simulation::state`] (pair parameters come from the current table).
+    pub fn restore(&mut self, state: SimState) {
+        self.particles = state.particles;
+        self.walls = state.walls;
+        self.time = state.time;
+        self.steps = state.steps;
+        self.stats = state.stats;
+        let zero = ContactParams::default();
+        self.neighbours = state
+            .slots
+            .into_iter()
+            .map(|(i, j, tangential)| PairSlot {
+                i,
+                j,
+                params: zero,
+                tangential,
+            })
+            .collect();
+        self.refresh_slot_params();
+        self.wall_history = state.wall_history.into_iter().collect();
+        self.built_at = state.built_at;
+        self.skin = state.skin;
+        self.neighbour_builds = state.neighbour_builds;
     }
 
     /// Number of materials.
@@ -337,6 +420,31 @@ impl Simulation {
         self.time += dt;
         self.steps += 1;
     }
+}
+
+/// What [`Simulation::state`] saves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimState {
+    /// Particles, with the last step's forces (the dashpots' predictor needs them).
+    pub particles: Particles,
+    /// Walls.
+    pub walls: Vec<Wall>,
+    /// Simulated time (s).
+    pub time: f64,
+    /// Steps taken.
+    pub steps: u64,
+    /// Counts of the last step.
+    pub stats: StepStats,
+    /// Neighbour list: stable ids and tangential displacement.
+    pub slots: Vec<(u32, u32, DVec3)>,
+    /// Wall contact history by (wall, particle), sorted.
+    pub wall_history: Vec<((u32, u32), DVec3)>,
+    /// Positions at the last neighbour build.
+    pub built_at: Vec<DVec3>,
+    /// Neighbour-list skin (m).
+    pub skin: f64,
+    /// Neighbour-list builds so far.
+    pub neighbour_builds: u64,
 }
 
 /// Default neighbour-list skin as a fraction of the smallest diameter.

@@ -7,10 +7,12 @@
 //! - [`broadphase`]: the spatial hash and its brute-force check;
 //! - [`cpu`]: the reference stepper and the critical time step;
 //! - [`scene`]: TOML scenes, validation, particle generation;
-//! - [`output`], [`runner`]: running a scene and writing its results.
+//! - [`output`], [`runner`]: running a scene and writing its results;
+//! - [`shear`], [`analysis`]: the direct shear test and the quantities measured on packings.
 //!
 //! Units are SI throughout.
 
+pub mod analysis;
 pub mod broadphase;
 pub mod contact;
 pub mod cpu;
@@ -20,6 +22,7 @@ pub mod output;
 pub mod particles;
 pub mod runner;
 pub mod scene;
+pub mod shear;
 pub mod wall;
 
 pub use error::{Error, Result};

@@ -4,9 +4,10 @@
 //! keys contact history and output rows.
 
 use glam::{DQuat, DVec3};
+use serde::{Deserialize, Serialize};
 
 /// All spheres of a scene.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Particles {
     /// Centre positions (m).
     pub position: Vec<DVec3>,
@@ -58,6 +59,14 @@ impl Particles {
         self.force.push(DVec3::ZERO);
         self.torque.push(DVec3::ZERO);
         self.len() - 1
+    }
+
+    /// Sets sphere `i`'s radius, scaling its mass and moment of inertia at its density.
+    pub fn set_radius(&mut self, i: usize, radius: f64) {
+        let scale = (radius / self.radius[i]).powi(3);
+        self.mass[i] *= scale;
+        self.inertia[i] = 0.4 * self.mass[i] * radius * radius;
+        self.radius[i] = radius;
     }
 
     /// Total kinetic energy, translational plus rotational (J).

@@ -234,6 +234,15 @@ pub enum SizeDistribution {
         /// Largest diameter kept (m); default the number median × e^{3σ}.
         max_diameter: Option<f64>,
     },
+    /// A gradation table (sieve curve): percent by mass finer than each diameter, linear
+    /// between points in log d. The first entry is the smallest size (0 %), the last the
+    /// largest (100 %).
+    Table {
+        /// Sieve sizes, increasing (m).
+        diameters: Vec<f64>,
+        /// Percent by mass passing each size, non-decreasing from 0 to 100.
+        percent_passing: Vec<f64>,
+    },
 }
 
 /// `[[walls]]`.
@@ -296,11 +305,7 @@ pub struct Scene {
 impl SceneConfig {
     /// Parses TOML text; `file` names the source in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self> {
-        let de = toml::Deserializer::parse(text).map_err(|e| parse_error(file, text, "", &e))?;
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let field = e.path().to_string();
-            parse_error(file, text, &field, e.inner())
-        })
+        parse_toml(text, file)
     }
 
     /// Reads and parses a scene file.
@@ -308,6 +313,15 @@ impl SceneConfig {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         Self::parse(&text, &path.display().to_string())
     }
+}
+
+/// Parses TOML text into `T`; errors name the file, line and field path.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
+    let de = toml::Deserializer::parse(text).map_err(|e| parse_error(file, text, "", &e))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        parse_error(file, text, &field, e.inner())
+    })
 }
 
 fn parse_error(file: &str, text: &str, field: &str, e: &toml::de::Error) -> Error {
@@ -667,7 +681,7 @@ fn add_group(
 }
 
 /// Diameters of `count` spheres, largest first.
-fn sample_diameters(
+pub(crate) fn sample_diameters(
     v: &Validator,
     field: &str,
     size: &SizeDistribution,
@@ -733,9 +747,68 @@ fn sample_diameters(
                 out
             }
         }
+        SizeDistribution::Table {
+            ref diameters,
+            ref percent_passing,
+        } => gradation_table(v, field, diameters, percent_passing, count, rng)?,
     };
     d.sort_by(|a, b| b.total_cmp(a));
     Ok(d)
+}
+
+/// Samples `count` diameters by number from a sieve curve given by mass: a size is drawn from
+/// the mass distribution (inverse of the curve, linear in log d) and kept with probability
+/// `(d_min / d)³`, which turns a mass fraction into a number fraction.
+fn gradation_table(
+    v: &Validator,
+    field: &str,
+    diameters: &[f64],
+    passing: &[f64],
+    count: u32,
+    rng: &mut ChaCha8Rng,
+) -> Result<Vec<f64>> {
+    if diameters.len() < 2 || diameters.len() != passing.len() {
+        return Err(v.err(
+            &format!("{field}.percent_passing"),
+            format!(
+                "needs one entry per diameter and at least two sizes (got {} diameters, {} percentages)",
+                diameters.len(),
+                passing.len()
+            ),
+        ));
+    }
+    for (k, w) in diameters.windows(2).enumerate() {
+        v.positive(&format!("{field}.diameters[{k}]"), w[0], "m")?;
+        if w[1] <= w[0] {
+            return Err(v.err(
+                &format!("{field}.diameters[{}]", k + 1),
+                "sizes must increase strictly".to_owned(),
+            ));
+        }
+    }
+    let first = passing[0];
+    let last = passing[passing.len() - 1];
+    if first != 0.0 || last != 100.0 || passing.windows(2).any(|w| w[1] < w[0]) {
+        return Err(v.err(
+            &format!("{field}.percent_passing"),
+            "must rise from 0 at the first size to 100 at the last, never decreasing".to_owned(),
+        ));
+    }
+    let d_min = diameters[0];
+    let mut out = Vec::with_capacity(count as usize);
+    while out.len() < count as usize {
+        let u = 100.0 * rng.random::<f64>();
+        let k = passing
+            .partition_point(|&p| p <= u)
+            .clamp(1, passing.len() - 1);
+        let (p0, p1) = (passing[k - 1], passing[k]);
+        let t = if p1 > p0 { (u - p0) / (p1 - p0) } else { 0.0 };
+        let d = (diameters[k - 1].ln() + t * (diameters[k].ln() - diameters[k - 1].ln())).exp();
+        if rng.random::<f64>() < (d_min / d).powi(3) {
+            out.push(d);
+        }
+    }
+    Ok(out)
 }
 
 /// Number-median diameter and σ of ln d for a log-normal gradation given by mass.
@@ -832,16 +905,16 @@ fn insert_random(
 }
 
 /// Range checks that produce [`Error::Invalid`] naming the field.
-struct Validator<'a> {
-    file: &'a str,
+pub(crate) struct Validator<'a> {
+    pub(crate) file: &'a str,
 }
 
 impl Validator<'_> {
-    fn err(&self, field: &str, message: String) -> Error {
+    pub(crate) fn err(&self, field: &str, message: String) -> Error {
         Error::invalid(self.file, field, message)
     }
 
-    fn positive(&self, field: &str, x: f64, unit: &str) -> Result<()> {
+    pub(crate) fn positive(&self, field: &str, x: f64, unit: &str) -> Result<()> {
         if x.is_finite() && x > 0.0 {
             Ok(())
         } else {

@@ -6,9 +6,10 @@
 //! corners are contact points too, which a direct shear box needs at the gap between its halves.
 
 use glam::DVec3;
+use serde::{Deserialize, Serialize};
 
 /// Geometry of a wall at its current position.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum WallShape {
     /// Infinite plane through `point`; particles live on the side `normal` points to.
     Plane {
@@ -31,7 +32,7 @@ pub enum WallShape {
 }
 
 /// A rigid wall and the force the particles exert on it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Wall {
     /// Name used in outputs (`wall_<name>_fx_N`, ...).
     pub name: String,

@@ -27,6 +27,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::{DQuat, DVec3};
 use wgdem_core::contact::{ContactLaw, HistoryMode};
 use wgdem_core::cpu::{Simulation, StepStats};
+use wgdem_core::runner::Readout;
 use wgdem_core::wall::WallShape;
 use wgpu::util::DeviceExt;
 
@@ -522,6 +523,22 @@ pub struct GpuEngine {
     dt: f64,
     reorder_every: u64,
     next_reorder: u64,
+    options: GpuOptions,
+}
+
+/// Host-side counters and the state buffers of an engine, bit for bit (a checkpoint).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct EngineSnapshot {
+    slots: u32,
+    wall_slots: u32,
+    steps: u64,
+    time: f64,
+    start_steps: u64,
+    start_time: f64,
+    next_reorder: u64,
+    last_walls: Vec<(DVec3, DVec3)>,
+    last_stats: StepStats,
+    buffers: Vec<Vec<u8>>,
 }
 
 fn split(x: f64) -> (f32, f32) {
@@ -626,24 +643,7 @@ impl GpuEngine {
             })
             .collect();
         let material: Vec<u32> = p.material.iter().map(|&m| m as u32).collect();
-        let nm = sim.n_materials();
-        let pair_table: Vec<PairRecord> = (0..nm * nm)
-            .map(|k| {
-                let r = sim.pair(k / nm, k % nm).record();
-                PairRecord {
-                    elastic: u32::from(r.elastic),
-                    pad: [0; 3],
-                    k: [r.kn as f32, r.kt as f32, r.gamma_n as f32, r.gamma_t as f32],
-                    m: [
-                        r.friction as f32,
-                        r.e_star as f32,
-                        r.g_star as f32,
-                        r.damping as f32,
-                    ],
-                    v: [r.v_char as f32, 0.0, 0.0, 0.0],
-                }
-            })
-            .collect();
+        let pair_table = pair_table(sim);
         let walls: Vec<Wall> = sim.walls.iter().map(gpu_wall).collect();
 
         let radix_passes = table_bits.div_ceil(4);
@@ -775,7 +775,100 @@ impl GpuEngine {
             // The first reorder comes after `reorder_every` steps: the initial order is the
             // scene's, and the lists are empty until the first build.
             next_reorder: sim.steps + options.reorder_every.max(1),
+            options,
         })
+    }
+
+    /// Steps recorded per submit; also the interval at which `run_streaming` reports.
+    pub fn set_batch_steps(&mut self, steps: u32) {
+        self.batch_steps = steps.max(1);
+        self.options.batch_steps = self.batch_steps;
+    }
+
+    /// Uploads the walls of `sim` (geometry, velocity), e.g. a plate the host moved.
+    pub fn update_walls(&mut self, sim: &Simulation) {
+        let walls: Vec<Wall> = sim.walls.iter().map(gpu_wall).collect();
+        if !walls.is_empty() {
+            self.queue
+                .write_buffer(&self.buffers.walls, 0, bytemuck::cast_slice(&walls));
+        }
+    }
+
+    /// Uploads the material-pair table of `sim` (contact history is kept).
+    pub fn update_pair_table(&mut self, sim: &Simulation) {
+        let table = pair_table(sim);
+        self.queue
+            .write_buffer(&self.buffers.pair_table, 0, bytemuck::cast_slice(&table));
+    }
+
+    /// A new engine on the same device for `sim`, with this one's options (history empty).
+    pub fn rebuild(&self, sim: &Simulation) -> Result<Self, GpuError> {
+        Self::new(&self.device, &self.queue, sim, self.options)
+    }
+
+    /// Everything a batch changes, bit for bit, with the host's counters: restoring it into an
+    /// engine built for the same scene continues exactly as this one would.
+    pub fn save_state(&self) -> Result<Vec<u8>, GpuError> {
+        let mut buffers = Vec::new();
+        for b in self.mutable() {
+            buffers.push(self.read::<u8>(b, b.size() as usize)?);
+        }
+        let snapshot = EngineSnapshot {
+            slots: self.params.slots,
+            wall_slots: self.params.flags[3],
+            steps: self.steps,
+            time: self.time,
+            start_steps: self.start_steps,
+            start_time: self.start_time,
+            next_reorder: self.next_reorder,
+            last_walls: self.last.walls.clone(),
+            last_stats: self.last.stats,
+            buffers,
+        };
+        postcard::to_allocvec(&snapshot).map_err(|e| GpuError::Readback(e.to_string()))
+    }
+
+    /// An engine for `sim` continuing from [`GpuEngine::save_state`] output (the tables sized
+    /// as they were when it was saved).
+    pub fn restore_state(&self, sim: &Simulation, state: &[u8]) -> Result<Self, GpuError> {
+        let bad = |what: String| GpuError::Unsupported(format!("checkpoint does not fit: {what}"));
+        let snap: EngineSnapshot = postcard::from_bytes(state).map_err(|e| bad(e.to_string()))?;
+        let options = GpuOptions {
+            slots: snap.slots,
+            wall_slots: snap.wall_slots,
+            ..self.options
+        };
+        let mut engine = Self::new(&self.device, &self.queue, sim, options)?;
+        let targets = engine.mutable();
+        if targets.len() != snap.buffers.len() {
+            return Err(bad(format!(
+                "{} state buffers saved, {} expected",
+                snap.buffers.len(),
+                targets.len()
+            )));
+        }
+        for (k, (b, bytes)) in targets.iter().zip(&snap.buffers).enumerate() {
+            if b.size() != bytes.len() as u64 {
+                return Err(bad(format!(
+                    "state buffer {k} holds {} bytes, {} saved",
+                    b.size(),
+                    bytes.len()
+                )));
+            }
+            engine.queue.write_buffer(b, 0, bytes);
+        }
+        engine.steps = snap.steps;
+        engine.time = snap.time;
+        engine.start_steps = snap.start_steps;
+        engine.start_time = snap.start_time;
+        engine.next_reorder = snap.next_reorder;
+        engine.last = WallReadout {
+            steps: snap.steps,
+            time: snap.time,
+            walls: snap.last_walls,
+            stats: snap.last_stats,
+        };
+        Ok(engine)
     }
 
     fn bind_groups(
@@ -1598,6 +1691,27 @@ impl GpuEngine {
     }
 }
 
+fn pair_table(sim: &Simulation) -> Vec<PairRecord> {
+    let nm = sim.n_materials();
+    (0..nm * nm)
+        .map(|k| {
+            let r = sim.pair(k / nm, k % nm).record();
+            PairRecord {
+                elastic: u32::from(r.elastic),
+                pad: [0; 3],
+                k: [r.kn as f32, r.kt as f32, r.gamma_n as f32, r.gamma_t as f32],
+                m: [
+                    r.friction as f32,
+                    r.e_star as f32,
+                    r.g_star as f32,
+                    r.damping as f32,
+                ],
+                v: [r.v_char as f32, 0.0, 0.0, 0.0],
+            }
+        })
+        .collect()
+}
+
 fn gpu_wall(w: &wgdem_core::wall::Wall) -> Wall {
     let (point, normal, u_axis, extents, kind) = match w.shape {
         WallShape::Plane { point, normal } => (point, normal, DVec3::ZERO, [0.0; 2], 0),
@@ -1638,8 +1752,63 @@ impl wgdem_core::runner::Backend for GpuBackend {
         Some(self.adapter.clone())
     }
     fn advance(&mut self, sim: &mut Simulation, steps: u64) -> wgdem_core::Result<()> {
-        let err = |e: GpuError| wgdem_core::Error::Backend(e.to_string());
-        self.engine.run(steps).map_err(err)?;
-        self.engine.read_into(sim).map_err(err)
+        self.engine.run(steps).map_err(backend_error)?;
+        self.engine.read_into(sim).map_err(backend_error)
     }
+
+    fn advance_controlled(
+        &mut self,
+        sim: &mut Simulation,
+        steps: u64,
+        interval: u64,
+        control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
+    ) -> wgdem_core::Result<()> {
+        self.engine
+            .set_batch_steps(interval.clamp(1, u32::MAX as u64) as u32);
+        self.engine
+            .run_streaming(steps, |r, walls| {
+                let readout = Readout {
+                    steps: r.steps,
+                    time: r.time,
+                    walls: &r.walls,
+                    stats: r.stats,
+                };
+                for (w, v) in control(&readout) {
+                    walls.set_velocity(w, v);
+                }
+            })
+            .map_err(backend_error)?;
+        self.engine.read_into(sim).map_err(backend_error)
+    }
+
+    fn update_walls(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
+        self.engine.update_walls(sim);
+        Ok(())
+    }
+
+    fn update_pair_params(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
+        self.engine.update_pair_table(sim);
+        Ok(())
+    }
+
+    fn reload(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
+        self.engine = self.engine.rebuild(sim).map_err(backend_error)?;
+        Ok(())
+    }
+
+    fn save_state(&mut self) -> wgdem_core::Result<Vec<u8>> {
+        self.engine.save_state().map_err(backend_error)
+    }
+
+    fn restore_state(&mut self, sim: &Simulation, state: &[u8]) -> wgdem_core::Result<()> {
+        self.engine = self
+            .engine
+            .restore_state(sim, state)
+            .map_err(backend_error)?;
+        Ok(())
+    }
+}
+
+fn backend_error(e: GpuError) -> wgdem_core::Error {
+    wgdem_core::Error::Backend(e.to_string())
 }

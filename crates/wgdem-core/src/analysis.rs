@@ -1,0 +1,187 @@
+//! Micro- and macro-quantities of a packing: contacts from positions, coordination number,
+//! fabric tensor and its anisotropy, void ratio, and what a direct shear curve yields (peak,
+//! residual, dilation).
+//!
+//! Contacts are found from positions alone (overlapping pairs), so the CPU and GPU backends
+//! are measured the same way from the state copied back to the host.
+
+use glam::{DMat3, DVec3};
+
+use crate::broadphase::pairs_within;
+use crate::particles::Particles;
+
+/// A touching particle pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Touch {
+    /// Smaller stable id.
+    pub i: u32,
+    /// Larger stable id.
+    pub j: u32,
+    /// Unit normal from `i` to `j`.
+    pub normal: DVec3,
+    /// Overlap (m).
+    pub overlap: f64,
+}
+
+/// All overlapping particle pairs.
+pub fn touching(p: &Particles) -> Vec<Touch> {
+    pairs_within(&p.position, &p.radius, 0.0)
+        .into_iter()
+        .filter_map(|(i, j)| {
+            let (a, b) = (i as usize, j as usize);
+            let d = p.position[b] - p.position[a];
+            let dist = d.length();
+            let overlap = p.radius[a] + p.radius[b] - dist;
+            (overlap > 0.0 && dist > 0.0).then(|| Touch {
+                i,
+                j,
+                normal: d / dist,
+                overlap,
+            })
+        })
+        .collect()
+}
+
+/// Coordination number `CN = 2 N_c / N_p` (He, Zheng & Li 2020, Eq. 27).
+pub fn coordination_number(n_contacts: usize, n_particles: usize) -> f64 {
+    if n_particles == 0 {
+        0.0
+    } else {
+        2.0 * n_contacts as f64 / n_particles as f64
+    }
+}
+
+/// Second-order fabric tensor `φ_ij = (1/N_c) Σ n_i n_j` (He et al. Eq. 32); zero without
+/// contacts.
+pub fn fabric_tensor(contacts: &[Touch]) -> DMat3 {
+    if contacts.is_empty() {
+        return DMat3::ZERO;
+    }
+    let mut m = DMat3::ZERO;
+    for c in contacts {
+        let n = c.normal;
+        m += DMat3::from_cols(n * n.x, n * n.y, n * n.z);
+    }
+    m * (1.0 / contacts.len() as f64)
+}
+
+/// Octahedral fabric anisotropy `Ψ = (1/√2) [(φ₁−φ₂)² + (φ₁−φ₃)² + (φ₂−φ₃)²]^{1/2}` (He et al.
+/// Eq. 34, after Barreto & O'Sullivan). Computed from invariants, without an eigensolver:
+/// `Σ_{a<b} (φ_a − φ_b)² = 3 tr(φ²) − (tr φ)²` for the eigenvalues φ_a of the symmetric φ.
+pub fn fabric_anisotropy(phi: &DMat3) -> f64 {
+    let tr = phi.x_axis.x + phi.y_axis.y + phi.z_axis.z;
+    let tr2: f64 = (0..3)
+        .map(|r| (0..3).map(|c| phi.col(c)[r] * phi.col(r)[c]).sum::<f64>())
+        .sum();
+    (0.5 * (3.0 * tr2 - tr * tr).max(0.0)).sqrt()
+}
+
+/// Total solid volume of the spheres (m³), overlaps not subtracted.
+pub fn solid_volume(p: &Particles) -> f64 {
+    p.radius
+        .iter()
+        .map(|r| 4.0 / 3.0 * std::f64::consts::PI * r * r * r)
+        .sum()
+}
+
+/// Inertial number `I = γ̇ d √(ρ / σ)` (GDR MiDi 2004): below about 1e-3 a shear is
+/// quasi-static.
+pub fn inertial_number(shear_rate: f64, diameter: f64, density: f64, stress: f64) -> f64 {
+    if stress > 0.0 {
+        shear_rate * diameter * (density / stress).sqrt()
+    } else {
+        0.0
+    }
+}
+
+/// Running mean over `window` samples, centred (shorter at the ends).
+pub fn running_mean(x: &[f64], window: usize) -> Vec<f64> {
+    let h = window / 2;
+    (0..x.len())
+        .map(|k| {
+            let lo = k.saturating_sub(h);
+            let hi = (k + h + 1).min(x.len());
+            x[lo..hi].iter().sum::<f64>() / (hi - lo) as f64
+        })
+        .collect()
+}
+
+/// Slope `dy/dx` by least squares over a centred window of `window` samples (`None` where
+/// `x` does not vary within it).
+pub fn windowed_slope(x: &[f64], y: &[f64], window: usize) -> Vec<Option<f64>> {
+    let h = window.max(2) / 2;
+    (0..x.len())
+        .map(|k| {
+            let lo = k.saturating_sub(h);
+            let hi = (k + h + 1).min(x.len());
+            let n = (hi - lo) as f64;
+            let mx = x[lo..hi].iter().sum::<f64>() / n;
+            let my = y[lo..hi].iter().sum::<f64>() / n;
+            let (mut sxy, mut sxx) = (0.0, 0.0);
+            for q in lo..hi {
+                sxy += (x[q] - mx) * (y[q] - my);
+                sxx += (x[q] - mx) * (x[q] - mx);
+            }
+            (sxx > 0.0).then(|| sxy / sxx)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isotropic_and_uniaxial_fabric() {
+        let touch = |n: DVec3| Touch {
+            i: 0,
+            j: 1,
+            normal: n,
+            overlap: 0.0,
+        };
+        // Six normals along ±x, ±y, ±z: φ = I/3, Ψ = 0.
+        let iso: Vec<Touch> = [
+            DVec3::X,
+            -DVec3::X,
+            DVec3::Y,
+            -DVec3::Y,
+            DVec3::Z,
+            -DVec3::Z,
+        ]
+        .into_iter()
+        .map(touch)
+        .collect();
+        let phi = fabric_tensor(&iso);
+        assert!((phi - DMat3::IDENTITY / 3.0).abs_diff_eq(DMat3::ZERO, 1e-15));
+        assert!(fabric_anisotropy(&phi) < 1e-12);
+        // All normals along z: eigenvalues (1, 0, 0), Ψ = (1/√2)·√2 = 1.
+        let uni = vec![touch(DVec3::Z), touch(-DVec3::Z)];
+        assert!((fabric_anisotropy(&fabric_tensor(&uni)) - 1.0).abs() < 1e-12);
+        // Eigenvalues (1/2, 1/2, 0): Ψ = (1/√2)·√(0 + 1/4 + 1/4) = 1/2.
+        let planar = vec![touch(DVec3::X), touch(DVec3::Y)];
+        assert!((fabric_anisotropy(&fabric_tensor(&planar)) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn slope_of_a_line_and_running_mean() {
+        let x: Vec<f64> = (0..20).map(|k| k as f64 * 0.1).collect();
+        let y: Vec<f64> = x.iter().map(|v| 3.0 * v + 1.0).collect();
+        for s in windowed_slope(&x, &y, 5) {
+            assert!((s.expect("x varies") - 3.0).abs() < 1e-12);
+        }
+        let m = running_mean(&[1.0, 2.0, 3.0, 4.0], 3);
+        assert_eq!(m, vec![1.5, 2.0, 3.0, 3.5]);
+    }
+
+    #[test]
+    fn touching_pairs_and_coordination() {
+        let mut p = Particles::default();
+        p.push(DVec3::ZERO, 0.01, 1000.0, 0);
+        p.push(DVec3::new(0.019, 0.0, 0.0), 0.01, 1000.0, 0);
+        p.push(DVec3::new(0.0, 0.021, 0.0), 0.01, 1000.0, 0);
+        let t = touching(&p);
+        assert_eq!(t.len(), 1);
+        assert!((t[0].overlap - 0.001).abs() < 1e-12);
+        assert_eq!(coordination_number(t.len(), p.len()), 2.0 / 3.0);
+    }
+}

@@ -1,0 +1,600 @@
+//! The direct shear configuration file (TOML) and its build into a box, a specimen and a
+//! scene. Reference with every key: `docs/shear.md`.
+
+use std::path::Path;
+
+use glam::DVec3;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::contact::{ContactModel, RelativeMotion, contact_force};
+use crate::error::{Error, Result};
+use crate::material::{Material, PairParams};
+use crate::scene::{
+    ContactConfig, MaterialConfig, ParticleGroup, RegionConfig, Scene, SceneConfig,
+    SimulationConfig, SizeDistribution, Validator, WallConfig, build_scene, sample_diameters,
+};
+
+/// A whole direct shear file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShearConfig {
+    /// Time stepping and outputs.
+    pub simulation: ShearSimulationConfig,
+    /// Contact law and history mode.
+    pub contact: ContactConfig,
+    /// Materials, referred to by name from `[specimen]` and `[box]`.
+    pub materials: Vec<MaterialConfig>,
+    /// The shear box.
+    #[serde(rename = "box")]
+    pub shear_box: BoxConfig,
+    /// The particles and how the specimen is prepared.
+    pub specimen: SpecimenConfig,
+    /// Servo-controlled normal stress.
+    pub consolidation: ConsolidationConfig,
+    /// The shear stage.
+    pub shear: ShearStageConfig,
+    /// VTK snapshots and checkpoints.
+    #[serde(default)]
+    pub output: ShearOutputConfig,
+}
+
+/// `[simulation]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShearSimulationConfig {
+    /// Time step (s); default `safety_factor × Δt_crit`.
+    pub dt: Option<f64>,
+    /// Fraction of the critical time step allowed, in (0, 1].
+    #[serde(default = "default_safety")]
+    pub safety_factor: f64,
+    /// Seed of the specimen's random sizes and positions.
+    #[serde(default)]
+    pub seed: u64,
+    /// Gravitational acceleration (m/s²).
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Simulated time between rows of `shear.csv` (s).
+    pub output_interval: f64,
+    /// Steps between servo updates (and GPU submits).
+    #[serde(default = "default_control_interval")]
+    pub control_interval_steps: u64,
+}
+
+/// `[box]`: the lower box (bottom and four sides) moves along +x at the shear speed; the
+/// upper box (four sides) is fixed; the top plate is servo-controlled along z.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxConfig {
+    /// Inside length along the shear direction x (m).
+    pub length: f64,
+    /// Inside width along y (m).
+    pub width: f64,
+    /// Height of the lower box (m): the shear plane is at its top, plus half the gap.
+    pub lower_height: f64,
+    /// Height of the upper box's sides (m); raised to hold the poured specimen if needed.
+    pub upper_height: f64,
+    /// Opening between the halves (m); keep it below the smallest diameter.
+    #[serde(default)]
+    pub gap: f64,
+    /// Material of the plates (its friction is the wall friction).
+    pub material: String,
+}
+
+/// How the specimen is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Rainfall: spheres placed at random in a loose column fall into the box under gravity.
+    Pluviation,
+    /// Radius expansion: spheres placed at reduced size in the box volume of the target void
+    /// ratio grow to full size in steps.
+    Expansion,
+}
+
+/// `[specimen]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecimenConfig {
+    /// Material name.
+    pub material: String,
+    /// Number of spheres.
+    pub count: u32,
+    /// Size distribution (diameters).
+    pub size: SizeDistribution,
+    /// Preparation method.
+    #[serde(default = "default_method")]
+    pub method: Method,
+    /// Inter-particle friction during preparation and consolidation (He et al.: 0 gives a
+    /// dense specimen, 1 a loose one); default the material's own.
+    pub preparation_friction: Option<f64>,
+    /// Target void ratio, for `method = "expansion"`.
+    pub target_void_ratio: Option<f64>,
+    /// Radius increments of the expansion.
+    #[serde(default = "default_increments")]
+    pub expansion_increments: u32,
+    /// Solid fraction of the random column the rain falls from.
+    #[serde(default = "default_fill")]
+    pub fill_fraction: f64,
+    /// Preparation ends once the mean particle speed is below this (m/s).
+    #[serde(default = "default_prep_speed")]
+    pub settle_speed: f64,
+    /// Longest preparation (s of simulated time).
+    #[serde(default = "default_prep_time")]
+    pub max_time: f64,
+}
+
+/// `[consolidation]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsolidationConfig {
+    /// Target normal stress σ_n on the top plate (Pa).
+    pub normal_stress: f64,
+    /// Consolidation ends when |σ − σ_n| / σ_n stays below this for `settle_rows` rows.
+    #[serde(default = "default_tolerance")]
+    pub tolerance: f64,
+    /// Rows the stress must stay within tolerance.
+    #[serde(default = "default_settle_rows")]
+    pub settle_rows: u32,
+    /// ... and the mean particle speed below this (m/s); default a fifth of the shear speed.
+    pub settle_speed: Option<f64>,
+    /// Longest consolidation (s of simulated time).
+    #[serde(default = "default_consolidation_time")]
+    pub max_time: f64,
+    /// Servo gain as the fraction of the force error removed per control interval, in
+    /// (0, 1] (PFC's α); the stiffness it divides by is estimated from the contact law.
+    #[serde(default = "default_gain")]
+    pub servo_gain: f64,
+}
+
+/// `[shear]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShearStageConfig {
+    /// Speed of the lower box along +x (m/s).
+    pub speed: f64,
+    /// Shear displacement at which the test ends (m).
+    pub displacement: f64,
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShearOutputConfig {
+    /// VTK snapshots during shear (besides those at the end of each stage).
+    #[serde(default = "default_snapshots")]
+    pub vtk_snapshots: u32,
+    /// Rows between checkpoints (also written at the end of every stage).
+    #[serde(default = "default_checkpoint_rows")]
+    pub checkpoint_rows: u32,
+}
+
+impl Default for ShearOutputConfig {
+    fn default() -> Self {
+        Self {
+            vtk_snapshots: default_snapshots(),
+            checkpoint_rows: default_checkpoint_rows(),
+        }
+    }
+}
+
+fn default_safety() -> f64 {
+    0.2
+}
+fn default_gravity() -> [f64; 3] {
+    [0.0, 0.0, -9.81]
+}
+fn default_control_interval() -> u64 {
+    20
+}
+fn default_method() -> Method {
+    Method::Pluviation
+}
+fn default_increments() -> u32 {
+    10
+}
+fn default_fill() -> f64 {
+    0.3
+}
+fn default_prep_speed() -> f64 {
+    0.01
+}
+fn default_prep_time() -> f64 {
+    5.0
+}
+fn default_tolerance() -> f64 {
+    0.01
+}
+fn default_settle_rows() -> u32 {
+    5
+}
+fn default_consolidation_time() -> f64 {
+    2.0
+}
+fn default_gain() -> f64 {
+    0.5
+}
+fn default_snapshots() -> u32 {
+    10
+}
+fn default_checkpoint_rows() -> u32 {
+    50
+}
+
+/// Wall indices of the box, in the order they are built.
+pub mod walls {
+    /// Bottom plate (moves with the lower box).
+    pub const BOTTOM: usize = 0;
+    /// The lower box: bottom and four sides.
+    pub const LOWER: [usize; 5] = [0, 1, 2, 3, 4];
+    /// The upper box's four sides.
+    pub const UPPER: [usize; 4] = [5, 6, 7, 8];
+    /// The servo-controlled top plate.
+    pub const TOP: usize = 9;
+}
+
+/// A validated configuration with its built scene.
+#[derive(Debug, Clone)]
+pub struct ShearSetup {
+    /// The configuration.
+    pub config: ShearConfig,
+    /// The configuration file's text (a checkpoint resumes only with the same).
+    pub text: String,
+    /// The scene at time 0: particles, box, pair table for preparation.
+    pub scene: Scene,
+    /// Pair table during preparation and consolidation (specimen friction replaced).
+    pub preparation_pairs: Vec<PairParams>,
+    /// Pair table during shear (the materials as given).
+    pub shear_pairs: Vec<PairParams>,
+    /// Box cross-section `length × width` (m²).
+    pub area: f64,
+    /// Mean diameter of the specimen (m).
+    pub mean_diameter: f64,
+    /// Particle density (kg/m³).
+    pub density: f64,
+    /// Estimated stiffness of the top plate against the specimen (N/m), for the servo gain.
+    pub plate_stiffness: f64,
+    /// Height of the upper box's top (m).
+    pub box_top: f64,
+    /// Height of the expansion box, for `method = "expansion"` (m).
+    pub expansion_height: Option<f64>,
+    /// Radius factor per expansion increment.
+    pub expansion_factor: f64,
+}
+
+impl ShearSetup {
+    /// Reads, validates and builds a direct shear file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and builds TOML text; `file` names the source in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self> {
+        let config: ShearConfig = crate::scene::parse_toml(text, file)?;
+        build(config, text, file)
+    }
+
+    /// Control interval T (s).
+    pub fn control_period(&self) -> f64 {
+        self.config.simulation.control_interval_steps as f64 * self.scene.simulation.dt
+    }
+
+    /// Shear rate γ̇ (1/s) of the inertial number: the shear speed over a shear band of ten
+    /// mean diameters (or the specimen height if smaller).
+    pub fn shear_rate(&self, height: f64) -> f64 {
+        self.config.shear.speed / (10.0 * self.mean_diameter).min(height.max(1e-12))
+    }
+}
+
+fn build(config: ShearConfig, text: &str, file: &str) -> Result<ShearSetup> {
+    let v = Validator { file };
+    let b = &config.shear_box;
+    v.positive("box.length", b.length, "m")?;
+    v.positive("box.width", b.width, "m")?;
+    v.positive("box.lower_height", b.lower_height, "m")?;
+    v.positive("box.upper_height", b.upper_height, "m")?;
+    if !(b.gap.is_finite() && b.gap >= 0.0) {
+        return Err(v.err("box.gap", format!("{} must be ≥ 0 m", b.gap)));
+    }
+    let s = &config.specimen;
+    if s.count == 0 {
+        return Err(v.err("specimen.count", "must be at least 1".to_owned()));
+    }
+    v.positive("specimen.settle_speed", s.settle_speed, "m/s")?;
+    v.positive("specimen.max_time", s.max_time, "s")?;
+    if !(s.fill_fraction > 0.0 && s.fill_fraction <= 0.45) {
+        return Err(v.err(
+            "specimen.fill_fraction",
+            format!(
+                "{} is outside (0, 0.45]; random placement jams above that (default 0.3)",
+                s.fill_fraction
+            ),
+        ));
+    }
+    if let Some(mu) = s.preparation_friction {
+        if !(mu.is_finite() && mu >= 0.0) {
+            return Err(v.err(
+                "specimen.preparation_friction",
+                format!("{mu} must be ≥ 0 (0 gives a dense specimen, 1 a loose one)"),
+            ));
+        }
+    }
+    let c = &config.consolidation;
+    v.positive("consolidation.normal_stress", c.normal_stress, "Pa")?;
+    v.positive("consolidation.tolerance", c.tolerance, "1")?;
+    v.positive("consolidation.max_time", c.max_time, "s")?;
+    if let Some(speed) = c.settle_speed {
+        v.positive("consolidation.settle_speed", speed, "m/s")?;
+    }
+    if !(c.servo_gain > 0.0 && c.servo_gain <= 1.0) {
+        return Err(v.err(
+            "consolidation.servo_gain",
+            format!(
+                "{} is outside (0, 1]; use e.g. 0.5 (the default)",
+                c.servo_gain
+            ),
+        ));
+    }
+    v.positive("shear.speed", config.shear.speed, "m/s")?;
+    v.positive("shear.displacement", config.shear.displacement, "m")?;
+    if config.shear.displacement > 0.5 * b.length {
+        return Err(v.err(
+            "shear.displacement",
+            format!(
+                "{} m is more than half the box length {} m; shear at most ~20 % of it",
+                config.shear.displacement, b.length
+            ),
+        ));
+    }
+    v.positive(
+        "simulation.output_interval",
+        config.simulation.output_interval,
+        "s",
+    )?;
+    if config.simulation.control_interval_steps == 0 {
+        return Err(v.err(
+            "simulation.control_interval_steps",
+            "must be at least 1 (default 100)".to_owned(),
+        ));
+    }
+
+    // The sizes, drawn as the scene build will draw them (same seed), give the solid volume.
+    let mut rng = ChaCha8Rng::seed_from_u64(config.simulation.seed);
+    let diameters = sample_diameters(&v, "specimen.size", &s.size, s.count, &mut rng)?;
+    let solid: f64 = diameters
+        .iter()
+        .map(|d| std::f64::consts::PI / 6.0 * d * d * d)
+        .sum();
+    let d_max = diameters.first().copied().unwrap_or(0.0);
+    let (l, w) = (b.length, b.width);
+    let area = l * w;
+    let d_min = diameters.last().copied().unwrap_or(0.0);
+    let mean_diameter = diameters.iter().sum::<f64>() / diameters.len() as f64;
+    if b.gap >= d_min {
+        return Err(v.err(
+            "box.gap",
+            format!(
+                "{} m is not below the smallest diameter {d_min:e} m: spheres would fall out between the halves",
+                b.gap
+            ),
+        ));
+    }
+    if b.length <= d_max || b.width <= d_max {
+        return Err(v.err(
+            "box.length",
+            format!("the box ({l} × {w} m) must be wider than the largest sphere ({d_max:e} m); use at least ten diameters", l = b.length, w = b.width),
+        ));
+    }
+    // Random placement holds the centres a radius from the walls.
+    let column = solid / (s.fill_fraction * (l - d_max) * (w - d_max)) + d_max;
+    let (expansion_height, expansion_factor) = match s.method {
+        Method::Pluviation => (None, 1.0),
+        Method::Expansion => {
+            let e = s.target_void_ratio.ok_or_else(|| {
+                v.err(
+                    "specimen.target_void_ratio",
+                    "is required with method = \"expansion\" (e.g. 0.6)".to_owned(),
+                )
+            })?;
+            v.positive("specimen.target_void_ratio", e, "1")?;
+            if s.expansion_increments == 0 {
+                return Err(v.err(
+                    "specimen.expansion_increments",
+                    "must be at least 1 (default 10)".to_owned(),
+                ));
+            }
+            let h = solid * (1.0 + e) / area;
+            // Placed in the pour column, squeezed to height h with radii scaled by h/column
+            // (no overlap can appear), then grown back in increments.
+            let shrink = (h / column).min(1.0);
+            (Some(h), shrink.powf(-1.0 / s.expansion_increments as f64))
+        }
+    };
+    let fill_top = expansion_height.unwrap_or(column);
+    let box_top = (b.lower_height + b.gap + b.upper_height).max(fill_top + 2.0 * d_max);
+    let upper_bottom = b.lower_height + b.gap;
+    let park = fill_top + 1.5 * d_max;
+
+    let plate = |name: &str, center: [f64; 3], normal: [f64; 3], u: [f64; 3], half: [f64; 2]| {
+        WallConfig::Plate {
+            name: name.to_owned(),
+            material: b.material.clone(),
+            center,
+            normal,
+            u_axis: u,
+            half_extents: half,
+            velocity: [0.0; 3],
+        }
+    };
+    let (hl, hu) = (b.lower_height, box_top - upper_bottom);
+    let (zl, zu) = (0.5 * hl, upper_bottom + 0.5 * hu);
+    let x = [1.0, 0.0, 0.0];
+    let y = [0.0, 1.0, 0.0];
+    let z = [0.0, 0.0, 1.0];
+    // The y sides of the lower box reach past its ends by the shear displacement, so that the
+    // spheres the box carries stay enclosed at the upper box's ends.
+    let reach = 0.5 * l + config.shear.displacement;
+    let scene_walls = vec![
+        plate("bottom", [0.0, 0.0, 0.0], z, x, [0.5 * l, 0.5 * w]),
+        plate("lower_x0", [-0.5 * l, 0.0, zl], x, y, [0.5 * w, 0.5 * hl]),
+        plate("lower_x1", [0.5 * l, 0.0, zl], x, y, [0.5 * w, 0.5 * hl]),
+        plate("lower_y0", [0.0, -0.5 * w, zl], y, z, [0.5 * hl, reach]),
+        plate("lower_y1", [0.0, 0.5 * w, zl], y, z, [0.5 * hl, reach]),
+        plate("upper_x0", [-0.5 * l, 0.0, zu], x, y, [0.5 * w, 0.5 * hu]),
+        plate("upper_x1", [0.5 * l, 0.0, zu], x, y, [0.5 * w, 0.5 * hu]),
+        plate("upper_y0", [0.0, -0.5 * w, zu], y, z, [0.5 * hu, reach]),
+        plate("upper_y1", [0.0, 0.5 * w, zu], y, z, [0.5 * hu, reach]),
+        plate("top", [0.0, 0.0, park], z, x, [0.5 * l, 0.5 * w]),
+    ];
+    let scene_config = SceneConfig {
+        simulation: SimulationConfig {
+            duration: 1.0,
+            output_interval: config.simulation.output_interval,
+            dt: config.simulation.dt,
+            safety_factor: config.simulation.safety_factor,
+            seed: config.simulation.seed,
+            gravity: config.simulation.gravity,
+        },
+        contact: config.contact.clone(),
+        materials: config.materials.clone(),
+        particles: vec![ParticleGroup::Random {
+            material: s.material.clone(),
+            count: s.count,
+            region: RegionConfig {
+                min: [-0.5 * l, -0.5 * w, 0.0],
+                max: [0.5 * l, 0.5 * w, column],
+            },
+            size: s.size.clone(),
+            max_attempts: 5000,
+        }],
+        walls: scene_walls,
+    };
+    let mut scene = build_scene(scene_config, file).map_err(rename_fields)?;
+    let sim = &mut scene.simulation;
+    let p_mat = sim.particles.material[0];
+    let w_mat = sim.walls[0].material;
+    let law = config.contact.law;
+    let v_char = config.contact.characteristic_velocity;
+    let mixed = |materials: &[Material]| -> Vec<PairParams> {
+        let mut out = Vec::new();
+        for a in materials {
+            for b in materials {
+                // Mixed stiffness kinds were refused by the scene build.
+                out.extend(PairParams::new(law, a, b, v_char));
+            }
+        }
+        out
+    };
+    let shear_pairs = mixed(&scene.materials);
+    let mut prep_materials = scene.materials.clone();
+    if let Some(mu) = s.preparation_friction {
+        prep_materials[p_mat].friction = mu;
+    }
+    let preparation_pairs = mixed(&prep_materials);
+    sim.set_pair_params(preparation_pairs.clone());
+    if let Some(h) = expansion_height {
+        let shrink = h / column;
+        if shrink < 1.0 {
+            for i in 0..sim.particles.len() {
+                let r = sim.particles.radius[i];
+                sim.particles.set_radius(i, r * shrink);
+                sim.particles.position[i].z *= shrink;
+            }
+            let r_min = sim
+                .particles
+                .radius
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min);
+            sim.set_neighbour_skin(crate::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min);
+        }
+        // The lid holds the expanding specimen at the target height.
+        if let crate::wall::WallShape::Plate { center, .. } = &mut sim.walls[walls::TOP].shape {
+            center.z = h;
+        }
+    }
+    let density = scene.materials[p_mat].density.unwrap_or(0.0);
+    let plate_stiffness = plate_stiffness(
+        config.contact.law,
+        &shear_pairs[w_mat * scene.materials.len() + p_mat],
+        0.5 * mean_diameter,
+        density,
+        area,
+        c.normal_stress,
+    );
+    Ok(ShearSetup {
+        text: text.to_owned(),
+        scene,
+        preparation_pairs,
+        shear_pairs,
+        area,
+        mean_diameter,
+        density,
+        plate_stiffness,
+        box_top,
+        expansion_height,
+        expansion_factor,
+        config,
+    })
+}
+
+/// Errors of the generated scene, named after this file's fields.
+fn rename_fields(e: Error) -> Error {
+    match e {
+        Error::Invalid {
+            file,
+            field,
+            message,
+        } => Error::Invalid {
+            file,
+            field: field
+                .replace("particles[0]", "specimen")
+                .replace("walls[0].material", "box.material"),
+            message,
+        },
+        other => other,
+    }
+}
+
+/// Stiffness of the top plate against the specimen's top layer (N/m) at the target stress:
+/// `A / (2 R)²` contacts, each carrying its share of the force, with the tangent stiffness of
+/// the contact law there (found by bisection on the law itself). The specimen below is softer
+/// in series, so this over-estimates the stiffness, which keeps the servo stable.
+fn plate_stiffness(
+    law: crate::contact::ContactLaw,
+    pair: &PairParams,
+    radius: f64,
+    density: f64,
+    area: f64,
+    stress: f64,
+) -> f64 {
+    let mass = density * 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3);
+    let params = pair.contact_params(mass, radius);
+    let model = ContactModel {
+        law,
+        history: crate::contact::HistoryMode::True,
+    };
+    let still = RelativeMotion {
+        velocity: DVec3::ZERO,
+        displacement: DVec3::ZERO,
+    };
+    let force = |delta: f64| {
+        contact_force(model, delta, DVec3::Z, still, DVec3::ZERO, &params).normal_force
+    };
+    let n = (area / (4.0 * radius * radius)).max(1.0);
+    let f = stress * area / n;
+    let (mut lo, mut hi) = (0.0, radius);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if force(mid) < f {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let delta = hi.max(1e-12);
+    let k = (force(delta * 1.001) - force(delta * 0.999)) / (0.002 * delta);
+    n * k.max(f / delta)
+}

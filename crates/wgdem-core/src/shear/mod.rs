@@ -1,0 +1,885 @@
+//! The direct shear test: specimen preparation, servo-controlled consolidation and shear at
+//! constant speed, with the series, summary, plots, VTK snapshots and checkpoints a
+//! researcher needs (He, Zheng & Li 2020; Fleischmann et al. 2015).
+//!
+//! Stages, each advanced one output interval at a time on a [`Backend`]:
+//! 1. **preparation**: pluviation (the column falls into the box) or radius expansion (radii
+//!    grow in increments inside a lidded box), with the preparation friction, until the mean
+//!    particle speed drops below `specimen.settle_speed`;
+//! 2. **consolidation**: the top plate is put on the specimen and servo-controlled to the
+//!    target normal stress; once the stress holds within `tolerance` and the specimen is at
+//!    rest, the friction becomes the materials' own (if the preparation used another) and the
+//!    specimen settles again under the servo;
+//! 3. **shear**: the lower box moves along +x at the shear speed until the shear
+//!    displacement is reached, the servo holding the normal stress.
+//!
+//! The servo is PFC's: the plate velocity is `v = G (F − σ_n A)` plus an integral term that
+//! removes the steady lag while the specimen dilates, `G = α / (k T)` with `α` the servo gain,
+//! `k` the plate's contact stiffness estimated from the contact law and `T` the control
+//! interval; the speed is capped at a hundredth of a diameter per interval.
+//!
+//! Every decision (stage ends, servo, snapshots, checkpoints) depends only on step counts and
+//! the simulated state, never on the host's timing, so a run resumed from a checkpoint gives
+//! the same bits as one never interrupted (on the same device).
+
+mod config;
+pub mod report;
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use glam::{DQuat, DVec3};
+use serde::{Deserialize, Serialize};
+
+pub use config::{
+    BoxConfig, ConsolidationConfig, Method, ShearConfig, ShearOutputConfig, ShearSetup,
+    ShearSimulationConfig, ShearStageConfig, SpecimenConfig, walls,
+};
+
+use crate::analysis::{
+    coordination_number, fabric_anisotropy, fabric_tensor, running_mean, solid_volume, touching,
+    windowed_slope,
+};
+use crate::cpu::Simulation;
+use crate::error::{Error, Result};
+use crate::output::atomic_write;
+use crate::runner::{Backend, Readout};
+use crate::wall::WallShape;
+
+/// Stage of a direct shear test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Stage {
+    /// Pluviation or radius expansion.
+    Preparation,
+    /// Servo-controlled normal stress, no shear.
+    Consolidation,
+    /// Lower box moving.
+    Shear,
+    /// Finished.
+    Done,
+}
+
+impl Stage {
+    /// Name in `shear.csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Preparation => "preparation",
+            Stage::Consolidation => "consolidation",
+            Stage::Shear => "shear",
+            Stage::Done => "done",
+        }
+    }
+}
+
+/// One row of `shear.csv` (SI units, as the column names say).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Simulated time.
+    pub time_s: f64,
+    /// Stage name.
+    pub stage: String,
+    /// Lower box displacement since the start of shear, `d_h`.
+    pub shear_displacement_m: f64,
+    /// `d_h / L` (He et al. Eq. 22).
+    pub shear_strain: f64,
+    /// Force along x the specimen exerts on the upper box and the top plate.
+    #[serde(rename = "shear_force_N")]
+    pub shear_force_n: f64,
+    /// Force along z the specimen exerts on the top plate.
+    #[serde(rename = "normal_force_N")]
+    pub normal_force_n: f64,
+    /// Shear force over the nominal area `L × W`.
+    #[serde(rename = "shear_stress_Pa")]
+    pub shear_stress_pa: f64,
+    /// Normal force over `L × W`.
+    #[serde(rename = "normal_stress_Pa")]
+    pub normal_stress_pa: f64,
+    /// `F / N` (He et al. Eq. 23 takes its arctangent).
+    pub stress_ratio: f64,
+    /// Rise of the top plate since the start of shear.
+    pub vertical_displacement_m: f64,
+    /// `atan(Δd_v / Δd_h)` over the last rows of shear (positive: dilation).
+    pub dilation_angle_deg: f64,
+    /// `V_voids / V_solids` between the bottom and the top plate (or the highest sphere).
+    pub void_ratio: f64,
+    /// `2 N_c / N_p` (He et al. Eq. 27).
+    pub coordination_number: f64,
+    /// Octahedral anisotropy Ψ of the contact-normal fabric (He et al. Eq. 32–34).
+    pub fabric_anisotropy: f64,
+    /// `γ̇ d √(ρ / σ)` with `γ̇` the shear speed over ten mean diameters.
+    pub inertial_number: f64,
+    /// Translational plus rotational kinetic energy.
+    #[serde(rename = "kinetic_energy_J")]
+    pub kinetic_energy_j: f64,
+}
+
+/// Servo controller state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Servo {
+    /// Integral term (m/s).
+    pub integral: f64,
+    /// Velocity last set (m/s).
+    pub velocity: f64,
+    /// Whether the servo acts.
+    pub active: bool,
+}
+
+/// A VTK snapshot written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Simulated time (s).
+    pub time: f64,
+    /// Particle file, relative to the output directory.
+    pub particles: String,
+    /// Force-chain file, relative to the output directory.
+    pub contacts: String,
+}
+
+/// Everything the driver keeps between output intervals (saved in checkpoints).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DriverState {
+    /// Current stage.
+    pub stage: Stage,
+    /// Time the stage began (s).
+    pub stage_start: f64,
+    /// The friction was switched to the shear values.
+    pub friction_switched: bool,
+    /// Radius increments done (expansion).
+    pub expansions: u32,
+    /// Time of the last radius increment (s).
+    pub last_expansion: f64,
+    /// Consecutive rows that met the consolidation criteria.
+    pub settled_rows: u32,
+    /// Servo state.
+    pub servo: Servo,
+    /// Lower-box x and top-plate z at the start of shear (m).
+    pub shear_origin: Option<(f64, f64)>,
+    /// Positions and orientations the VTK displacement and rotation are measured from
+    /// (start of the run, then start of shear).
+    pub reference: (Vec<DVec3>, Vec<DQuat>),
+    /// The series so far.
+    pub rows: Vec<Row>,
+    /// Snapshots written.
+    pub snapshots: Vec<Snapshot>,
+    /// Void ratio at the end of preparation.
+    pub preparation_void_ratio: Option<f64>,
+    /// Consolidation ended on its time limit rather than on its criteria.
+    pub consolidation_timed_out: bool,
+    /// Wall-clock seconds of stepping so far, over all sessions.
+    pub wall_seconds: f64,
+    /// Steps at the start of shear.
+    pub shear_start_steps: u64,
+}
+
+/// What a finished test reports (`summary.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShearSummary {
+    /// Number of particles.
+    pub n_particles: usize,
+    /// Backend that ran the steps.
+    pub backend: String,
+    /// GPU adapter, for the GPU backend.
+    pub adapter: Option<String>,
+    /// Normal contact law.
+    pub contact_model: String,
+    /// Tangential history mode.
+    pub history: String,
+    /// Void ratio at the end of preparation.
+    pub preparation_void_ratio: f64,
+    /// Void ratio at the start of shear.
+    pub initial_void_ratio: f64,
+    /// Target normal stress (Pa).
+    #[serde(rename = "normal_stress_target_Pa")]
+    pub normal_stress_target_pa: f64,
+    /// Largest |σ − σ_n| / σ_n over the shear rows.
+    pub normal_stress_error_max: f64,
+    /// Largest stress ratio, from a running mean over five rows.
+    pub peak_stress_ratio: f64,
+    /// `atan` of the peak stress ratio (deg).
+    pub peak_friction_angle_deg: f64,
+    /// Mean stress ratio over the last fifth of the shear displacement.
+    pub residual_stress_ratio: f64,
+    /// `atan` of the residual stress ratio (deg).
+    pub residual_friction_angle_deg: f64,
+    /// Largest dilation angle, `atan(d d_v / d d_h)` fitted over a tenth of the shear rows
+    /// (negative when the specimen only contracts).
+    pub max_dilation_angle_deg: f64,
+    /// Rise of the top plate over the whole shear (m; negative: contraction).
+    pub final_vertical_displacement_m: f64,
+    /// Largest inertial number during shear.
+    pub max_inertial_number: f64,
+    /// Consolidation ended on its time limit.
+    pub consolidation_timed_out: bool,
+    /// Steps taken.
+    pub steps: u64,
+    /// Time step (s).
+    pub dt_s: f64,
+    /// Wall-clock seconds of stepping (all sessions of a resumed run).
+    pub wall_seconds: f64,
+    /// Particle-steps per wall-clock second.
+    pub particle_steps_per_second: f64,
+}
+
+/// Progress after each row.
+#[derive(Debug, Clone)]
+pub struct ShearProgress<'a> {
+    /// Stage.
+    pub stage: Stage,
+    /// The row just written.
+    pub row: &'a Row,
+    /// Target shear displacement (m).
+    pub target_displacement: f64,
+}
+
+const CHECKPOINT: &str = "checkpoint.bin";
+const CHECKPOINT_FORMAT: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Checkpoint {
+    format: u32,
+    config: String,
+    backend: String,
+    driver: DriverState,
+    sim: crate::cpu::SimState,
+    engine: Vec<u8>,
+}
+
+/// A direct shear test in progress.
+pub struct ShearRun {
+    setup: std::sync::Arc<ShearSetup>,
+    sim: Simulation,
+    state: DriverState,
+    out: PathBuf,
+    csv: File,
+}
+
+impl ShearRun {
+    /// Starts a test writing to `out` (created; a directory holding an earlier test is refused
+    /// unless `overwrite`).
+    pub fn create(setup: ShearSetup, out: &Path, overwrite: bool) -> Result<Self> {
+        if !overwrite {
+            if let Some(found) = ["shear.csv", "summary.json", CHECKPOINT]
+                .iter()
+                .find(|m| out.join(m).exists())
+            {
+                return Err(Error::OutputExists {
+                    dir: out.to_path_buf(),
+                    found: (*found).to_owned(),
+                });
+            }
+        }
+        std::fs::create_dir_all(out.join("vtk")).map_err(|e| Error::io(out, e))?;
+        let sim = setup.scene.simulation.clone();
+        let state = DriverState {
+            stage: Stage::Preparation,
+            stage_start: sim.time,
+            friction_switched: false,
+            expansions: 0,
+            last_expansion: sim.time,
+            settled_rows: 0,
+            servo: Servo::default(),
+            shear_origin: None,
+            reference: (
+                sim.particles.position.clone(),
+                sim.particles.orientation.clone(),
+            ),
+            rows: Vec::new(),
+            snapshots: Vec::new(),
+            preparation_void_ratio: None,
+            consolidation_timed_out: false,
+            wall_seconds: 0.0,
+            shear_start_steps: 0,
+        };
+        let csv = rewrite_csv(out, &[])?;
+        Ok(Self {
+            setup: std::sync::Arc::new(setup),
+            sim,
+            state,
+            out: out.to_path_buf(),
+            csv,
+        })
+    }
+
+    /// Reopens the test in `out` at its last checkpoint; `backend` (built for
+    /// [`ShearRun::simulation`] of a fresh setup) takes over the saved engine state.
+    pub fn resume(setup: ShearSetup, out: &Path, backend: &mut dyn Backend) -> Result<Self> {
+        let path = out.join(CHECKPOINT);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let cp: Checkpoint = postcard::from_bytes(&bytes).map_err(|e| Error::Encode {
+            path: path.clone(),
+            message: format!("not a readable checkpoint ({e}); start the test again"),
+        })?;
+        let refuse = |what: String| Error::Invalid {
+            file: path.display().to_string(),
+            field: "--resume".to_owned(),
+            message: what,
+        };
+        if cp.format != CHECKPOINT_FORMAT {
+            return Err(refuse(format!(
+                "checkpoint format {} is not this program's {CHECKPOINT_FORMAT}; start the test again",
+                cp.format
+            )));
+        }
+        if cp.config != setup.text {
+            return Err(refuse(
+                "was written for a different configuration file; resume with the file the test started with".to_owned(),
+            ));
+        }
+        if cp.backend != backend.name() {
+            return Err(refuse(format!(
+                "was written by the {} backend; resume with --backend {}",
+                cp.backend, cp.backend
+            )));
+        }
+        let mut sim = setup.scene.simulation.clone();
+        let switched = cp.driver.friction_switched;
+        sim.set_pair_params(if switched {
+            setup.shear_pairs.clone()
+        } else {
+            setup.preparation_pairs.clone()
+        });
+        sim.restore(cp.sim);
+        backend.restore_state(&sim, &cp.engine)?;
+        let csv = rewrite_csv(out, &cp.driver.rows)?;
+        let run = Self {
+            setup: std::sync::Arc::new(setup),
+            sim,
+            state: cp.driver,
+            out: out.to_path_buf(),
+            csv,
+        };
+        report::write_pvd(&run.out, &run.state.snapshots)?;
+        Ok(run)
+    }
+
+    /// The simulation as it stands (build a backend from it before [`ShearRun::run`]).
+    pub fn simulation(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// The setup.
+    pub fn setup(&self) -> &ShearSetup {
+        &self.setup
+    }
+
+    /// The driver's state.
+    pub fn state(&self) -> &DriverState {
+        &self.state
+    }
+
+    /// Runs to the end (or to `stop_after_rows` more rows, for tests of interrupted runs),
+    /// writing outputs; returns the summary once the test is done.
+    pub fn run(
+        &mut self,
+        backend: &mut dyn Backend,
+        stop_after_rows: Option<usize>,
+        mut progress: impl FnMut(&ShearProgress<'_>),
+    ) -> Result<Option<ShearSummary>> {
+        let dt = self.sim.dt;
+        let every = ((self.setup.config.simulation.output_interval / dt).round() as u64).max(1);
+        let interval = self.setup.config.simulation.control_interval_steps;
+        let mut rows_this_session = 0;
+        while self.state.stage != Stage::Done {
+            if stop_after_rows.is_some_and(|n| rows_this_session >= n) {
+                return Ok(None);
+            }
+            let t0 = Instant::now();
+            let servo = &mut self.state.servo;
+            let gains = ServoGains::new(&self.setup);
+            backend.advance_controlled(&mut self.sim, every, interval, &mut |r| {
+                servo_update(servo, &gains, r)
+            })?;
+            self.state.wall_seconds += t0.elapsed().as_secs_f64();
+            let row = self.measure();
+            self.append(row)?;
+            rows_this_session += 1;
+            if let Some(row) = self.state.rows.last() {
+                progress(&ShearProgress {
+                    stage: self.state.stage,
+                    row,
+                    target_displacement: self.setup.config.shear.displacement,
+                });
+            }
+            let changed = self.advance_stage(backend)?;
+            let due = (self.state.rows.len() as u64)
+                .is_multiple_of(u64::from(self.setup.config.output.checkpoint_rows.max(1)));
+            if changed || due {
+                self.checkpoint(backend)?;
+            }
+        }
+        self.finish(backend).map(Some)
+    }
+
+    fn top_z(&self) -> f64 {
+        match self.sim.walls[walls::TOP].shape {
+            WallShape::Plate { center, .. } | WallShape::Plane { point: center, .. } => center.z,
+        }
+    }
+
+    fn lower_x(&self) -> f64 {
+        match self.sim.walls[walls::BOTTOM].shape {
+            WallShape::Plate { center, .. } | WallShape::Plane { point: center, .. } => center.x,
+        }
+    }
+
+    /// Height of the highest sphere top (m).
+    fn fill_height(&self) -> f64 {
+        let p = &self.sim.particles;
+        (0..p.len())
+            .map(|i| p.position[i].z + p.radius[i])
+            .fold(0.0, f64::max)
+    }
+
+    fn mean_speed(&self) -> f64 {
+        let p = &self.sim.particles;
+        let mass: f64 = p.mass.iter().sum();
+        (2.0 * p.kinetic_energy() / mass).sqrt()
+    }
+
+    fn measure(&self) -> Row {
+        let s = &self.setup;
+        let sim = &self.sim;
+        let stage = self.state.stage;
+        let plate_on = stage != Stage::Preparation || s.expansion_height.is_some();
+        let height = if plate_on {
+            self.top_z()
+        } else {
+            self.fill_height()
+        };
+        let vs = solid_volume(&sim.particles);
+        let void_ratio = (s.area * height / vs - 1.0).max(0.0);
+        let normal = sim.walls[walls::TOP].force.z;
+        let shear: f64 = walls::UPPER
+            .iter()
+            .chain(std::iter::once(&walls::TOP))
+            .map(|&w| sim.walls[w].force.x)
+            .sum();
+        let (dh, dv) = match self.state.shear_origin {
+            Some((x0, z0)) => (self.lower_x() - x0, self.top_z() - z0),
+            None => (0.0, 0.0),
+        };
+        let contacts = touching(&sim.particles);
+        let phi = fabric_tensor(&contacts);
+        let sigma = normal / s.area;
+        let inertial = if stage == Stage::Shear {
+            crate::analysis::inertial_number(
+                s.shear_rate(height),
+                s.mean_diameter,
+                s.density,
+                sigma.max(0.0),
+            )
+        } else {
+            0.0
+        };
+        // Dilation angle over the last few shear rows.
+        let dilation = if stage == Stage::Shear {
+            let back: Vec<&Row> = self
+                .state
+                .rows
+                .iter()
+                .rev()
+                .take_while(|r| r.stage == "shear")
+                .take(4)
+                .collect();
+            back.last()
+                .filter(|r| dh > r.shear_displacement_m)
+                .map(|r| {
+                    ((dv - r.vertical_displacement_m) / (dh - r.shear_displacement_m))
+                        .atan()
+                        .to_degrees()
+                })
+                .unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        Row {
+            time_s: sim.time,
+            stage: stage.name().to_owned(),
+            shear_displacement_m: dh,
+            shear_strain: dh / s.config.shear_box.length,
+            shear_force_n: shear,
+            normal_force_n: normal,
+            shear_stress_pa: shear / s.area,
+            normal_stress_pa: sigma,
+            stress_ratio: if normal > 0.0 { shear / normal } else { 0.0 },
+            vertical_displacement_m: dv,
+            dilation_angle_deg: dilation,
+            void_ratio,
+            coordination_number: coordination_number(contacts.len(), sim.particles.len()),
+            fabric_anisotropy: fabric_anisotropy(&phi),
+            inertial_number: inertial,
+            kinetic_energy_j: sim.particles.kinetic_energy(),
+        }
+    }
+
+    fn append(&mut self, row: Row) -> Result<()> {
+        let path = self.out.join("shear.csv");
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        w.serialize(&row).map_err(|e| encode(&path, e))?;
+        let bytes = w.into_inner().map_err(|e| encode(&path, e))?;
+        // One write per row: a killed run leaves whole rows.
+        self.csv
+            .write_all(&bytes)
+            .map_err(|e| Error::io(&path, e))?;
+        self.state.rows.push(row);
+        Ok(())
+    }
+
+    /// Checks the current stage's end; returns whether the stage changed.
+    fn advance_stage(&mut self, backend: &mut dyn Backend) -> Result<bool> {
+        let setup = std::sync::Arc::clone(&self.setup);
+        let s = setup.as_ref();
+        let t = self.sim.time;
+        let elapsed = t - self.state.stage_start;
+        match self.state.stage {
+            Stage::Preparation => {
+                let spec = &s.config.specimen;
+                if spec.method == Method::Expansion
+                    && self.state.expansions < spec.expansion_increments
+                {
+                    // Grow after the specimen has had time to relax from the last increment.
+                    let relax = (elapsed >= 0.0)
+                        && (t - self.state.last_expansion
+                            >= 4.0 * s.config.simulation.output_interval);
+                    if relax {
+                        self.expand(backend)?;
+                    }
+                    return Ok(false);
+                }
+                let fall = (2.0 * self.fill_height()
+                    / self.sim.gravity.length().max(f64::MIN_POSITIVE))
+                .sqrt()
+                .min(spec.max_time);
+                let settled =
+                    elapsed >= fall.min(spec.max_time) && self.mean_speed() < spec.settle_speed;
+                if settled || elapsed >= spec.max_time {
+                    if !settled {
+                        log::warn!(
+                            "preparation reached specimen.max_time = {} s with a mean speed of {:.3e} m/s (settle_speed {}); consolidating anyway",
+                            spec.max_time,
+                            self.mean_speed(),
+                            spec.settle_speed
+                        );
+                    }
+                    self.state.preparation_void_ratio =
+                        self.state.rows.last().map(|r| r.void_ratio);
+                    self.snapshot()?;
+                    // Lid on: just above the highest sphere, then the servo takes over.
+                    let top = self.fill_height() + 0.05 * s.mean_diameter;
+                    if let WallShape::Plate { center, .. } = &mut self.sim.walls[walls::TOP].shape {
+                        if s.expansion_height.is_none() {
+                            center.z = top;
+                        }
+                    }
+                    backend.update_walls(&self.sim)?;
+                    self.state.servo = Servo {
+                        active: true,
+                        ..Servo::default()
+                    };
+                    self.enter(Stage::Consolidation);
+                    return Ok(true);
+                }
+                Ok(false)
+            }
+            Stage::Consolidation => {
+                let c = &s.config.consolidation;
+                let settle_speed = c.settle_speed.unwrap_or(0.2 * s.config.shear.speed);
+                let sigma = self.state.rows.last().map_or(0.0, |r| r.normal_stress_pa);
+                let ok = ((sigma - c.normal_stress) / c.normal_stress).abs() < c.tolerance
+                    && self.mean_speed() < settle_speed;
+                self.state.settled_rows = if ok { self.state.settled_rows + 1 } else { 0 };
+                let timed_out = elapsed >= c.max_time;
+                if self.state.settled_rows < c.settle_rows && !timed_out {
+                    return Ok(false);
+                }
+                if timed_out && self.state.settled_rows < c.settle_rows {
+                    log::warn!(
+                        "consolidation reached consolidation.max_time = {} s (σ = {:.4e} Pa, target {:.4e} Pa, mean speed {:.3e} m/s); shearing anyway",
+                        c.max_time,
+                        sigma,
+                        c.normal_stress,
+                        self.mean_speed()
+                    );
+                    self.state.consolidation_timed_out = true;
+                }
+                if !self.state.friction_switched {
+                    self.state.friction_switched = true;
+                    if s.preparation_pairs != s.shear_pairs {
+                        // Settle again with the shear friction before shearing.
+                        self.sim.set_pair_params(s.shear_pairs.clone());
+                        backend.update_pair_params(&self.sim)?;
+                        self.state.settled_rows = 0;
+                        self.state.stage_start = t;
+                        return Ok(true);
+                    }
+                }
+                self.snapshot()?;
+                self.state.shear_origin = Some((self.lower_x(), self.top_z()));
+                self.state.shear_start_steps = self.sim.steps;
+                self.state.reference = (
+                    self.sim.particles.position.clone(),
+                    self.sim.particles.orientation.clone(),
+                );
+                let v = DVec3::X * s.config.shear.speed;
+                for w in walls::LOWER {
+                    self.sim.walls[w].velocity = v;
+                }
+                backend.update_walls(&self.sim)?;
+                self.enter(Stage::Shear);
+                Ok(true)
+            }
+            Stage::Shear => {
+                let target = s.config.shear.displacement;
+                let dh = self
+                    .state
+                    .rows
+                    .last()
+                    .map_or(0.0, |r| r.shear_displacement_m);
+                let n = s.config.output.vtk_snapshots.max(1) as f64;
+                let done_snaps = self
+                    .state
+                    .snapshots
+                    .iter()
+                    .filter(|p| p.time > self.state.stage_start)
+                    .count() as f64;
+                if dh >= target * 0.999_999 {
+                    for w in walls::LOWER {
+                        self.sim.walls[w].velocity = DVec3::ZERO;
+                    }
+                    backend.update_walls(&self.sim)?;
+                    self.snapshot()?;
+                    self.enter(Stage::Done);
+                    return Ok(true);
+                }
+                if dh >= target * (done_snaps + 1.0) / (n + 1.0) {
+                    self.snapshot()?;
+                }
+                Ok(false)
+            }
+            Stage::Done => Ok(false),
+        }
+    }
+
+    fn enter(&mut self, stage: Stage) {
+        log::info!(
+            "t = {:.4} s: {} → {}",
+            self.sim.time,
+            self.state.stage.name(),
+            stage.name()
+        );
+        self.state.stage = stage;
+        self.state.stage_start = self.sim.time;
+        self.state.settled_rows = 0;
+    }
+
+    /// One radius increment of the expansion (history restarts: sizes changed).
+    fn expand(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        let f = self.setup.expansion_factor;
+        let p = &mut self.sim.particles;
+        for i in 0..p.len() {
+            let r = p.radius[i];
+            p.set_radius(i, r * f);
+        }
+        let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
+        self.sim.reset_history();
+        self.sim
+            .set_neighbour_skin(crate::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min);
+        backend.reload(&self.sim)?;
+        self.state.expansions += 1;
+        self.state.last_expansion = self.sim.time;
+        Ok(())
+    }
+
+    fn snapshot(&mut self) -> Result<()> {
+        let k = self.state.snapshots.len();
+        let snap = Snapshot {
+            time: self.sim.time,
+            particles: format!("vtk/particles_{k:04}.vtu"),
+            contacts: format!("vtk/contacts_{k:04}.vtp"),
+        };
+        report::write_particles(
+            &self.out.join(&snap.particles),
+            &self.sim,
+            &self.state.reference,
+        )?;
+        report::write_force_chains(&self.out.join(&snap.contacts), &self.sim)?;
+        self.state.snapshots.push(snap);
+        report::write_pvd(&self.out, &self.state.snapshots)
+    }
+
+    fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        let path = self.out.join(CHECKPOINT);
+        let cp = Checkpoint {
+            format: CHECKPOINT_FORMAT,
+            config: self.setup.text.clone(),
+            backend: backend.name().to_owned(),
+            driver: self.state.clone(),
+            sim: self.sim.state(),
+            engine: backend.save_state()?,
+        };
+        let bytes = postcard::to_allocvec(&cp).map_err(|e| encode(&path, e))?;
+        atomic_write(&path, &bytes)
+    }
+
+    fn finish(&mut self, backend: &mut dyn Backend) -> Result<ShearSummary> {
+        let summary = self.summary(backend.name(), backend.adapter());
+        let path = self.out.join("summary.json");
+        let json = serde_json::to_vec_pretty(&summary).map_err(|e| encode(&path, e))?;
+        atomic_write(&path, &json)?;
+        report::write_plots(&self.out.join("plots"), &self.state.rows)?;
+        Ok(summary)
+    }
+
+    /// The summary of the rows so far.
+    pub fn summary(&self, backend: &str, adapter: Option<String>) -> ShearSummary {
+        let s = &self.setup;
+        let shear: Vec<&Row> = self
+            .state
+            .rows
+            .iter()
+            .filter(|r| r.stage == "shear")
+            .collect();
+        let target = s.config.consolidation.normal_stress;
+        let ratio: Vec<f64> = shear.iter().map(|r| r.stress_ratio).collect();
+        let peak = running_mean(&ratio, 5)
+            .into_iter()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let end = shear.last().map_or(0.0, |r| r.shear_displacement_m);
+        let tail: Vec<f64> = shear
+            .iter()
+            .filter(|r| r.shear_displacement_m >= 0.8 * end)
+            .map(|r| r.stress_ratio)
+            .collect();
+        let residual = tail.iter().sum::<f64>() / tail.len().max(1) as f64;
+        let dh: Vec<f64> = shear.iter().map(|r| r.shear_displacement_m).collect();
+        let dv: Vec<f64> = shear.iter().map(|r| r.vertical_displacement_m).collect();
+        let window = (shear.len() / 10).max(5);
+        let dilation = windowed_slope(&dh, &dv, window)
+            .into_iter()
+            .flatten()
+            .map(|m| m.atan().to_degrees())
+            .fold(f64::NEG_INFINITY, f64::max);
+        let steps = self.sim.steps;
+        let n = self.sim.particles.len();
+        ShearSummary {
+            n_particles: n,
+            backend: backend.to_owned(),
+            adapter,
+            contact_model: format!("{:?}", self.sim.model.law).to_lowercase(),
+            history: format!("{:?}", self.sim.model.history).to_lowercase(),
+            preparation_void_ratio: self.state.preparation_void_ratio.unwrap_or(f64::NAN),
+            initial_void_ratio: shear.first().map_or(f64::NAN, |r| r.void_ratio),
+            normal_stress_target_pa: target,
+            normal_stress_error_max: shear
+                .iter()
+                .map(|r| ((r.normal_stress_pa - target) / target).abs())
+                .fold(0.0, f64::max),
+            peak_stress_ratio: peak,
+            peak_friction_angle_deg: peak.atan().to_degrees(),
+            residual_stress_ratio: residual,
+            residual_friction_angle_deg: residual.atan().to_degrees(),
+            max_dilation_angle_deg: dilation,
+            final_vertical_displacement_m: shear.last().map_or(0.0, |r| r.vertical_displacement_m),
+            max_inertial_number: shear.iter().map(|r| r.inertial_number).fold(0.0, f64::max),
+            consolidation_timed_out: self.state.consolidation_timed_out,
+            steps,
+            dt_s: self.sim.dt,
+            wall_seconds: self.state.wall_seconds,
+            particle_steps_per_second: if self.state.wall_seconds > 0.0 {
+                n as f64 * steps as f64 / self.state.wall_seconds
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// Servo constants.
+struct ServoGains {
+    /// Proportional gain G (m/(s·N)).
+    gain: f64,
+    /// Integral fraction per interval, `T / T_i`.
+    integral: f64,
+    /// Target force (N).
+    target: f64,
+    /// Speed cap (m/s).
+    v_max: f64,
+}
+
+impl ServoGains {
+    fn new(s: &ShearSetup) -> Self {
+        let period = s.control_period();
+        Self {
+            gain: s.config.consolidation.servo_gain / (s.plate_stiffness * period),
+            integral: 0.05,
+            target: s.config.consolidation.normal_stress * s.area,
+            v_max: 0.01 * s.mean_diameter / period,
+        }
+    }
+}
+
+/// PI servo of the top plate: returns the plate velocity to set.
+fn servo_update(servo: &mut Servo, g: &ServoGains, r: &Readout<'_>) -> Vec<(usize, DVec3)> {
+    if !servo.active {
+        return Vec::new();
+    }
+    // Positive error: the specimen pushes harder than the target; the plate backs off (+z).
+    let error = r.walls[walls::TOP].0.z - g.target;
+    let p = g.gain * error;
+    let v = p + servo.integral;
+    let clamped = v.clamp(-g.v_max, g.v_max);
+    if clamped == v {
+        servo.integral += p * g.integral;
+    }
+    servo.velocity = clamped;
+    vec![(walls::TOP, DVec3::Z * clamped)]
+}
+
+fn rewrite_csv(out: &Path, rows: &[Row]) -> Result<File> {
+    let path = out.join("shear.csv");
+    let mut w = csv::Writer::from_writer(Vec::new());
+    if rows.is_empty() {
+        // Header only: serialize's header comes with the first record.
+        w.write_record(HEADER).map_err(|e| encode(&path, e))?;
+    }
+    for r in rows {
+        w.serialize(r).map_err(|e| encode(&path, e))?;
+    }
+    let bytes = w.into_inner().map_err(|e| encode(&path, e))?;
+    atomic_write(&path, &bytes)?;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))
+}
+
+/// Columns of `shear.csv`.
+pub const HEADER: [&str; 16] = [
+    "time_s",
+    "stage",
+    "shear_displacement_m",
+    "shear_strain",
+    "shear_force_N",
+    "normal_force_N",
+    "shear_stress_Pa",
+    "normal_stress_Pa",
+    "stress_ratio",
+    "vertical_displacement_m",
+    "dilation_angle_deg",
+    "void_ratio",
+    "coordination_number",
+    "fabric_anisotropy",
+    "inertial_number",
+    "kinetic_energy_J",
+];
+
+fn encode(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Encode {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}

@@ -1,0 +1,189 @@
+//! Direct shear tests on the bundled quick presets (`assets/shear/*_quick*.toml`).
+//!
+//! - Fleischmann et al. (2015), Fig. 2: with true tangential history the peak stress ratio is
+//!   several times that of no history (we require at least twice), and pseudo history is no
+//!   better than none (within 25 %): under quasi-static shear the relative tangential
+//!   velocity, on which pseudo history depends, is nearly zero.
+//! - He, Zheng & Li (2020), Fig. 8: a dense specimen dilates, a loose one contracts.
+//! - The servo holds the normal stress within ±2 % during shear.
+//! - A run stopped mid-shear and resumed from its checkpoint gives the same bits as one run
+//!   straight through (CPU here; the GPU in `gpu_shear.rs`, the killed CLI in the CLI tests).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use wgdem_core::runner::CpuBackend;
+use wgdem_core::shear::{ShearRun, ShearSetup, ShearSummary};
+
+fn preset(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/shear")
+        .join(name)
+}
+
+fn load(name: &str) -> ShearSetup {
+    ShearSetup::load(&preset(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run_cpu(setup: ShearSetup, dir: &Path) -> ShearSummary {
+    let mut run = ShearRun::create(setup, dir, false).unwrap_or_else(|e| panic!("{e}"));
+    run.run(&mut CpuBackend, None, |_| {})
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("ran to the end")
+}
+
+fn run_preset(name: &str, servo_bound: bool) -> ShearSummary {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = run_cpu(load(name), dir.path());
+    // The outputs a researcher opens.
+    for f in [
+        "shear.csv",
+        "summary.json",
+        "plots/stress_ratio.png",
+        "plots/stress_ratio.svg",
+        "plots/vertical_displacement.png",
+        "plots/vertical_displacement.svg",
+        "vtk/shear.pvd",
+        "vtk/particles_0000.vtu",
+        "vtk/contacts_0000.vtp",
+    ] {
+        assert!(dir.path().join(f).is_file(), "{name}: {f} missing");
+    }
+    eprintln!(
+        "{name}: peak τ/σ {:.3} (φ_p {:.1}°), residual {:.3} (φ_r {:.1}°), max dilation {:.1}°, e0 {:.3}, σ error {:.2} %, I ≤ {:.1e}",
+        s.peak_stress_ratio,
+        s.peak_friction_angle_deg,
+        s.residual_stress_ratio,
+        s.residual_friction_angle_deg,
+        s.max_dilation_angle_deg,
+        s.initial_void_ratio,
+        100.0 * s.normal_stress_error_max,
+        s.max_inertial_number
+    );
+    assert!(
+        !servo_bound || s.normal_stress_error_max <= 0.02,
+        "{name}: normal stress strayed {:.2} % from its target during shear (bound ±2 %)",
+        100.0 * s.normal_stress_error_max
+    );
+    assert!(
+        !s.consolidation_timed_out,
+        "{name}: consolidation did not settle"
+    );
+    assert!(
+        s.max_inertial_number < 1e-3,
+        "{name}: not quasi-static, I = {:e}",
+        s.max_inertial_number
+    );
+    s
+}
+
+#[test]
+fn true_history_doubles_the_peak_and_pseudo_history_is_no_better_than_none() {
+    let [t, p, n] = std::thread::scope(|scope| {
+        let h = ["true", "pseudo", "none"]
+            .map(|m| scope.spawn(move || run_preset(&format!("fleischmann_quick_{m}.toml"), true)));
+        h.map(|h| h.join().expect("run"))
+    });
+    assert!(
+        t.peak_stress_ratio >= 2.0 * n.peak_stress_ratio,
+        "true history peak {:.3} is not at least twice no history's {:.3}",
+        t.peak_stress_ratio,
+        n.peak_stress_ratio
+    );
+    let d = common::rel(p.peak_stress_ratio, n.peak_stress_ratio);
+    assert!(
+        d <= 0.25,
+        "pseudo history peak {:.3} differs from no history's {:.3} by {:.0} % (bound 25 %)",
+        p.peak_stress_ratio,
+        n.peak_stress_ratio,
+        100.0 * d
+    );
+}
+
+#[test]
+fn dense_specimens_dilate_and_loose_ones_contract() {
+    let [dense, loose] = std::thread::scope(|scope| {
+        // A loose specimen collapses in bursts as it contracts, faster than the servo
+        // follows: the ±2 % bound is checked on the dense one only.
+        [
+            ("he_quick_dense.toml", true),
+            ("he_quick_loose.toml", false),
+        ]
+        .map(|(m, bound)| scope.spawn(move || run_preset(m, bound)))
+        .map(|h| h.join().expect("run"))
+    });
+    assert!(
+        loose.initial_void_ratio > dense.initial_void_ratio,
+        "μ_prep = 1 gave e0 {:.3}, not looser than μ_prep = 0's {:.3}",
+        loose.initial_void_ratio,
+        dense.initial_void_ratio
+    );
+    assert!(
+        dense.max_dilation_angle_deg > 0.0 && dense.final_vertical_displacement_m > 0.0,
+        "dense: max dilation angle {:.2}°, final rise {:e} m",
+        dense.max_dilation_angle_deg,
+        dense.final_vertical_displacement_m
+    );
+    assert!(
+        loose.final_vertical_displacement_m < 0.0,
+        "loose: the top plate rose by {:e} m",
+        loose.final_vertical_displacement_m
+    );
+}
+
+/// The quick quartz preset, sheared only 0.75 mm, with checkpoints every 20 rows.
+pub fn short_test() -> String {
+    std::fs::read_to_string(preset("fleischmann_quick_true.toml"))
+        .expect("preset")
+        .replace("displacement = 3e-3", "displacement = 7.5e-4")
+        + "\n[output]\ncheckpoint_rows = 20\nvtk_snapshots = 2\n"
+}
+
+#[test]
+fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
+    let text = short_test();
+    let setup = || ShearSetup::parse(&text, "short.toml").unwrap_or_else(|e| panic!("{e}"));
+    let straight = tempfile::tempdir().expect("temp dir");
+    let full = run_cpu(setup(), straight.path());
+    let csv = std::fs::read_to_string(straight.path().join("shear.csv")).expect("csv");
+    let rows = csv.lines().count() - 1;
+    let shear_rows = csv.lines().filter(|l| l.contains(",shear,")).count();
+    assert!(shear_rows > 10, "only {shear_rows} shear rows");
+
+    // Stop a few rows after a checkpoint, in the middle of shear.
+    let stopped = tempfile::tempdir().expect("temp dir");
+    let stop = rows - shear_rows / 2;
+    let mut run = ShearRun::create(setup(), stopped.path(), false).expect("create");
+    let none = run
+        .run(&mut CpuBackend, Some(stop), |_| {})
+        .expect("first part");
+    assert!(none.is_none(), "the run should have stopped early");
+    drop(run);
+    let mut backend = CpuBackend;
+    let mut run = ShearRun::resume(setup(), stopped.path(), &mut backend).expect("resume");
+    assert!(
+        run.state().rows.len() < stop,
+        "resumed from a checkpoint before the stop"
+    );
+    let resumed = run
+        .run(&mut backend, None, |_| {})
+        .expect("second part")
+        .expect("done");
+    let csv2 = std::fs::read_to_string(stopped.path().join("shear.csv")).expect("csv");
+    assert!(csv == csv2, "shear.csv differs after resuming");
+    assert_eq!(
+        full.peak_stress_ratio.to_bits(),
+        resumed.peak_stress_ratio.to_bits()
+    );
+    assert_eq!(full.steps, resumed.steps);
+    for f in [
+        "vtk/particles_0003.vtu",
+        "vtk/contacts_0003.vtp",
+        "vtk/shear.pvd",
+    ] {
+        let a = std::fs::read(straight.path().join(f)).expect(f);
+        let b = std::fs::read(stopped.path().join(f)).expect(f);
+        assert!(a == b, "{f} differs after resuming");
+    }
+}
