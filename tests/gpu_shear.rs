@@ -22,13 +22,6 @@ fn backend(ctx: &GpuContext, setup: &ShearSetup) -> GpuBackend {
     }
 }
 
-fn load(name: &str) -> ShearSetup {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/shear")
-        .join(name);
-    ShearSetup::load(&path).unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn run_gpu(ctx: &GpuContext, setup: ShearSetup, dir: &Path) -> ShearSummary {
     let mut b = backend(ctx, &setup);
     let mut run = ShearRun::create(setup, dir, false).unwrap_or_else(|e| panic!("{e}"));
@@ -53,12 +46,13 @@ fn gpu_and_cpu_agree_on_the_peak_stress_ratio() {
     );
     let cpu = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            let mut run = ShearRun::create(load(name), cpu_dir.path(), false).expect("create");
+            let mut run =
+                ShearRun::create(common::load_shear(name), cpu_dir.path(), false).expect("create");
             run.run(&mut CpuBackend, None, |_| {})
                 .expect("cpu")
                 .expect("done")
         });
-        let gpu = run_gpu(&ctx, load(name), gpu_dir.path());
+        let gpu = run_gpu(&ctx, common::load_shear(name), gpu_dir.path());
         (h.join().expect("cpu run"), gpu)
     });
     let (cpu, gpu) = cpu;
@@ -79,12 +73,7 @@ fn gpu_and_cpu_agree_on_the_peak_stress_ratio() {
 #[test]
 fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
     let Some(ctx) = common::gpu() else { return };
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/shear/fleischmann_quick_true.toml"),
-    )
-    .expect("preset")
-    .replace("displacement = 3e-3", "displacement = 7.5e-4")
-        + "\n[output]\ncheckpoint_rows = 20\nvtk_snapshots = 2\n";
+    let text = common::short_shear();
     let setup = || ShearSetup::parse(&text, "short.toml").unwrap_or_else(|e| panic!("{e}"));
     let straight = tempfile::tempdir().expect("temp dir");
     run_gpu(&ctx, setup(), straight.path());

@@ -11,20 +11,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use wgdem_core::runner::CpuBackend;
 use wgdem_core::shear::{ShearRun, ShearSetup, ShearSummary};
-
-fn preset(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/shear")
-        .join(name)
-}
-
-fn load(name: &str) -> ShearSetup {
-    ShearSetup::load(&preset(name)).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn run_cpu(setup: ShearSetup, dir: &Path) -> ShearSummary {
     let mut run = ShearRun::create(setup, dir, false).unwrap_or_else(|e| panic!("{e}"));
@@ -35,7 +25,7 @@ fn run_cpu(setup: ShearSetup, dir: &Path) -> ShearSummary {
 
 fn run_preset(name: &str, servo_bound: bool) -> ShearSummary {
     let dir = tempfile::tempdir().expect("temp dir");
-    let s = run_cpu(load(name), dir.path());
+    let s = run_cpu(common::load_shear(name), dir.path());
     // The outputs a researcher opens.
     for f in [
         "shear.csv",
@@ -132,17 +122,9 @@ fn dense_specimens_dilate_and_loose_ones_contract() {
     );
 }
 
-/// The quick quartz preset, sheared only 0.75 mm, with checkpoints every 20 rows.
-pub fn short_test() -> String {
-    std::fs::read_to_string(preset("fleischmann_quick_true.toml"))
-        .expect("preset")
-        .replace("displacement = 3e-3", "displacement = 7.5e-4")
-        + "\n[output]\ncheckpoint_rows = 20\nvtk_snapshots = 2\n"
-}
-
 #[test]
 fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
-    let text = short_test();
+    let text = common::short_shear();
     let setup = || ShearSetup::parse(&text, "short.toml").unwrap_or_else(|e| panic!("{e}"));
     let straight = tempfile::tempdir().expect("temp dir");
     let full = run_cpu(setup(), straight.path());

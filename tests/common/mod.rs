@@ -41,3 +41,23 @@ pub fn run_gpu(
     engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
     (out, engine)
 }
+
+/// A bundled direct shear preset, `assets/shear/NAME`.
+pub fn shear_preset(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/shear")
+        .join(name)
+}
+
+/// Loads a bundled direct shear preset, panicking with the library's message on error.
+pub fn load_shear(name: &str) -> wgdem_core::shear::ShearSetup {
+    wgdem_core::shear::ShearSetup::load(&shear_preset(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The quick quartz preset sheared only 0.75 mm, with checkpoints every 20 rows.
+pub fn short_shear() -> String {
+    std::fs::read_to_string(shear_preset("fleischmann_quick_true.toml"))
+        .expect("preset")
+        .replace("displacement = 3e-3", "displacement = 7.5e-4")
+        + "\n[output]\ncheckpoint_rows = 20\nvtk_snapshots = 2\n"
+}
