@@ -66,6 +66,22 @@ enum Command {
         #[arg(long)]
         overwrite: bool,
     },
+    /// Drive one contact (two spheres, or a plane and a sphere) through the motions of a case
+    /// file and write contact.csv: forces on body 2 and the contact's elastic and dissipated
+    /// work, one row per step.
+    Contact {
+        /// Case file (TOML; reference in docs/contact.md, cases in assets/contact/).
+        case: PathBuf,
+        /// Engine that evaluates the contact law (only the CPU reference for now).
+        #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+        backend: Backend,
+        /// Output directory (created if missing).
+        #[arg(long, default_value = "out/contact")]
+        out: PathBuf,
+        /// Replace an earlier contact.csv in the output directory.
+        #[arg(long)]
+        overwrite: bool,
+    },
     /// Validate a scene file and print what it builds (particles, walls, time step).
     Check {
         /// Scene file (TOML).
@@ -113,6 +129,42 @@ fn make_backend(
             })
         }
     })
+}
+
+fn contact(case: PathBuf, backend: Backend, out: PathBuf, overwrite: bool) -> Result<(), String> {
+    use wgdem_core::contact_case::{ContactCase, stage_ends, write_csv};
+    let mut case = ContactCase::load(&case).map_err(|e| e.to_string())?;
+    if backend == Backend::Gpu {
+        return Err(
+            "`wgdem contact` evaluates contacts on the CPU reference engine only so far; pass --backend cpu"
+                .to_owned(),
+        );
+    }
+    let csv = out.join("contact.csv");
+    if csv.exists() && !overwrite {
+        return Err(format!(
+            "{} already exists; choose another --out or pass --overwrite",
+            csv.display()
+        ));
+    }
+    let rows = case.run();
+    write_csv(&out, &rows).map_err(|e| e.to_string())?;
+    println!(
+        "{:<28} {:>6} {:>14} {:>14} {:>14} {:>14}",
+        "stage", "step", "F_n (N)", "|F_t| (N)", "W_elastic (J)", "W_dissip (J)"
+    );
+    for row in stage_ends(&rows) {
+        let ft = (row.tangential_force_x.powi(2)
+            + row.tangential_force_y.powi(2)
+            + row.tangential_force_z.powi(2))
+        .sqrt();
+        println!(
+            "{:<28} {:>6} {:>14.5e} {:>14.5e} {:>14.5e} {:>14.5e}",
+            row.stage, row.step, row.normal_force, ft, row.elastic_work, row.dissipated_work
+        );
+    }
+    println!("wrote {}", csv.display());
+    Ok(())
 }
 
 fn shear(
@@ -228,6 +280,12 @@ fn execute(cli: Cli) -> Result<(), String> {
             resume,
             overwrite,
         } => shear(config, backend, adapter, out, resume, overwrite),
+        Command::Contact {
+            case,
+            backend,
+            out,
+            overwrite,
+        } => contact(case, backend, out, overwrite),
         Command::Check { scene } => {
             let scene = load_scene(&scene).map_err(|e| e.to_string())?;
             let sim = &scene.simulation;

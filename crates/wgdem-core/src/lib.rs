@@ -1,7 +1,9 @@
 //! wgdem core: the physics of the discrete element method for spheres, in f64, shared by every
 //! backend.
 //!
-//! - [`contact`]: contact laws as pure functions (Fleischmann et al. 2015, Eq. 1–6);
+//! - [`contact`]: contact laws as pure functions (Fleischmann et al. 2015; Kuhn, Suzuki & Daouadji;
+//!   Potyondy's hill model);
+//! - [`contact_case`]: one contact driven through prescribed motions (`wgdem contact`);
 //! - [`material`]: materials and the mixing of a contact's parameters;
 //! - [`particles`], [`wall`]: state;
 //! - [`broadphase`]: the spatial hash and its brute-force check;
@@ -15,6 +17,7 @@
 pub mod analysis;
 pub mod broadphase;
 pub mod contact;
+pub mod contact_case;
 pub mod cpu;
 pub mod error;
 pub mod material;

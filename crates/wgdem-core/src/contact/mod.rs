@@ -28,12 +28,19 @@
 //! - [`HistoryMode::Pseudo`]: Eq. 5, `u_t = v_t Δt`, nothing stored;
 //! - [`HistoryMode::None`]: `u_t = 0`, only the tangential dashpot acts.
 //!
+//! Further models, each in its own module with its paper's equations:
+//! - [`kuhn`]: the refined linear-frictional contact of Kuhn, Suzuki & Daouadji, with work;
+//! - [`hill`]: Potyondy's Hertz–Mindlin "hill" model with dashpots and a liquid bridge.
+//!
 //! How to add a law: add a variant to [`ContactLaw`], give its `f` in [`ContactLaw::factor`]
 //! (or a new branch in [`contact_force`]), mirror it in the WGSL contact kernel with the same
 //! argument order, and declare how many history values it needs in [`HISTORY_VALUES`].
 
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
+
+pub mod hill;
+pub mod kuhn;
 
 /// Normal force–displacement law, Fleischmann Eq. 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,738 @@
+//! `wgdem contact`: one contact driven through prescribed relative motions, for checking a
+//! contact model against its paper.
+//!
+//! A case (`assets/contact/*.toml`) has two bodies: body 1 (A) is a sphere or a plane, body 2
+//! (B) a sphere. Stages move them: body 2 translates and spins at constant rates, the pair can
+//! turn as a rigid body about the contact point, or body 2 is released (`free = true`) and moves
+//! under the contact force with Cundall's local damping until it rests. Between stages the
+//! friction, the hill damping constant and the moisture state can change, as in the test
+//! problems of Potyondy's memo.
+//!
+//! Kinematics follow PFC's cycle (memo Section 1.3): each step first moves the bodies, then
+//! evaluates the contact at the new positions with the relative velocity of the contact points
+//! (Eq. 3–4) and the displacement increment `Δδ = δ̇ Δt` (Eq. 6). A rigid rotation of the pair
+//! therefore gives no relative movement at all; only the twirl term rotates the force.
+//!
+//! Output: `contact.csv` with one row per step, forces on body 2 (N): `normal_force_N` is the
+//! normal component of the total contact force, positive when it pushes the bodies apart
+//! (Potyondy writes compression negative); then the tangential force components, the elastic
+//! energy stored in the contact, the dissipated work, and — beyond the required columns — the
+//! work done on the contact by the relative motion (trapezoid rule over each step), the normal
+//! surface force and moisture force of the hill model, the overlap and the stage.
+
+use std::path::Path;
+
+use glam::{DQuat, DVec3};
+use serde::{Deserialize, Serialize};
+
+use crate::contact::hill::{HillParams, HillState, HillStep, hill_step, make_dry, make_wet};
+use crate::contact::kuhn::{KuhnParams, KuhnState, KuhnStep, kuhn_step};
+use crate::error::{Error, Result};
+use crate::output::atomic_write;
+use crate::scene::parse_toml;
+
+/// A contact case file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseConfig {
+    /// What the case checks (free text).
+    #[serde(default)]
+    pub description: String,
+    /// Time step (s).
+    pub dt: f64,
+    /// The contact model and its constants.
+    pub contact: ContactSpec,
+    /// Body 1 (A) and body 2 (B).
+    pub bodies: Vec<BodySpec>,
+    /// The motions, in order.
+    pub stages: Vec<StageSpec>,
+}
+
+/// Contact models a case can drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseModel {
+    /// Kuhn, Suzuki & Daouadji's refined linear-frictional contact.
+    Linear,
+    /// Potyondy's hill model.
+    Hill,
+}
+
+/// `[contact]` of a case.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactSpec {
+    /// `linear` or `hill`.
+    pub model: CaseModel,
+    /// Friction coefficient μ.
+    pub friction: f64,
+    /// Linear: PFC's effective modulus `E*` (Pa); `k_n = π r² E*/L` with `r = min(R₁, R₂)` and
+    /// `L = R₁ + R₂` (`R₂` against a plane).
+    pub effective_modulus: Option<f64>,
+    /// Linear: `κ* = k_n/k_t` (default 1).
+    pub stiffness_ratio: Option<f64>,
+    /// Linear: normal stiffness given directly (N/m), instead of `effective_modulus`.
+    pub kn: Option<f64>,
+    /// Linear: tangential stiffness given directly (N/m).
+    pub kt: Option<f64>,
+    /// Linear: apply Kuhn's Eq. 23 twirl (default true).
+    pub twirl: Option<bool>,
+    /// Hill: damping constant `α_h` in [0, 1] (default 0).
+    pub damping_constant: Option<f64>,
+    /// Hill: suction ψ (Pa, default 0).
+    pub suction: Option<f64>,
+}
+
+/// Shape of a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyKind {
+    /// A sphere of `radius` centred at `position`.
+    #[default]
+    Sphere,
+    /// A fixed plane through `position` with unit `normal` (body 1 only, linear model only).
+    Plane,
+}
+
+/// One `[[bodies]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    /// Sphere (default) or plane.
+    #[serde(default)]
+    pub kind: BodyKind,
+    /// Sphere radius (m).
+    pub radius: Option<f64>,
+    /// Centre, or a point of the plane (m).
+    pub position: [f64; 3],
+    /// Plane normal, towards body 2.
+    pub normal: Option<[f64; 3]>,
+    /// Density (kg/m³); needed by the hill model and free stages.
+    pub density: Option<f64>,
+    /// Young's modulus (Pa), hill model.
+    pub young_modulus: Option<f64>,
+    /// Poisson's ratio, hill model.
+    pub poisson_ratio: Option<f64>,
+}
+
+/// Moisture actions of the hill model (memo Table 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MoistureAction {
+    /// `make_wet` with the stage's `moisture_gap`.
+    Wet,
+    /// `make_dry`.
+    Dry,
+}
+
+/// One `[[stages]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageSpec {
+    /// Label in the output.
+    pub name: String,
+    /// Steps in the stage (≥ 1).
+    pub steps: u64,
+    /// Translation of body 2 over the stage (m), at constant velocity.
+    #[serde(default)]
+    pub translate: [f64; 3],
+    /// Rotation vector of body 2 about its centre over the stage (rad).
+    #[serde(default)]
+    pub rotate: [f64; 3],
+    /// Rotation vector of the whole pair about the contact point over the stage (rad).
+    #[serde(default)]
+    pub rigid_rotation: [f64; 3],
+    /// Release body 2: it moves under the contact force instead of the prescribed motion.
+    #[serde(default)]
+    pub free: bool,
+    /// Local damping factor of a free stage (PFC's α; the memo uses 0.7).
+    #[serde(default = "default_local_damping")]
+    pub local_damping: f64,
+    /// New friction coefficient from this stage on.
+    pub friction: Option<f64>,
+    /// New hill damping constant from this stage on.
+    pub damping_constant: Option<f64>,
+    /// Moisture action at the start of the stage (hill).
+    pub moisture: Option<MoistureAction>,
+    /// Moisture gap `g_m` of a `wet` action (m).
+    #[serde(default)]
+    pub moisture_gap: f64,
+}
+
+fn default_local_damping() -> f64 {
+    0.7
+}
+
+/// One row of `contact.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseRow {
+    /// Step number from the start of the case.
+    pub step: u64,
+    /// Normal component of the force on body 2 (N), positive when repulsive.
+    #[serde(rename = "normal_force_N")]
+    pub normal_force: f64,
+    /// Tangential force on body 2, x (N).
+    #[serde(rename = "tangential_force_x_N")]
+    pub tangential_force_x: f64,
+    /// Tangential force on body 2, y (N).
+    #[serde(rename = "tangential_force_y_N")]
+    pub tangential_force_y: f64,
+    /// Tangential force on body 2, z (N).
+    #[serde(rename = "tangential_force_z_N")]
+    pub tangential_force_z: f64,
+    /// Elastic energy stored in the contact (J).
+    #[serde(rename = "elastic_work_J")]
+    pub elastic_work: f64,
+    /// Work dissipated in the contact so far (J).
+    #[serde(rename = "dissipated_work_J")]
+    pub dissipated_work: f64,
+    /// Work done on the contact by the relative motion so far (J).
+    #[serde(rename = "contact_work_J")]
+    pub contact_work: f64,
+    /// Hill: normal surface force (N), compressive positive; linear: the normal force.
+    #[serde(rename = "surface_normal_force_N")]
+    pub surface_normal_force: f64,
+    /// Hill: moisture force (N), tension positive.
+    #[serde(rename = "moisture_force_N")]
+    pub moisture_force: f64,
+    /// Overlap (m), negative for a gap.
+    #[serde(rename = "overlap_m")]
+    pub overlap: f64,
+    /// Stage name.
+    pub stage: String,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Model {
+    Linear(KuhnParams, KuhnState),
+    Hill(HillParams, HillState),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Body {
+    plane: bool,
+    radius: f64,
+    position: DVec3,
+    normal: DVec3,
+    mass: f64,
+    inertia: f64,
+    velocity: DVec3,
+    spin: DVec3,
+}
+
+/// A case ready to run.
+#[derive(Debug, Clone)]
+pub struct ContactCase {
+    config: CaseConfig,
+    bodies: [Body; 2],
+    model: Model,
+    /// Hill: the pair's effective moduli `(E_e, G_e)`.
+    moduli: (f64, f64),
+}
+
+impl ContactCase {
+    /// Reads and validates a case file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates case text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self> {
+        let config: CaseConfig = parse_toml(text, file)?;
+        let err = |field: &str, message: String| Error::invalid(file, field, message);
+        let positive = |field: &str, x: f64, unit: &str| {
+            if x.is_finite() && x > 0.0 {
+                Ok(x)
+            } else {
+                Err(err(
+                    field,
+                    format!("{x} must be a positive number (in {unit})"),
+                ))
+            }
+        };
+        positive("dt", config.dt, "s")?;
+        if config.bodies.len() != 2 {
+            return Err(err(
+                "bodies",
+                format!(
+                    "has {} entries; give exactly two [[bodies]]: body 1 (sphere or plane) and body 2 (sphere)",
+                    config.bodies.len()
+                ),
+            ));
+        }
+        if config.stages.is_empty() {
+            return Err(err(
+                "stages",
+                "is empty; add at least one [[stages]] with `name` and `steps`".into(),
+            ));
+        }
+        let c = &config.contact;
+        let hill = c.model == CaseModel::Hill;
+        let needs_mass = hill || config.stages.iter().any(|s| s.free);
+        let mut bodies = [Body {
+            plane: false,
+            radius: 0.0,
+            position: DVec3::ZERO,
+            normal: DVec3::Z,
+            mass: f64::INFINITY,
+            inertia: f64::INFINITY,
+            velocity: DVec3::ZERO,
+            spin: DVec3::ZERO,
+        }; 2];
+        for (k, spec) in config.bodies.iter().enumerate() {
+            let f = |name: &str| format!("bodies[{k}].{name}");
+            let body = &mut bodies[k];
+            body.position = DVec3::from_array(spec.position);
+            if !body.position.is_finite() {
+                return Err(err(&f("position"), "has a non-finite component".into()));
+            }
+            if spec.kind == BodyKind::Plane {
+                if k == 1 {
+                    return Err(err(
+                        &f("kind"),
+                        "body 2 must be a sphere; put the plane first".into(),
+                    ));
+                }
+                if hill {
+                    return Err(err(
+                        &f("kind"),
+                        "the hill model has no sphere–plane contact (Potyondy, footnote 10); use model = \"linear\" or a sphere".into(),
+                    ));
+                }
+                let n = spec
+                    .normal
+                    .map(DVec3::from_array)
+                    .and_then(DVec3::try_normalize)
+                    .ok_or_else(|| {
+                        err(
+                            &f("normal"),
+                            "a plane needs a nonzero `normal` towards body 2".into(),
+                        )
+                    })?;
+                body.plane = true;
+                body.normal = n;
+                continue;
+            }
+            body.radius = positive(
+                &f("radius"),
+                spec.radius.ok_or_else(|| {
+                    err(
+                        &f("radius"),
+                        "is missing; give the sphere's radius in m".into(),
+                    )
+                })?,
+                "m",
+            )?;
+            if needs_mass {
+                let rho = spec.density.ok_or_else(|| {
+                    err(
+                        &f("density"),
+                        "is missing; the hill model and free stages need the density in kg/m³"
+                            .into(),
+                    )
+                })?;
+                positive(&f("density"), rho, "kg/m³")?;
+                body.mass = rho * 4.0 / 3.0 * std::f64::consts::PI * body.radius.powi(3);
+                body.inertia = 0.4 * body.mass * body.radius * body.radius;
+            }
+        }
+        let (r1, r2) = (bodies[0].radius, bodies[1].radius);
+        let friction_ok = |field: &str, mu: f64| {
+            if mu.is_finite() && mu >= 0.0 {
+                Ok(())
+            } else {
+                Err(err(field, format!("{mu} must be ≥ 0")))
+            }
+        };
+        friction_ok("contact.friction", c.friction)?;
+        let mut moduli = (0.0, 0.0);
+        let model = match c.model {
+            CaseModel::Linear => {
+                let (kn, kt) = match (c.effective_modulus, c.kn, c.kt) {
+                    (Some(e), None, None) => {
+                        positive("contact.effective_modulus", e, "Pa")?;
+                        let ratio = c.stiffness_ratio.unwrap_or(1.0);
+                        positive("contact.stiffness_ratio", ratio, "−")?;
+                        let (r, l) = if bodies[0].plane {
+                            (r2, r2)
+                        } else {
+                            (r1.min(r2), r1 + r2)
+                        };
+                        let kn = std::f64::consts::PI * r * r * e / l;
+                        (kn, kn / ratio)
+                    }
+                    (None, Some(kn), Some(kt)) => (
+                        positive("contact.kn", kn, "N/m")?,
+                        positive("contact.kt", kt, "N/m")?,
+                    ),
+                    _ => {
+                        return Err(err(
+                            "contact",
+                            "the linear model needs either `effective_modulus` (with optional `stiffness_ratio`) or both `kn` and `kt`".into(),
+                        ));
+                    }
+                };
+                Model::Linear(
+                    KuhnParams {
+                        kn,
+                        kt,
+                        friction: c.friction,
+                        twirl: c.twirl.unwrap_or(true),
+                    },
+                    KuhnState {
+                        overlap: f64::NEG_INFINITY,
+                        ..KuhnState::default()
+                    },
+                )
+            }
+            CaseModel::Hill => {
+                let mut elastic = [(0.0, 0.0); 2];
+                for (k, spec) in config.bodies.iter().enumerate() {
+                    let e = spec.young_modulus.ok_or_else(|| {
+                        err(
+                            &format!("bodies[{k}].young_modulus"),
+                            "is missing; the hill model needs each grain's Young's modulus in Pa"
+                                .into(),
+                        )
+                    })?;
+                    positive(&format!("bodies[{k}].young_modulus"), e, "Pa")?;
+                    let nu = spec.poisson_ratio.ok_or_else(|| {
+                        err(
+                            &format!("bodies[{k}].poisson_ratio"),
+                            "is missing; give the grain's Poisson's ratio in (−1, 0.5]".into(),
+                        )
+                    })?;
+                    if !(nu > -1.0 && nu <= 0.5) {
+                        return Err(err(
+                            &format!("bodies[{k}].poisson_ratio"),
+                            format!("{nu} must lie in (−1, 0.5]"),
+                        ));
+                    }
+                    elastic[k] = (e, nu);
+                }
+                let [(e1, n1), (e2, n2)] = elastic;
+                moduli = (
+                    1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2),
+                    1.0 / (2.0 * (1.0 + n1) * (2.0 - n1) / e1 + 2.0 * (1.0 + n2) * (2.0 - n2) / e2),
+                );
+                let alpha = c.damping_constant.unwrap_or(0.0);
+                check_damping("contact.damping_constant", alpha, file)?;
+                let suction = c.suction.unwrap_or(0.0);
+                if !(suction.is_finite() && suction >= 0.0) {
+                    return Err(err(
+                        "contact.suction",
+                        format!("{suction} must be ≥ 0 (in Pa)"),
+                    ));
+                }
+                Model::Hill(
+                    HillParams::new(
+                        moduli.0,
+                        moduli.1,
+                        (r1, r2),
+                        (bodies[0].mass, bodies[1].mass),
+                        alpha,
+                        c.friction,
+                        suction,
+                    ),
+                    HillState::default(),
+                )
+            }
+        };
+        for (k, s) in config.stages.iter().enumerate() {
+            let f = |name: &str| format!("stages[{k}].{name}");
+            if s.steps == 0 {
+                return Err(err(&f("steps"), "must be at least 1".into()));
+            }
+            for (name, v) in [
+                ("translate", s.translate),
+                ("rotate", s.rotate),
+                ("rigid_rotation", s.rigid_rotation),
+            ] {
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(err(&f(name), "has a non-finite component".into()));
+                }
+            }
+            if s.free && (s.translate != [0.0; 3] || s.rotate != [0.0; 3]) {
+                return Err(err(
+                    &f("free"),
+                    "a free stage cannot also prescribe `translate` or `rotate`; split it into two stages".into(),
+                ));
+            }
+            if !(0.0..1.0).contains(&s.local_damping) {
+                return Err(err(
+                    &f("local_damping"),
+                    format!("{} must lie in [0, 1)", s.local_damping),
+                ));
+            }
+            if let Some(mu) = s.friction {
+                friction_ok(&f("friction"), mu)?;
+            }
+            if let Some(a) = s.damping_constant {
+                if !hill {
+                    return Err(err(
+                        &f("damping_constant"),
+                        "only the hill model has a damping constant".into(),
+                    ));
+                }
+                check_damping(&f("damping_constant"), a, file)?;
+            }
+            if s.moisture.is_some() && !hill {
+                return Err(err(
+                    &f("moisture"),
+                    "only the hill model carries moisture".into(),
+                ));
+            }
+            if !(s.moisture_gap.is_finite() && s.moisture_gap >= 0.0) {
+                return Err(err(
+                    &f("moisture_gap"),
+                    format!("{} must be ≥ 0 (in m)", s.moisture_gap),
+                ));
+            }
+        }
+        Ok(Self {
+            config,
+            bodies,
+            model,
+            moduli,
+        })
+    }
+
+    /// The model being driven.
+    pub fn model(&self) -> CaseModel {
+        self.config.contact.model
+    }
+
+    /// Contact geometry at the current positions: (overlap, normal A→B, contact point).
+    fn geometry(&self) -> (f64, DVec3, DVec3) {
+        let [a, b] = &self.bodies;
+        if a.plane {
+            let dn = (b.position - a.position).dot(a.normal);
+            let overlap = b.radius - dn;
+            (
+                overlap,
+                a.normal,
+                b.position - a.normal * (b.radius - 0.5 * overlap),
+            )
+        } else {
+            let d = b.position - a.position;
+            let dist = d.length();
+            let n = if dist > 0.0 { d / dist } else { DVec3::Z };
+            let overlap = a.radius + b.radius - dist;
+            (overlap, n, a.position + n * (a.radius - 0.5 * overlap))
+        }
+    }
+
+    /// Runs every stage; returns one row per step.
+    pub fn run(&mut self) -> Vec<CaseRow> {
+        let dt = self.config.dt;
+        let mut rows = Vec::new();
+        let mut step_no = 0;
+        let mut work = 0.0;
+        let mut last_force = DVec3::ZERO;
+        let stages = self.config.stages.clone();
+        for stage in &stages {
+            self.apply_stage_settings(stage);
+            let span = stage.steps as f64 * dt;
+            let own_v = DVec3::from_array(stage.translate) / span;
+            let own_w = DVec3::from_array(stage.rotate) / span;
+            let rigid_w = DVec3::from_array(stage.rigid_rotation) / span;
+            // A free stage starts body 2 from rest.
+            let (v2, w2) = if stage.free {
+                (DVec3::ZERO, DVec3::ZERO)
+            } else {
+                (own_v, own_w)
+            };
+            self.bodies[1].velocity = v2;
+            self.bodies[1].spin = w2;
+            self.bodies[0].velocity = DVec3::ZERO;
+            self.bodies[0].spin = DVec3::ZERO;
+            for _ in 0..stage.steps {
+                // Move: the rigid turn about the contact point, then body 2's own motion.
+                let (_, _, pivot) = self.geometry();
+                let turn = DQuat::from_scaled_axis(rigid_w * dt);
+                for body in &mut self.bodies {
+                    body.position = pivot + turn * (body.position - pivot);
+                    body.normal = turn * body.normal;
+                }
+                self.bodies[1].position += self.bodies[1].velocity * dt;
+                // Contact at the new positions (PFC's cycle).
+                let (overlap, n, c) = self.geometry();
+                let [a, b] = self.bodies;
+                let va = rigid_w.cross(a.position - pivot) + rigid_w.cross(c - a.position);
+                let vb = b.velocity
+                    + rigid_w.cross(b.position - pivot)
+                    + (b.spin + rigid_w).cross(c - b.position);
+                let velocity = vb - va;
+                let displacement = velocity * dt;
+                let twirl = 0.5 * (rigid_w + rigid_w + b.spin).dot(n) * dt;
+                let out = self.evaluate(overlap, n, velocity, displacement, twirl);
+                // Work on the contact: the force on B opposes B's motion into it.
+                work -= 0.5 * (last_force + out.force).dot(displacement);
+                last_force = out.force;
+                if stage.free {
+                    let body = &mut self.bodies[1];
+                    let torque = (c - body.position).cross(out.force);
+                    let damp = |f: DVec3, v: DVec3| {
+                        f - DVec3::new(
+                            f.x.abs() * v.x.signum() * f64::from(v.x != 0.0),
+                            f.y.abs() * v.y.signum() * f64::from(v.y != 0.0),
+                            f.z.abs() * v.z.signum() * f64::from(v.z != 0.0),
+                        ) * stage.local_damping
+                    };
+                    body.velocity += damp(out.force, body.velocity) / body.mass * dt;
+                    body.spin += damp(torque, body.spin) / body.inertia * dt;
+                }
+                step_no += 1;
+                let fn_total = out.force.dot(n);
+                let ft = out.force - n * fn_total;
+                rows.push(CaseRow {
+                    step: step_no,
+                    normal_force: fn_total,
+                    tangential_force_x: ft.x,
+                    tangential_force_y: ft.y,
+                    tangential_force_z: ft.z,
+                    elastic_work: out.elastic,
+                    dissipated_work: out.dissipated,
+                    contact_work: work,
+                    surface_normal_force: out.surface,
+                    moisture_force: out.moisture,
+                    overlap,
+                    stage: stage.name.clone(),
+                });
+            }
+        }
+        rows
+    }
+
+    fn apply_stage_settings(&mut self, stage: &StageSpec) {
+        let (overlap, _, _) = self.geometry();
+        let (r1, r2) = (self.bodies[0].radius, self.bodies[1].radius);
+        let masses = (self.bodies[0].mass, self.bodies[1].mass);
+        match &mut self.model {
+            Model::Linear(p, _) => {
+                if let Some(mu) = stage.friction {
+                    p.friction = mu;
+                }
+            }
+            Model::Hill(p, s) => {
+                let alpha = stage.damping_constant.unwrap_or(p.damping_constant);
+                let mu = stage.friction.unwrap_or(p.friction);
+                *p = HillParams::new(
+                    self.moduli.0,
+                    self.moduli.1,
+                    (r1, r2),
+                    masses,
+                    alpha,
+                    mu,
+                    p.suction,
+                );
+                match stage.moisture {
+                    Some(MoistureAction::Wet) => make_wet(s, -overlap, stage.moisture_gap),
+                    Some(MoistureAction::Dry) => make_dry(s),
+                    None => {}
+                }
+            }
+        }
+    }
+
+    fn evaluate(
+        &mut self,
+        overlap: f64,
+        normal: DVec3,
+        velocity: DVec3,
+        displacement: DVec3,
+        twirl: f64,
+    ) -> Evaluated {
+        match &mut self.model {
+            Model::Linear(p, s) => {
+                let o = kuhn_step(
+                    s,
+                    &KuhnStep {
+                        overlap,
+                        normal,
+                        movement: displacement,
+                        twirl,
+                    },
+                    p,
+                );
+                Evaluated {
+                    force: o.force,
+                    elastic: o.elastic_work,
+                    dissipated: s.dissipated,
+                    surface: o.normal_force,
+                    moisture: 0.0,
+                }
+            }
+            Model::Hill(p, s) => {
+                let o = hill_step(
+                    s,
+                    &HillStep {
+                        gap: -overlap,
+                        normal,
+                        velocity,
+                        displacement,
+                        twirl,
+                    },
+                    p,
+                );
+                Evaluated {
+                    force: o.force,
+                    elastic: o.elastic_work,
+                    dissipated: s.dissipated,
+                    surface: o.surface_normal_force,
+                    moisture: o.moisture_force,
+                }
+            }
+        }
+    }
+}
+
+struct Evaluated {
+    force: DVec3,
+    elastic: f64,
+    dissipated: f64,
+    surface: f64,
+    moisture: f64,
+}
+
+fn check_damping(field: &str, alpha: f64, file: &str) -> Result<()> {
+    if (0.0..=1.0).contains(&alpha) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            file,
+            field,
+            format!("{alpha} must lie in [0, 1] (memo Table 5)"),
+        ))
+    }
+}
+
+/// The last row of each stage, for reports.
+pub fn stage_ends(rows: &[CaseRow]) -> Vec<&CaseRow> {
+    let mut ends: Vec<&CaseRow> = Vec::new();
+    for (k, row) in rows.iter().enumerate() {
+        if rows.get(k + 1).is_none_or(|next| next.stage != row.stage) {
+            ends.push(row);
+        }
+    }
+    ends
+}
+
+/// Writes `contact.csv` into `dir` (created if needed), atomically.
+pub fn write_csv(dir: &Path, rows: &[CaseRow]) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let path = dir.join("contact.csv");
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        w.serialize(row).map_err(|e| Error::Encode {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    let bytes = w.into_inner().map_err(|e| Error::Encode {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    atomic_write(&path, &bytes)
+}
