@@ -335,3 +335,125 @@ fn a_rigidly_rotated_assembly_returns_its_stress_only_with_the_twirl() {
         "projection alone should visibly fail: {without}"
     );
 }
+
+/// The Mindlin–Deresiewicz forces at the case's four checkpoints (Kuhn's Jäger paper,
+/// Section 4.1): F_n0 = 1 N, dF_t/dF_n = 4 up to F_t = 0.9 f F_n, back down to −0.9 f F_n.
+fn mindlin_deresiewicz_checkpoints(f: f64) -> [(f64, f64); 4] {
+    let beta = 4.0;
+    let n1 = beta / (beta - 0.9 * f);
+    let t1 = 0.9 * f * n1;
+    let n2 = (beta * n1 - t1) / (beta + 0.9 * f);
+    let mid_up = 0.5 * (1.0 + n1);
+    let mid_down = 0.5 * (n1 + n2);
+    [
+        (mid_up, beta * (mid_up - 1.0)),
+        (n1, t1),
+        (mid_down, t1 + beta * (mid_down - n1)),
+        (n2, t1 + beta * (n2 - n1)),
+    ]
+}
+
+#[test]
+fn jager_case_reproduces_mindlin_deresiewicz_in_four_large_steps() {
+    let rows = run_case("jager_mindlin_deresiewicz");
+    let ends = stage_ends(&rows);
+    assert_eq!(ends.len(), 5);
+    for (row, (n, t)) in ends[1..].iter().zip(mindlin_deresiewicz_checkpoints(0.5)) {
+        // The force on body 2 is minus the paper's force on body 1. Tolerance 1e-5 F_n: the
+        // case's finite geometry tilts the normal by ~2e-5 rad, which moves the forces by ~1e-6
+        // (the algorithm alone is exact to 1e-9, see the unit test in contact::jager).
+        assert!(
+            (row.normal_force - n).abs() < 1e-9 * n,
+            "{}: F_n {}",
+            row.stage,
+            row.normal_force
+        );
+        assert!(
+            (-row.tangential_force_x - t).abs() < 1e-5 * n,
+            "{}: F_t {} against the closed form {t}",
+            row.stage,
+            -row.tangential_force_x
+        );
+    }
+}
+
+#[test]
+fn jager_case_rigid_turn_keeps_the_force_in_the_contact_frame() {
+    let rows = run_case("jager_rigid_rotation");
+    let ends = stage_ends(&rows);
+    let (before, after) = (ends[1], ends[2]);
+    let turn = DQuat::from_scaled_axis(DVec3::new(0.6, 1.0, 1.6));
+    let expected = turn * tangential(before);
+    assert!(
+        tangential(before).length() > 0.1 * before.normal_force,
+        "the pair must be loaded"
+    );
+    assert!(
+        (tangential(after) - expected).length() < 1e-6 * expected.length(),
+        "tangential force {} against the turned {expected}",
+        tangential(after)
+    );
+    assert!((after.normal_force - before.normal_force).abs() < 1e-9 * before.normal_force);
+}
+
+#[test]
+fn jager_merging_shortens_the_history_within_its_capacity() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/contact/jager_cyclic.toml");
+    let text = std::fs::read_to_string(&path).expect("case file");
+    let lengths = |text: &str| -> Vec<usize> {
+        ContactCase::parse(text, "jager_cyclic.toml")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .run()
+            .iter()
+            .map(|r| r.history_points)
+            .collect()
+    };
+    let merged = lengths(&text);
+    let exact = lengths(&text.replace("dp_max = 0.05", "dp_max = 0.0"));
+    let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
+    eprintln!(
+        "history points: exact mean {:.1} max {}; merged (|Δp_max| = 0.1 f) mean {:.1} max {}",
+        mean(&exact),
+        exact.iter().max().unwrap_or(&0),
+        mean(&merged),
+        merged.iter().max().unwrap_or(&0)
+    );
+    assert!(merged.iter().all(|&n| n <= 32) && exact.iter().all(|&n| n <= 32));
+    assert!(mean(&merged) < 0.8 * mean(&exact));
+}
+
+#[test]
+fn case_errors_name_the_field_and_the_fix() {
+    let base = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/contact/pfc_two_grains_hill.toml"),
+    )
+    .expect("case file");
+    let error = |text: &str| match ContactCase::parse(text, "case.toml") {
+        Ok(_) => panic!("accepted a bad case"),
+        Err(e) => e.to_string(),
+    };
+    let e = error(&base.replace("poisson_ratio = 0.15\n", "poisson_ratio = 0.7\n"));
+    assert!(
+        e.contains("bodies[0].poisson_ratio") && e.contains("(−1, 0.5]"),
+        "{e}"
+    );
+    let e = error(&base.replace("damping_constant = 0.0", "damping_constant = 1.5"));
+    assert!(
+        e.contains("contact.damping_constant") && e.contains("[0, 1]"),
+        "{e}"
+    );
+    let e = error(&base.replace("steps = 1\n", "steps = 0\n"));
+    assert!(e.contains("stages[2].steps"), "{e}");
+    let e = error(&base.replace("density = 2650.0\n", ""));
+    assert!(
+        e.contains("bodies[0].density") && e.contains("kg/m³"),
+        "{e}"
+    );
+    let e = error(&base.replace("model = \"hill\"", "model = \"hertz\""));
+    assert!(e.contains("contact.model"), "{e}");
+    let e = error(&base.replace(
+        "[[bodies]]\nradius = 0.0075",
+        "[[bodies]]\nkind = \"plane\"\nnormal = [0.0, 0.0, 1.0]\nradius = 0.0075",
+    ));
+    assert!(e.contains("bodies[0].kind") && e.contains("linear"), "{e}");
+}

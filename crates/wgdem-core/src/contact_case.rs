@@ -26,6 +26,7 @@ use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
 
 use crate::contact::hill::{HillParams, HillState, HillStep, hill_step, make_dry, make_wet};
+use crate::contact::jager::{JagerParams, JagerState, JagerStep, jager_step};
 use crate::contact::kuhn::{KuhnParams, KuhnState, KuhnStep, kuhn_step};
 use crate::error::{Error, Result};
 use crate::output::atomic_write;
@@ -56,6 +57,8 @@ pub enum CaseModel {
     Linear,
     /// Potyondy's hill model.
     Hill,
+    /// Jäger's history-stack contact (Cattaneo–Mindlin–Deresiewicz).
+    Jager,
 }
 
 /// `[contact]` of a case.
@@ -81,6 +84,10 @@ pub struct ContactSpec {
     pub damping_constant: Option<f64>,
     /// Hill: suction ψ (Pa, default 0).
     pub suction: Option<f64>,
+    /// Jäger: `|Δp_max|` for merging similar elastic segments, in [0, 2f] (default 0: exact).
+    pub dp_max: Option<f64>,
+    /// Jäger: most history points per contact (default 32, at least 3).
+    pub capacity: Option<usize>,
 }
 
 /// Shape of a body.
@@ -109,9 +116,9 @@ pub struct BodySpec {
     pub normal: Option<[f64; 3]>,
     /// Density (kg/m³); needed by the hill model and free stages.
     pub density: Option<f64>,
-    /// Young's modulus (Pa), hill model.
+    /// Young's modulus (Pa), hill and Jäger models.
     pub young_modulus: Option<f64>,
-    /// Poisson's ratio, hill model.
+    /// Poisson's ratio, hill and Jäger models.
     pub poisson_ratio: Option<f64>,
 }
 
@@ -198,14 +205,17 @@ pub struct CaseRow {
     /// Overlap (m), negative for a gap.
     #[serde(rename = "overlap_m")]
     pub overlap: f64,
+    /// Jäger: points in the equivalent load history (0 for the other models).
+    pub history_points: usize,
     /// Stage name.
     pub stage: String,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Model {
     Linear(KuhnParams, KuhnState),
     Hill(HillParams, HillState),
+    Jager(JagerParams, JagerState),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -294,10 +304,10 @@ impl ContactCase {
                         "body 2 must be a sphere; put the plane first".into(),
                     ));
                 }
-                if hill {
+                if c.model != CaseModel::Linear {
                     return Err(err(
                         &f("kind"),
-                        "the hill model has no sphere–plane contact (Potyondy, footnote 10); use model = \"linear\" or a sphere".into(),
+                        "only the linear model has a sphere–plane contact here (the hill memo's footnote 10 and Jäger's equal spheres exclude it); use model = \"linear\" or a sphere".into(),
                     ));
                 }
                 let n = spec
@@ -386,13 +396,13 @@ impl ContactCase {
                     },
                 )
             }
-            CaseModel::Hill => {
+            CaseModel::Hill | CaseModel::Jager => {
                 let mut elastic = [(0.0, 0.0); 2];
                 for (k, spec) in config.bodies.iter().enumerate() {
                     let e = spec.young_modulus.ok_or_else(|| {
                         err(
                             &format!("bodies[{k}].young_modulus"),
-                            "is missing; the hill model needs each grain's Young's modulus in Pa"
+                            "is missing; the hill and Jäger models need each grain's Young's modulus in Pa"
                                 .into(),
                         )
                     })?;
@@ -412,6 +422,34 @@ impl ContactCase {
                     elastic[k] = (e, nu);
                 }
                 let [(e1, n1), (e2, n2)] = elastic;
+                if c.model == CaseModel::Jager {
+                    if (e1, n1) != (e2, n2) {
+                        return Err(err(
+                            "bodies[1].young_modulus",
+                            "Jäger's contact is for two spheres of the same material; give both bodies the same young_modulus and poisson_ratio".into(),
+                        ));
+                    }
+                    let dp_max = c.dp_max.unwrap_or(0.0);
+                    if !(0.0..=2.0 * c.friction).contains(&dp_max) {
+                        return Err(err(
+                            "contact.dp_max",
+                            format!("{dp_max} must lie in [0, 2f] = [0, {}]", 2.0 * c.friction),
+                        ));
+                    }
+                    let capacity = c.capacity.unwrap_or(32);
+                    if capacity < 3 {
+                        return Err(err(
+                            "contact.capacity",
+                            format!("{capacity} is too small; a history needs at least 3 points"),
+                        ));
+                    }
+                    let g = e1 / (2.0 * (1.0 + n1));
+                    let model = Model::Jager(
+                        JagerParams::new(g, n1, (r1, r2), c.friction, dp_max, capacity),
+                        JagerState::default(),
+                    );
+                    return Self::finish(config, bodies, model, moduli, file);
+                }
                 moduli = (
                     1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2),
                     1.0 / (2.0 * (1.0 + n1) * (2.0 - n1) / e1 + 2.0 * (1.0 + n2) * (2.0 - n2) / e2),
@@ -439,6 +477,25 @@ impl ContactCase {
                 )
             }
         };
+        Self::finish(config, bodies, model, moduli, file)
+    }
+
+    fn finish(
+        config: CaseConfig,
+        bodies: [Body; 2],
+        model: Model,
+        moduli: (f64, f64),
+        file: &str,
+    ) -> Result<Self> {
+        let err = |field: &str, message: String| Error::invalid(file, field, message);
+        let friction_ok = |field: &str, mu: f64| {
+            if mu.is_finite() && mu >= 0.0 {
+                Ok(())
+            } else {
+                Err(err(field, format!("{mu} must be ≥ 0")))
+            }
+        };
+        let hill = config.contact.model == CaseModel::Hill;
         for (k, s) in config.stages.iter().enumerate() {
             let f = |name: &str| format!("stages[{k}].{name}");
             if s.steps == 0 {
@@ -598,6 +655,7 @@ impl ContactCase {
                     surface_normal_force: out.surface,
                     moisture_force: out.moisture,
                     overlap,
+                    history_points: out.history,
                     stage: stage.name.clone(),
                 });
             }
@@ -611,6 +669,11 @@ impl ContactCase {
         let masses = (self.bodies[0].mass, self.bodies[1].mass);
         match &mut self.model {
             Model::Linear(p, _) => {
+                if let Some(mu) = stage.friction {
+                    p.friction = mu;
+                }
+            }
+            Model::Jager(p, _) => {
                 if let Some(mu) = stage.friction {
                     p.friction = mu;
                 }
@@ -662,6 +725,7 @@ impl ContactCase {
                     dissipated: s.dissipated,
                     surface: o.normal_force,
                     moisture: 0.0,
+                    history: 0,
                 }
             }
             Model::Hill(p, s) => {
@@ -682,6 +746,30 @@ impl ContactCase {
                     dissipated: s.dissipated,
                     surface: o.surface_normal_force,
                     moisture: o.moisture_force,
+                    history: 0,
+                }
+            }
+            Model::Jager(p, s) => {
+                let o = jager_step(
+                    s,
+                    &JagerStep {
+                        overlap,
+                        normal,
+                        movement: displacement,
+                        twirl,
+                    },
+                    p,
+                );
+                // Hertz energy 0.8 Ē √R ζ^{5/2}; the tangential work is not split into
+                // stored and dissipated parts for this model.
+                let zeta = 0.5 * overlap.max(0.0);
+                Evaluated {
+                    force: o.force,
+                    elastic: 0.8 * p.e_bar * p.radius.sqrt() * zeta * zeta * zeta.sqrt(),
+                    dissipated: f64::NAN,
+                    surface: o.normal_force,
+                    moisture: 0.0,
+                    history: s.history.len(),
                 }
             }
         }
@@ -694,6 +782,7 @@ struct Evaluated {
     dissipated: f64,
     surface: f64,
     moisture: f64,
+    history: usize,
 }
 
 fn check_damping(field: &str, alpha: f64, file: &str) -> Result<()> {

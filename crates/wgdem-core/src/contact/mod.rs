@@ -40,6 +40,7 @@ use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
 pub mod hill;
+pub mod jager;
 pub mod kuhn;
 
 /// Normal force–displacement law, Fleischmann Eq. 1.
