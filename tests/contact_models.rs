@@ -457,3 +457,107 @@ fn case_errors_name_the_field_and_the_fix() {
     ));
     assert!(e.contains("bodies[0].kind") && e.contains("linear"), "{e}");
 }
+
+/// A liquid bridge in a scene (`[[contact.moisture]]`): two hill spheres 1 mm apart, no gravity,
+/// wetted at t = 0 with a 1.5 mm moisture gap, pull together and rest where the Hertz force
+/// balances the moisture force ψ π R_o² (memo Eq. 12–13, Fig. 13).
+#[test]
+fn a_wetted_pair_in_a_scene_rests_where_hertz_balances_suction() {
+    let toml = r#"
+[simulation]
+duration = 0.04
+output_interval = 0.01
+gravity = [0.0, 0.0, 0.0]
+local_damping = 0.7
+
+[contact]
+law = "hertz"
+history = "true"
+
+[[contact.pairs]]
+materials = ["granite", "granite"]
+model = "hill"
+damping_constant = 0.07
+suction = 2e5
+
+[[contact.moisture]]
+time = 0.0
+action = "wet"
+gap = 0.0015
+
+[[materials]]
+name = "granite"
+density = 2650.0
+friction = 0.4
+young_modulus = 29e9
+poisson_ratio = 0.15
+restitution = 0.9
+
+[[particles]]
+kind = "explicit"
+material = "granite"
+spheres = [
+  { position = [0.0, 0.0, 0.0], radius = 0.0075 },
+  { position = [0.0, 0.0, 0.0135], radius = 0.005 },
+]
+"#;
+    let mut scene = common::scene(toml);
+    let steps = (scene.duration / scene.simulation.dt).ceil() as u64;
+    let sim = &mut scene.simulation;
+    sim.run(steps);
+    let gap = sim.particles.position[0].distance(sim.particles.position[1]) - 0.0125;
+    // Hertz: 4/3 E_e √R_e δ^{3/2} = ψ π R_o², δ = −gap.
+    let e_e = 1.0 / (2.0 * (1.0 - 0.15f64 * 0.15) / 29e9);
+    let k = 4.0 / 3.0 * e_e * (0.0075f64 * 0.005 / 0.0125).sqrt();
+    let suction_force = 2e5 * std::f64::consts::PI * 0.005f64.powi(2);
+    let expected = (suction_force / k).powf(2.0 / 3.0);
+    eprintln!("bridge: overlap {:.6e} m, expected {expected:.6e} m", -gap);
+    assert!(rel(-gap, expected) < 1e-3, "overlap {} vs {expected}", -gap);
+    assert!(sim.particles.kinetic_energy() < 1e-15);
+}
+
+#[test]
+fn scene_pair_models_refuse_what_they_cannot_do() {
+    let base = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/potyondy_27_balls_hill.toml"),
+    )
+    .expect("scene");
+    let error = |text: &str| {
+        let config = wgdem_core::scene::SceneConfig::parse(text, "scene.toml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        match wgdem_core::scene::build_scene(config, "scene.toml") {
+            Ok(_) => panic!("accepted a bad scene"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let e = error(&base.replace(
+        "materials = [\"granite\", \"facet\"]\nmodel = \"linear\"\neffective_modulus = 29e6\nstiffness_ratio = 1.0",
+        "materials = [\"granite\", \"facet\"]\nmodel = \"hill\"",
+    ));
+    assert!(
+        e.contains("contact.pairs[1].model") && e.contains("sphere–sphere"),
+        "{e}"
+    );
+    let e = error(&base.replace("suction = 0.0", "suction = 0.0\ndp_max = 0.1"));
+    assert!(
+        e.contains("contact.pairs[0].dp_max") && e.contains("jager"),
+        "{e}"
+    );
+    let e = error(&base.replace("effective_modulus = 29e6\n", ""));
+    assert!(
+        e.contains("contact.pairs[1]") && e.contains("effective_modulus"),
+        "{e}"
+    );
+    let e = error(&base.replace("local_damping = 0.7", "local_damping = 1.2"));
+    assert!(e.contains("simulation.local_damping"), "{e}");
+    // The same pair in the other order.
+    let duplicate = "[[contact.pairs]]\nmaterials = [\"facet\", \"granite\"]\nmodel = \"spring\"\n\n[[materials]]";
+    let e = error(&base.replacen("[[materials]]", duplicate, 1));
+    assert!(
+        e.contains("contact.pairs[2].materials") && e.contains("listed twice"),
+        "{e}"
+    );
+    let wet = "[[contact.moisture]]\naction = \"wet\"\ngap = 0.5\n\n[[materials]]";
+    let e = error(&base.replacen("[[materials]]", wet, 1));
+    assert!(e.contains("contact.moisture[0].gap"), "{e}");
+}

@@ -34,24 +34,36 @@ use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
 
 use crate::broadphase::pairs_within;
-use crate::contact::{
-    ContactLaw, ContactModel, ContactParams, HistoryMode, RelativeMotion, contact_force,
-};
+use crate::contact::hill::{HillState, Moisture};
+use crate::contact::model::{ContactKind, Kinematics, SlotHistory, evaluate};
+use crate::contact::{ContactLaw, ContactModel, ContactParams, RelativeMotion};
 use crate::material::{PairParams, effective};
 use crate::particles::Particles;
 use crate::wall::Wall;
 
 /// A candidate pair of the neighbour list with its contact parameters and history.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PairSlot {
     /// Smaller stable id.
     pub i: u32,
     /// Larger stable id.
     pub j: u32,
-    /// Contact parameters of the pair (fixed per pair: masses and radii do not change).
-    pub params: ContactParams,
-    /// Tangential displacement `u_t` (zero while the spheres do not touch).
-    pub tangential: DVec3,
+    /// Contact constants of the pair's model (fixed per pair: masses and radii do not change).
+    pub params: ContactKind,
+    /// What the contact carries between steps (blank while the spheres do not touch, unless a
+    /// liquid bridge holds them).
+    pub history: SlotHistory,
+}
+
+/// A moisture event of the hill model (Potyondy memo, Table 6), applied at `time`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MoistureEvent {
+    /// Simulated time at which it applies (s).
+    pub time: f64,
+    /// `make_wet` (true) or `make_dry` (false).
+    pub wet: bool,
+    /// Moisture gap `g_m` of `make_wet` (m).
+    pub gap: f64,
 }
 
 /// Counts from the last step.
@@ -84,11 +96,19 @@ pub struct Simulation {
     pub steps: u64,
     /// Counts from the last step.
     pub stats: StepStats,
+    /// Cundall's local (non-viscous) damping factor α in [0, 1): each force and torque
+    /// component is reduced by `α |F| sign(v)` (PFC's local damping).
+    pub local_damping: f64,
     n_materials: usize,
     pair_params: Vec<PairParams>,
-    wall_history: HashMap<(u32, u32), DVec3>,
+    wall_history: HashMap<(u32, u32), SlotHistory>,
     /// The wall history being built this step (swapped with `wall_history`, kept allocated).
-    next_wall_history: HashMap<(u32, u32), DVec3>,
+    next_wall_history: HashMap<(u32, u32), SlotHistory>,
+    /// Extra neighbour-list reach for contacts that act across a gap (liquid bridges) (m).
+    interaction_range: f64,
+    /// Moisture events, by time, and how many have been applied.
+    moisture_events: Vec<MoistureEvent>,
+    events_applied: usize,
     /// Velocities predicted at t_n for the dashpots (scratch, reused every step).
     predicted_velocity: Vec<DVec3>,
     /// Angular velocities predicted at t_n (scratch).
@@ -124,6 +144,7 @@ impl Simulation {
             pair_params.len(),
             "pair_params must be a square table"
         );
+        let range = bridge_range(&pair_params, &particles.radius);
         Self {
             particles,
             walls,
@@ -133,10 +154,14 @@ impl Simulation {
             time: 0.0,
             steps: 0,
             stats: StepStats::default(),
+            local_damping: 0.0,
             n_materials,
+            interaction_range: range,
             pair_params,
             wall_history: HashMap::new(),
             next_wall_history: HashMap::new(),
+            moisture_events: Vec::new(),
+            events_applied: 0,
             predicted_velocity: Vec::new(),
             predicted_angular_velocity: Vec::new(),
             neighbours: Vec::new(),
@@ -169,25 +194,24 @@ impl Simulation {
         if !stale {
             return;
         }
-        let carried: HashMap<(u32, u32), DVec3> = self
-            .neighbours
-            .iter()
-            .filter(|s| s.tangential != DVec3::ZERO)
-            .map(|s| ((s.i, s.j), s.tangential))
+        let mut carried: HashMap<(u32, u32), SlotHistory> = std::mem::take(&mut self.neighbours)
+            .into_iter()
+            .filter(|s| !s.history.is_blank())
+            .map(|s| ((s.i, s.j), s.history))
             .collect();
-        self.neighbours = pairs_within(&p.position, &p.radius, self.skin)
+        let margin = self.skin + self.interaction_range;
+        self.neighbours = pairs_within(&p.position, &p.radius, margin)
             .into_iter()
             .map(|(i, j)| {
-                let (a, b) = (i as usize, j as usize);
+                let params = self.slot_params(i as usize, j as usize);
+                let history = carried
+                    .remove(&(i, j))
+                    .unwrap_or_else(|| SlotHistory::fresh(&params));
                 PairSlot {
                     i,
                     j,
-                    params: self.pair_params[p.material[a] * self.n_materials + p.material[b]]
-                        .contact_params(
-                            effective(p.mass[a], p.mass[b]),
-                            effective(p.radius[a], p.radius[b]),
-                        ),
-                    tangential: carried.get(&(i, j)).copied().unwrap_or(DVec3::ZERO),
+                    params,
+                    history,
                 }
             })
             .collect();
@@ -204,20 +228,67 @@ impl Simulation {
             self.pair_params.len(),
             "the pair table keeps its size"
         );
+        self.interaction_range = bridge_range(&pair_params, &self.particles.radius);
         self.pair_params = pair_params;
         self.refresh_slot_params();
     }
 
-    fn refresh_slot_params(&mut self) {
+    fn slot_params(&self, a: usize, b: usize) -> ContactKind {
         let p = &self.particles;
-        for s in &mut self.neighbours {
-            let (a, b) = (s.i as usize, s.j as usize);
-            s.params = self.pair_params[p.material[a] * self.n_materials + p.material[b]]
-                .contact_params(
-                    effective(p.mass[a], p.mass[b]),
-                    effective(p.radius[a], p.radius[b]),
-                );
+        self.pair_params[p.material[a] * self.n_materials + p.material[b]]
+            .contact_kind((p.radius[a], p.radius[b]), (p.mass[a], p.mass[b]))
+    }
+
+    fn refresh_slot_params(&mut self) {
+        for k in 0..self.neighbours.len() {
+            let (a, b) = (self.neighbours[k].i as usize, self.neighbours[k].j as usize);
+            self.neighbours[k].params = self.slot_params(a, b);
         }
+    }
+
+    /// Sets the moisture events of hill contacts (applied in time order as the run passes them).
+    pub fn set_moisture_events(&mut self, mut events: Vec<MoistureEvent>) {
+        events.sort_by(|a, b| a.time.total_cmp(&b.time));
+        self.moisture_events = events;
+        self.events_applied = 0;
+    }
+
+    /// `make_wet(gap)` on every hill contact of the neighbour list whose gap is at most `gap`
+    /// (new contacts are created for such pairs), or `make_dry` (memo Table 6).
+    pub fn apply_moisture(&mut self, wet: bool, gap: f64) {
+        self.update_neighbours();
+        let p = &self.particles;
+        for slot in &mut self.neighbours {
+            if !matches!(slot.params, ContactKind::Hill(_)) {
+                continue;
+            }
+            let (i, j) = (slot.i as usize, slot.j as usize);
+            let g = p.position[i].distance(p.position[j]) - p.radius[i] - p.radius[j];
+            let state = match &mut slot.history {
+                SlotHistory::Hill(s) => s,
+                other => {
+                    *other = SlotHistory::Hill(HillState::default());
+                    match other {
+                        SlotHistory::Hill(s) => s,
+                        _ => continue,
+                    }
+                }
+            };
+            if !wet {
+                state.moisture = Moisture::Dry;
+            } else if g <= gap {
+                state.moisture = Moisture::Wet;
+            }
+        }
+    }
+
+    /// Number of neighbour-list pairs and the lengths of their Jäger histories (for reports).
+    pub fn history_lengths(&self) -> Vec<usize> {
+        self.neighbours
+            .iter()
+            .filter(|s| matches!(s.params, ContactKind::Jager(_)) && !s.history.is_blank())
+            .map(|s| s.history.history_points())
+            .collect()
     }
 
     /// Forgets all contact history and forces a neighbour rebuild (after particles were
@@ -231,8 +302,11 @@ impl Simulation {
     /// The state that stepping changes, for checkpoints: with the same scene (materials,
     /// pair table) [`Simulation::restore`] continues bit for bit.
     pub fn state(&self) -> SimState {
-        let mut wall_history: Vec<((u32, u32), DVec3)> =
-            self.wall_history.iter().map(|(k, v)| (*k, *v)).collect();
+        let mut wall_history: Vec<((u32, u32), SlotHistory)> = self
+            .wall_history
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
         wall_history.sort_by_key(|e| e.0);
         SimState {
             particles: self.particles.clone(),
@@ -243,8 +317,9 @@ impl Simulation {
             slots: self
                 .neighbours
                 .iter()
-                .map(|s| (s.i, s.j, s.tangential))
+                .map(|s| (s.i, s.j, s.history.clone()))
                 .collect(),
+            events_applied: self.events_applied,
             wall_history,
             built_at: self.built_at.clone(),
             skin: self.skin,
@@ -259,18 +334,19 @@ impl Simulation {
         self.time = state.time;
         self.steps = state.steps;
         self.stats = state.stats;
-        let zero = ContactParams::default();
+        let zero = ContactKind::Spring(ContactParams::default());
         self.neighbours = state
             .slots
             .into_iter()
-            .map(|(i, j, tangential)| PairSlot {
+            .map(|(i, j, history)| PairSlot {
                 i,
                 j,
                 params: zero,
-                tangential,
+                history,
             })
             .collect();
         self.refresh_slot_params();
+        self.events_applied = state.events_applied;
         self.wall_history = state.wall_history.into_iter().collect();
         self.built_at = state.built_at;
         self.skin = state.skin;
@@ -296,6 +372,13 @@ impl Simulation {
 
     /// Advances one step (see the module docs for the order).
     pub fn step(&mut self) {
+        while let Some(e) = self.moisture_events.get(self.events_applied).copied() {
+            if e.time > self.time {
+                break;
+            }
+            self.apply_moisture(e.wet, e.gap);
+            self.events_applied += 1;
+        }
         self.compute_forces();
         self.integrate();
     }
@@ -331,8 +414,11 @@ impl Simulation {
             let d = p.position[j] - p.position[i];
             let dist = d.length();
             let overlap = p.radius[i] + p.radius[j] - dist;
-            if overlap <= 0.0 {
-                slot.tangential = DVec3::ZERO; // not touching: a later contact starts afresh
+            if overlap <= 0.0 && !slot.history.is_wet() {
+                // Not touching: a later contact starts afresh.
+                if !slot.history.is_blank() {
+                    slot.history = SlotHistory::fresh(&slot.params);
+                }
                 continue;
             }
             // Coincident centres have no normal; any unit vector keeps them apart.
@@ -340,27 +426,26 @@ impl Simulation {
             let r_i = normal * (p.radius[i] - 0.5 * overlap);
             let r_j = -normal * (p.radius[j] - 0.5 * overlap);
             // Fleischmann Eq. 2: motion of j relative to i at the contact point.
-            let motion = RelativeMotion {
-                velocity: (pv[j] + pw[j].cross(r_j)) - (pv[i] + pw[i].cross(r_i)),
-                displacement: ((p.velocity[j] + p.angular_velocity[j].cross(r_j))
-                    - (p.velocity[i] + p.angular_velocity[i].cross(r_i)))
-                    * dt,
-            };
-            let out = contact_force(
-                model,
+            let kinematics = Kinematics {
                 overlap,
                 normal,
-                motion,
-                slot.tangential,
-                &slot.params,
-            );
+                motion: RelativeMotion {
+                    velocity: (pv[j] + pw[j].cross(r_j)) - (pv[i] + pw[i].cross(r_i)),
+                    displacement: ((p.velocity[j] + p.angular_velocity[j].cross(r_j))
+                        - (p.velocity[i] + p.angular_velocity[i].cross(r_i)))
+                        * dt,
+                },
+                twirl: 0.5 * (p.angular_velocity[i] + p.angular_velocity[j]).dot(normal) * dt,
+            };
+            let Some(out) = evaluate(model, &slot.params, &mut slot.history, &kinematics) else {
+                continue;
+            };
             p.force[i] -= out.force;
             p.force[j] += out.force;
             p.torque[i] += r_i.cross(-out.force);
             p.torque[j] += r_j.cross(out.force);
-            slot.tangential = out.tangential_displacement;
             stats.sliding += usize::from(out.sliding);
-            stats.contacts += 1;
+            stats.contacts += usize::from(overlap > 0.0);
         }
 
         // Particle–wall contacts: the wall is body A, the particle body B.
@@ -375,41 +460,67 @@ impl Simulation {
                     continue;
                 };
                 let r_p = -c.normal * (p.radius[i] - 0.5 * c.overlap);
-                let motion = RelativeMotion {
-                    velocity: pv[i] + pw[i].cross(r_p) - wall.velocity,
-                    displacement: (p.velocity[i] + p.angular_velocity[i].cross(r_p)
-                        - wall.velocity)
-                        * dt,
+                let kinematics = Kinematics {
+                    overlap: c.overlap,
+                    normal: c.normal,
+                    motion: RelativeMotion {
+                        velocity: pv[i] + pw[i].cross(r_p) - wall.velocity,
+                        displacement: (p.velocity[i] + p.angular_velocity[i].cross(r_p)
+                            - wall.velocity)
+                            * dt,
+                    },
+                    twirl: 0.5 * p.angular_velocity[i].dot(c.normal) * dt,
                 };
                 let params = self.pair_params[wall.material * self.n_materials + p.material[i]]
-                    .contact_params(p.mass[i], p.radius[i]);
+                    .contact_kind((f64::INFINITY, p.radius[i]), (f64::INFINITY, p.mass[i]));
                 let key = (w as u32, i as u32);
-                let u_prev = self.wall_history.get(&key).copied().unwrap_or(DVec3::ZERO);
-                let out = contact_force(model, c.overlap, c.normal, motion, u_prev, &params);
+                let mut history = self
+                    .wall_history
+                    .remove(&key)
+                    .unwrap_or_else(|| SlotHistory::fresh(&params));
+                let Some(out) = evaluate(model, &params, &mut history, &kinematics) else {
+                    continue;
+                };
                 p.force[i] += out.force;
                 p.torque[i] += r_p.cross(out.force);
                 wall.force -= out.force;
                 wall.torque += (p.position[i] + r_p - reference).cross(-out.force);
                 stats.sliding += usize::from(out.sliding);
-                if model.history == HistoryMode::True {
-                    new_wall_history.insert(key, out.tangential_displacement);
+                if !history.is_blank() {
+                    new_wall_history.insert(key, history);
                 }
                 stats.wall_contacts += 1;
             }
         }
         std::mem::swap(&mut self.wall_history, &mut self.next_wall_history);
+        self.next_wall_history.clear();
         self.stats = stats;
     }
 
     /// Semi-implicit Euler update of particles and walls.
     fn integrate(&mut self) {
         let dt = self.dt;
+        let alpha = self.local_damping;
         let p = &mut self.particles;
+        // Cundall's local damping: each component loses α|F| against its velocity.
+        let damp = |f: DVec3, v: DVec3| {
+            if alpha == 0.0 {
+                f
+            } else {
+                f - DVec3::new(
+                    f.x.abs() * sign(v.x),
+                    f.y.abs() * sign(v.y),
+                    f.z.abs() * sign(v.z),
+                ) * alpha
+            }
+        };
         for i in 0..p.len() {
-            p.velocity[i] += p.force[i] / p.mass[i] * dt;
+            let force = damp(p.force[i], p.velocity[i]);
+            let torque = damp(p.torque[i], p.angular_velocity[i]);
+            p.velocity[i] += force / p.mass[i] * dt;
             p.position[i] += p.velocity[i] * dt;
             if !p.spin_fixed[i] {
-                p.angular_velocity[i] += p.torque[i] / p.inertia[i] * dt;
+                p.angular_velocity[i] += torque / p.inertia[i] * dt;
             }
             let spin = DQuat::from_scaled_axis(p.angular_velocity[i] * dt);
             p.orientation[i] = (spin * p.orientation[i]).normalize();
@@ -435,16 +546,40 @@ pub struct SimState {
     pub steps: u64,
     /// Counts of the last step.
     pub stats: StepStats,
-    /// Neighbour list: stable ids and tangential displacement.
-    pub slots: Vec<(u32, u32, DVec3)>,
+    /// Neighbour list: stable ids and contact history.
+    pub slots: Vec<(u32, u32, SlotHistory)>,
     /// Wall contact history by (wall, particle), sorted.
-    pub wall_history: Vec<((u32, u32), DVec3)>,
+    pub wall_history: Vec<((u32, u32), SlotHistory)>,
+    /// Moisture events applied so far.
+    #[serde(default)]
+    pub events_applied: usize,
     /// Positions at the last neighbour build.
     pub built_at: Vec<DVec3>,
     /// Neighbour-list skin (m).
     pub skin: f64,
     /// Neighbour-list builds so far.
     pub neighbour_builds: u64,
+}
+
+/// `-1`, `0` or `1` as the sign of `v` (0 for 0).
+fn sign(v: f64) -> f64 {
+    if v > 0.0 {
+        1.0
+    } else if v < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+/// How far beyond touching the neighbour list must reach for liquid bridges: `2 s_cr ≤ 2 R_max`
+/// when some pair is a hill contact with suction (memo Eq. 12), else 0.
+fn bridge_range(pairs: &[PairParams], radius: &[f64]) -> f64 {
+    if pairs.iter().any(|p| p.model().acts_across_gaps()) {
+        2.0 * radius.iter().copied().fold(0.0, f64::max)
+    } else {
+        0.0
+    }
 }
 
 /// Default neighbour-list skin as a fraction of the smallest diameter.
@@ -457,11 +592,17 @@ pub const REFERENCE_OVERLAP_FRACTION: f64 = 0.01;
 /// Critical time step estimate `Δt_crit = min √(m̄ / k)` over the stiffest contact the scene can
 /// form (O'Sullivan & Bray 2004, the bound Fleischmann et al. cite after Eq. 6).
 ///
-/// `partners` lists, per particle material, the smallest particle `(radius, mass)` of that
-/// material; `wall_materials` the materials of the walls. For each possible contact the
-/// normal stiffness `k_n` (Hooke) or the tangent `3/2 k_n √(R̄ δ)` at `δ = 1 % R̄` (Hertz) and
-/// the tangential stiffness `k_t f` are used, the latter with the 3.5 factor of a solid sphere's
-/// combined translational and rotational compliance (`1/m + R²/I = 3.5/m`).
+/// `smallest` lists, per particle material, the smallest particle `(material, radius, mass)`
+/// of that material; `wall_materials` the materials of the walls. For each possible contact the
+/// normal stiffness and the tangential stiffness of its model are used, the latter with the 3.5
+/// factor of a solid sphere's combined translational and rotational compliance
+/// (`1/m + R²/I = 3.5/m`):
+/// - spring, Hooke: `k_n`, `k_t`; Hertz: the tangents `3/2 k_n √(R̄ δ)` and `k_t √(R̄ δ)` at
+///   `δ = 1 % R̄`;
+/// - linear: `k_n`, `k_t`;
+/// - hill: Potyondy Section 1.9 (Eq. 19–21) at `δ = 1 % R_e`;
+/// - Jäger: the Hertz tangent `dF_n/dδ` at `δ = 1 % R̄` for both (the Mindlin tangential
+///   stiffness is never larger, Kuhn & Jäger Section 4.2).
 pub fn critical_time_step(
     law: ContactLaw,
     smallest: &[(usize, f64, f64)],
@@ -469,14 +610,32 @@ pub fn critical_time_step(
     pair: impl Fn(usize, usize) -> PairParams,
 ) -> f64 {
     let mut dt = f64::INFINITY;
-    let mut consider = |m_eff: f64, r_eff: f64, params: PairParams| {
-        let c = params.contact_params(m_eff, r_eff);
+    let mut consider = |radii: (f64, f64), masses: (f64, f64), params: PairParams| {
+        let m_eff = if masses.0.is_infinite() {
+            masses.1
+        } else {
+            effective(masses.0, masses.1)
+        };
+        let r_eff = if radii.0.is_infinite() {
+            radii.1
+        } else {
+            effective(radii.0, radii.1)
+        };
         let delta = REFERENCE_OVERLAP_FRACTION * r_eff;
-        let (kn, kt) = match law {
-            ContactLaw::Hooke => (c.kn, c.kt),
-            ContactLaw::Hertz => {
-                let f = (r_eff * delta).sqrt();
-                (1.5 * c.kn * f, c.kt * f)
+        let (kn, kt) = match params.contact_kind(radii, masses) {
+            ContactKind::Spring(c) => match law {
+                ContactLaw::Hooke => (c.kn, c.kt),
+                ContactLaw::Hertz => {
+                    let f = (r_eff * delta).sqrt();
+                    (1.5 * c.kn * f, c.kt * f)
+                }
+            },
+            ContactKind::Linear(k) => (k.kn, k.kt),
+            ContactKind::Hill(h) => crate::contact::hill::hill_stiffness(&h, delta),
+            ContactKind::Jager(j) => {
+                // F = Ē √R ζ^{3/2} with δ = 2ζ: dF/dδ = 3/4 Ē √R ζ^{1/2}.
+                let k = 0.75 * j.e_bar * (j.radius * 0.5 * delta).sqrt();
+                (k, k)
             }
         };
         let k = kn.max(3.5 * kt);
@@ -486,10 +645,10 @@ pub fn critical_time_step(
     };
     for &(a, ra, ma) in smallest {
         for &(b, rb, mb) in smallest {
-            consider(effective(ma, mb), effective(ra, rb), pair(a, b));
+            consider((ra, rb), (ma, mb), pair(a, b));
         }
         for &w in wall_materials {
-            consider(ma, ra, pair(w, a));
+            consider((f64::INFINITY, ra), (f64::INFINITY, ma), pair(w, a));
         }
     }
     dt

@@ -21,6 +21,7 @@
 //!
 //! Friction and restitution of a pair are the smaller of the two materials' values.
 
+use crate::contact::model::{ContactKind, PairModel};
 use crate::contact::{
     ContactLaw, ContactParams, damping_ratio_from_restitution, hertz_beta_from_restitution,
 };
@@ -70,6 +71,7 @@ pub struct PairParams {
     law: ContactLaw,
     friction: f64,
     kind: PairKind,
+    model: PairModel,
 }
 
 /// Constants of a material pair as plain data (see [`PairParams::record`]).
@@ -174,7 +176,39 @@ impl PairParams {
             law,
             friction,
             kind,
+            model: PairModel::Spring,
         })
+    }
+
+    /// The same pair with another contact model.
+    pub fn with_model(self, model: PairModel) -> Self {
+        Self { model, ..self }
+    }
+
+    /// The same pair with another friction coefficient.
+    pub fn with_friction(self, friction: f64) -> Self {
+        Self { friction, ..self }
+    }
+
+    /// The pair's contact model.
+    pub fn model(&self) -> PairModel {
+        self.model
+    }
+
+    /// The pair's friction coefficient.
+    pub fn friction(&self) -> f64 {
+        self.friction
+    }
+
+    /// Per-contact constants of the pair's model for bodies of `radii` and `masses` (m, kg;
+    /// a wall is infinite in both).
+    pub fn contact_kind(&self, radii: (f64, f64), masses: (f64, f64)) -> ContactKind {
+        self.model.contact_kind(
+            |m, r| self.contact_params(m, r),
+            self.friction,
+            radii,
+            masses,
+        )
     }
 
     /// The pair's constants as plain data, for backends that evaluate

@@ -36,8 +36,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 use serde::{Deserialize, Serialize};
 
+use crate::contact::model::{LinearStiffness, PairModel};
 use crate::contact::{ContactLaw, ContactModel, HistoryMode};
-use crate::cpu::{Simulation, critical_time_step};
+use crate::cpu::{MoistureEvent, Simulation, critical_time_step};
 use crate::error::{Error, Result};
 use crate::material::{Material, PairParams, Stiffness};
 use crate::particles::Particles;
@@ -80,6 +81,14 @@ pub struct SimulationConfig {
     /// Gravitational acceleration (m/s²).
     #[serde(default = "default_gravity")]
     pub gravity: [f64; 3],
+    /// Cundall's local damping factor α in [0, 1) (PFC's; 0.7 for quasi-static problems;
+    /// default 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub local_damping: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn default_safety() -> f64 {
@@ -103,6 +112,78 @@ pub struct ContactConfig {
     /// Impact speed at which elastic materials' restitution is matched (m/s).
     #[serde(default = "default_v_char")]
     pub characteristic_velocity: f64,
+    /// Contact models chosen per material pair; pairs not listed use `law` and `history`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<PairConfig>,
+    /// Moisture events of hill contacts (`make_wet` / `make_dry`, Potyondy memo Table 6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moisture: Vec<MoistureConfig>,
+}
+
+/// Contact models a material pair can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PairModelName {
+    /// The scene's Fleischmann spring–dashpot (`[contact] law, history`).
+    Spring,
+    /// Kuhn, Suzuki & Daouadji's refined linear-frictional contact.
+    Linear,
+    /// Potyondy's hill model.
+    Hill,
+    /// Jäger's history-stack contact.
+    Jager,
+}
+
+/// `[[contact.pairs]]`: the contact model of one material pair (either order).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairConfig {
+    /// The two material names (may be the same).
+    pub materials: [String; 2],
+    /// The model.
+    pub model: PairModelName,
+    /// Linear: normal stiffness (N/m), with `kt`.
+    pub kn: Option<f64>,
+    /// Linear: tangential stiffness (N/m), with `kn`.
+    pub kt: Option<f64>,
+    /// Linear: PFC effective modulus E* (Pa), instead of `kn`/`kt`.
+    pub effective_modulus: Option<f64>,
+    /// Linear: PFC stiffness ratio κ* = k_n/k_t (default 1).
+    pub stiffness_ratio: Option<f64>,
+    /// Linear: apply Kuhn's Eq. 23 twirl (default true).
+    pub twirl: Option<bool>,
+    /// Hill: damping constant α_h in [0, 1] (default 0).
+    pub damping_constant: Option<f64>,
+    /// Hill: suction ψ (Pa, default 0).
+    pub suction: Option<f64>,
+    /// Jäger: `|Δp_max|` in [0, 2μ] (default 0).
+    pub dp_max: Option<f64>,
+    /// Jäger: history capacity in points (default 32).
+    pub capacity: Option<usize>,
+}
+
+/// Moisture actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MoistureAction {
+    /// `make_wet`: hill contacts with a gap up to `gap` become wet.
+    Wet,
+    /// `make_dry`: every hill contact becomes dry.
+    Dry,
+}
+
+/// `[[contact.moisture]]`: a moisture event.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoistureConfig {
+    /// Simulated time of the event (s, default 0).
+    #[serde(default)]
+    pub time: f64,
+    /// `wet` or `dry`.
+    pub action: MoistureAction,
+    /// Moisture gap `g_m` of `wet` (m, default 0: touching contacts only).
+    #[serde(default)]
+    pub gap: f64,
 }
 
 /// `[[materials]]`: either elastic constants or Eq. 1's constants.
@@ -432,6 +513,57 @@ pub fn build_scene(config: SceneConfig, file: &str) -> Result<Scene> {
             pair_params.push(p);
         }
     }
+    let wall_material_set: HashSet<usize> = walls.iter().map(|w| w.material).collect();
+    let particle_material_set: HashSet<usize> = particles.material.iter().copied().collect();
+    v.pair_models(
+        &config.contact.pairs,
+        &materials,
+        &lookup,
+        &wall_material_set,
+        &particle_material_set,
+        &mut pair_params,
+    )?;
+    let any_hill = pair_params
+        .iter()
+        .any(|p| matches!(p.model(), PairModel::Hill { .. }));
+    let r_max = particles.radius.iter().copied().fold(0.0, f64::max);
+    let mut moisture_events = Vec::new();
+    for (k, e) in config.contact.moisture.iter().enumerate() {
+        let f = |name: &str| format!("contact.moisture[{k}].{name}");
+        if !any_hill {
+            return Err(v.err(
+                &f("action"),
+                "moisture acts on hill contacts only; give some pair model = \"hill\" under [[contact.pairs]]".to_owned(),
+            ));
+        }
+        if !(e.time.is_finite() && e.time >= 0.0) {
+            return Err(v.err(&f("time"), format!("{} must be ≥ 0 (in s)", e.time)));
+        }
+        if !(e.gap.is_finite() && e.gap >= 0.0 && e.gap <= 2.0 * r_max) {
+            return Err(v.err(
+                &f("gap"),
+                format!(
+                    "{} must lie in [0, {:.3e}] m: a liquid bridge ruptures beyond 2 s_cr ≤ 2 R_max (memo Eq. 12)",
+                    e.gap,
+                    2.0 * r_max
+                ),
+            ));
+        }
+        moisture_events.push(MoistureEvent {
+            time: e.time,
+            wet: e.action == MoistureAction::Wet,
+            gap: e.gap,
+        });
+    }
+    if !(0.0..1.0).contains(&s.local_damping) {
+        return Err(v.err(
+            "simulation.local_damping",
+            format!(
+                "{} is outside [0, 1); use 0 (none) or e.g. 0.7 for quasi-static problems",
+                s.local_damping
+            ),
+        ));
+    }
     let mut smallest: Vec<(usize, f64, f64)> = Vec::new();
     for i in 0..particles.len() {
         let (m, r, mass) = (
@@ -483,7 +615,9 @@ pub fn build_scene(config: SceneConfig, file: &str) -> Result<Scene> {
         history: config.contact.history,
     };
     let gravity = DVec3::from_array(s.gravity);
-    let simulation = Simulation::new(particles, walls, model, pair_params, gravity, dt);
+    let mut simulation = Simulation::new(particles, walls, model, pair_params, gravity, dt);
+    simulation.local_damping = s.local_damping;
+    simulation.set_moisture_events(moisture_events);
     Ok(Scene {
         simulation,
         duration: s.duration,
@@ -950,6 +1084,193 @@ impl Validator<'_> {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Applies `[[contact.pairs]]` to the pair table, refusing what a model cannot do.
+    fn pair_models(
+        &self,
+        configs: &[PairConfig],
+        materials: &[Material],
+        lookup: &dyn Fn(String, &str) -> Result<usize>,
+        wall_materials: &HashSet<usize>,
+        particle_materials: &HashSet<usize>,
+        table: &mut [PairParams],
+    ) -> Result<()> {
+        let n = materials.len();
+        let mut seen = HashSet::new();
+        for (k, c) in configs.iter().enumerate() {
+            let f = |name: &str| format!("contact.pairs[{k}].{name}");
+            let a = lookup(f("materials[0]"), &c.materials[0])?;
+            let b = lookup(f("materials[1]"), &c.materials[1])?;
+            if !seen.insert((a.min(b), a.max(b))) {
+                return Err(self.err(
+                    &f("materials"),
+                    format!(
+                        "the pair (\"{}\", \"{}\") is listed twice; give each pair one model",
+                        c.materials[0], c.materials[1]
+                    ),
+                ));
+            }
+            let name = match c.model {
+                PairModelName::Spring => "spring",
+                PairModelName::Linear => "linear",
+                PairModelName::Hill => "hill",
+                PairModelName::Jager => "jager",
+            };
+            // Keys that belong to another model are refused rather than ignored.
+            let keys = [
+                ("kn", c.kn.is_some(), PairModelName::Linear),
+                ("kt", c.kt.is_some(), PairModelName::Linear),
+                (
+                    "effective_modulus",
+                    c.effective_modulus.is_some(),
+                    PairModelName::Linear,
+                ),
+                (
+                    "stiffness_ratio",
+                    c.stiffness_ratio.is_some(),
+                    PairModelName::Linear,
+                ),
+                ("twirl", c.twirl.is_some(), PairModelName::Linear),
+                (
+                    "damping_constant",
+                    c.damping_constant.is_some(),
+                    PairModelName::Hill,
+                ),
+                ("suction", c.suction.is_some(), PairModelName::Hill),
+                ("dp_max", c.dp_max.is_some(), PairModelName::Jager),
+                ("capacity", c.capacity.is_some(), PairModelName::Jager),
+            ];
+            if let Some((key, _, owner)) = keys
+                .iter()
+                .find(|(_, set, owner)| *set && *owner != c.model)
+            {
+                return Err(self.err(
+                    &f(key),
+                    format!(
+                        "belongs to model = \"{}\", not \"{name}\"; remove it",
+                        format!("{owner:?}").to_lowercase()
+                    ),
+                ));
+            }
+            let touches_wall = (wall_materials.contains(&a) && particle_materials.contains(&b))
+                || (wall_materials.contains(&b) && particle_materials.contains(&a));
+            let elastic = |m: usize| {
+                match materials[m].stiffness {
+                Stiffness::Elastic {
+                    young_modulus,
+                    poisson_ratio,
+                    ..
+                } => Ok((young_modulus, poisson_ratio)),
+                Stiffness::Direct { .. } => Err(self.err(
+                    &f("model"),
+                    format!(
+                        "the {name} model needs elastic constants; give material \"{}\" young_modulus, poisson_ratio and restitution",
+                        materials[m].name
+                    ),
+                )),
+            }
+            };
+            let model = match c.model {
+                PairModelName::Spring => PairModel::Spring,
+                PairModelName::Linear => {
+                    let stiffness = match (c.effective_modulus, c.kn, c.kt) {
+                        (Some(e), None, None) => {
+                            self.positive(&f("effective_modulus"), e, "Pa")?;
+                            let ratio = c.stiffness_ratio.unwrap_or(1.0);
+                            self.positive(&f("stiffness_ratio"), ratio, "−")?;
+                            LinearStiffness::Deformability {
+                                effective_modulus: e,
+                                stiffness_ratio: ratio,
+                            }
+                        }
+                        (None, Some(kn), Some(kt)) => {
+                            self.positive(&f("kn"), kn, "N/m")?;
+                            self.positive(&f("kt"), kt, "N/m")?;
+                            LinearStiffness::Direct { kn, kt }
+                        }
+                        _ => {
+                            return Err(self.err(
+                                &f("model"),
+                                "the linear model needs either effective_modulus (with optional stiffness_ratio) or both kn and kt".to_owned(),
+                            ));
+                        }
+                    };
+                    PairModel::Linear {
+                        stiffness,
+                        twirl: c.twirl.unwrap_or(true),
+                    }
+                }
+                PairModelName::Hill | PairModelName::Jager if touches_wall => {
+                    return Err(self.err(
+                        &f("model"),
+                        format!(
+                            "the {name} model is for sphere–sphere contacts only (material \"{}\" is a wall's); use \"linear\" or \"spring\" for this pair",
+                            if wall_materials.contains(&a) { &c.materials[0] } else { &c.materials[1] }
+                        ),
+                    ));
+                }
+                PairModelName::Hill => {
+                    let (e1, n1) = elastic(a)?;
+                    let (e2, n2) = elastic(b)?;
+                    let alpha = c.damping_constant.unwrap_or(0.0);
+                    if !(0.0..=1.0).contains(&alpha) {
+                        return Err(self.err(
+                            &f("damping_constant"),
+                            format!("{alpha} must lie in [0, 1] (memo Table 5)"),
+                        ));
+                    }
+                    let suction = c.suction.unwrap_or(0.0);
+                    if !(suction.is_finite() && suction >= 0.0) {
+                        return Err(
+                            self.err(&f("suction"), format!("{suction} must be ≥ 0 (in Pa)"))
+                        );
+                    }
+                    PairModel::Hill {
+                        e_e: 1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2),
+                        g_e: 1.0
+                            / (2.0 * (1.0 + n1) * (2.0 - n1) / e1
+                                + 2.0 * (1.0 + n2) * (2.0 - n2) / e2),
+                        damping_constant: alpha,
+                        suction,
+                    }
+                }
+                PairModelName::Jager => {
+                    let (e1, n1) = elastic(a)?;
+                    let (e2, n2) = elastic(b)?;
+                    if (e1, n1) != (e2, n2) {
+                        return Err(self.err(
+                            &f("materials"),
+                            "Jäger's contact is for spheres of equal elastic constants; the two materials differ in young_modulus or poisson_ratio".to_owned(),
+                        ));
+                    }
+                    let mu = table[a * n + b].friction();
+                    let dp_max = c.dp_max.unwrap_or(0.0);
+                    if !(0.0..=2.0 * mu).contains(&dp_max) {
+                        return Err(self.err(
+                            &f("dp_max"),
+                            format!("{dp_max} must lie in [0, 2μ] = [0, {}]", 2.0 * mu),
+                        ));
+                    }
+                    let capacity = c.capacity.unwrap_or(32);
+                    if capacity < 3 {
+                        return Err(self.err(
+                            &f("capacity"),
+                            format!("{capacity} is too small; a history needs at least 3 points"),
+                        ));
+                    }
+                    PairModel::Jager {
+                        shear_modulus: e1 / (2.0 * (1.0 + n1)),
+                        poisson_ratio: n1,
+                        dp_max,
+                        capacity,
+                    }
+                }
+            };
+            table[a * n + b] = table[a * n + b].with_model(model);
+            table[b * n + a] = table[b * n + a].with_model(model);
         }
         Ok(())
     }

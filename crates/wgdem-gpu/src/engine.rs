@@ -582,6 +582,27 @@ impl GpuEngine {
                 "the GPU engine handles at most 16 walls; this scene has {n_walls} (use --backend cpu)"
             )));
         }
+        let nm = sim.n_materials();
+        for k in 0..nm * nm {
+            let model = sim.pair(k / nm, k % nm).model();
+            if model != wgdem_core::contact::model::PairModel::Spring {
+                return Err(GpuError::Unsupported(format!(
+                    "material pair ({}, {}) uses the {} contact model, which the GPU engine does not have yet; use --backend cpu",
+                    k / nm,
+                    k % nm,
+                    match model {
+                        wgdem_core::contact::model::PairModel::Linear { .. } => "linear",
+                        wgdem_core::contact::model::PairModel::Hill { .. } => "hill",
+                        _ => "Jäger",
+                    }
+                )));
+            }
+        }
+        if sim.local_damping != 0.0 {
+            return Err(GpuError::Unsupported(
+                "local damping (simulation.local_damping) is not in the GPU engine yet; use --backend cpu".to_owned(),
+            ));
+        }
         let table_bits = (2 * n).next_power_of_two().trailing_zeros().max(1);
         // The CPU reference's skin: 10 % of the smallest diameter.
         let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);

@@ -42,6 +42,7 @@ use serde::{Deserialize, Serialize};
 pub mod hill;
 pub mod jager;
 pub mod kuhn;
+pub mod model;
 
 /// Normal force–displacement law, Fleischmann Eq. 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

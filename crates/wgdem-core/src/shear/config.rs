@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::contact::{ContactModel, RelativeMotion, contact_force};
 use crate::error::{Error, Result};
-use crate::material::{Material, PairParams};
+use crate::material::PairParams;
 use crate::scene::{
     ContactConfig, MaterialConfig, ParticleGroup, RegionConfig, Scene, SceneConfig,
     SimulationConfig, SizeDistribution, Validator, WallConfig, build_scene, sample_diameters,
@@ -456,6 +456,7 @@ fn build(config: ShearConfig, text: &str, file: &str) -> Result<ShearSetup> {
             safety_factor: config.simulation.safety_factor,
             seed: config.simulation.seed,
             gravity: config.simulation.gravity,
+            local_damping: 0.0,
         },
         contact: config.contact.clone(),
         materials: config.materials.clone(),
@@ -475,24 +476,22 @@ fn build(config: ShearConfig, text: &str, file: &str) -> Result<ShearSetup> {
     let sim = &mut scene.simulation;
     let p_mat = sim.particles.material[0];
     let w_mat = sim.walls[0].material;
-    let law = config.contact.law;
-    let v_char = config.contact.characteristic_velocity;
-    let mixed = |materials: &[Material]| -> Vec<PairParams> {
-        let mut out = Vec::new();
-        for a in materials {
-            for b in materials {
-                // Mixed stiffness kinds were refused by the scene build.
-                out.extend(PairParams::new(law, a, b, v_char));
-            }
-        }
-        out
+    // The scene's pair table (with any per-pair contact models) is the shear table; the
+    // preparation table replaces the specimen's friction, a pair taking the smaller of its
+    // materials' values as in `PairParams::new`.
+    let n_mat = scene.materials.len();
+    let shear_pairs: Vec<PairParams> = (0..n_mat * n_mat)
+        .map(|k| *sim.pair(k / n_mat, k % n_mat))
+        .collect();
+    let prep_friction = |m: usize| match s.preparation_friction {
+        Some(mu) if m == p_mat => mu,
+        _ => scene.materials[m].friction,
     };
-    let shear_pairs = mixed(&scene.materials);
-    let mut prep_materials = scene.materials.clone();
-    if let Some(mu) = s.preparation_friction {
-        prep_materials[p_mat].friction = mu;
-    }
-    let preparation_pairs = mixed(&prep_materials);
+    let preparation_pairs: Vec<PairParams> = shear_pairs
+        .iter()
+        .enumerate()
+        .map(|(k, pair)| pair.with_friction(prep_friction(k / n_mat).min(prep_friction(k % n_mat))))
+        .collect();
     sim.set_pair_params(preparation_pairs.clone());
     if let Some(h) = expansion_height {
         let shrink = h / column;
