@@ -72,9 +72,12 @@ enum Command {
     Contact {
         /// Case file (TOML; reference in docs/contact.md, cases in assets/contact/).
         case: PathBuf,
-        /// Engine that evaluates the contact law (only the CPU reference for now).
+        /// Engine that evaluates the contact: the f64 CPU reference or the WGSL models in f32.
         #[arg(long, value_enum, default_value_t = Backend::Cpu)]
         backend: Backend,
+        /// GPU adapter to use (see `wgdem run --help`).
+        #[arg(long, value_name = "NAME")]
+        adapter: Option<String>,
         /// Output directory (created if missing).
         #[arg(long, default_value = "out/contact")]
         out: PathBuf,
@@ -131,15 +134,24 @@ fn make_backend(
     })
 }
 
-fn contact(case: PathBuf, backend: Backend, out: PathBuf, overwrite: bool) -> Result<(), String> {
-    use wgdem_core::contact_case::{ContactCase, stage_ends, write_csv};
+fn contact(
+    case: PathBuf,
+    backend: Backend,
+    adapter: Option<String>,
+    out: PathBuf,
+    overwrite: bool,
+) -> Result<(), String> {
+    use wgdem_core::contact_case::{
+        CaseEvaluator, ContactCase, CpuEvaluator, stage_ends, write_csv,
+    };
     let mut case = ContactCase::load(&case).map_err(|e| e.to_string())?;
-    if backend == Backend::Gpu {
-        return Err(
-            "`wgdem contact` evaluates contacts on the CPU reference engine only so far; pass --backend cpu"
-                .to_owned(),
-        );
-    }
+    let mut evaluator: Box<dyn CaseEvaluator> = match backend {
+        Backend::Cpu => Box::new(CpuEvaluator::default()),
+        Backend::Gpu => {
+            let ctx = GpuContext::new(adapter.as_deref()).map_err(|e| e.to_string())?;
+            Box::new(wgdem_gpu::contact_probe::GpuCaseEvaluator::new(&ctx))
+        }
+    };
     let csv = out.join("contact.csv");
     if csv.exists() && !overwrite {
         return Err(format!(
@@ -147,8 +159,11 @@ fn contact(case: PathBuf, backend: Backend, out: PathBuf, overwrite: bool) -> Re
             csv.display()
         ));
     }
-    let rows = case.run();
+    let rows = case
+        .run_with(evaluator.as_mut())
+        .map_err(|e| e.to_string())?;
     write_csv(&out, &rows).map_err(|e| e.to_string())?;
+    println!("contact evaluated on: {}", evaluator.name());
     println!(
         "{:<28} {:>6} {:>14} {:>14} {:>14} {:>14}",
         "stage", "step", "F_n (N)", "|F_t| (N)", "W_elastic (J)", "W_dissip (J)"
@@ -283,9 +298,10 @@ fn execute(cli: Cli) -> Result<(), String> {
         Command::Contact {
             case,
             backend,
+            adapter,
             out,
             overwrite,
-        } => contact(case, backend, out, overwrite),
+        } => contact(case, backend, adapter, out, overwrite),
         Command::Check { scene } => {
             let scene = load_scene(&scene).map_err(|e| e.to_string())?;
             let sim = &scene.simulation;

@@ -211,13 +211,6 @@ pub struct CaseRow {
     pub stage: String,
 }
 
-#[derive(Debug, Clone)]
-enum Model {
-    Linear(KuhnParams, KuhnState),
-    Hill(HillParams, HillState),
-    Jager(JagerParams, JagerState),
-}
-
 #[derive(Debug, Clone, Copy)]
 struct Body {
     plane: bool,
@@ -235,7 +228,7 @@ struct Body {
 pub struct ContactCase {
     config: CaseConfig,
     bodies: [Body; 2],
-    model: Model,
+    model: CaseParams,
     /// Hill: the pair's effective moduli `(E_e, G_e)`.
     moduli: (f64, f64),
 }
@@ -383,18 +376,12 @@ impl ContactCase {
                         ));
                     }
                 };
-                Model::Linear(
-                    KuhnParams {
-                        kn,
-                        kt,
-                        friction: c.friction,
-                        twirl: c.twirl.unwrap_or(true),
-                    },
-                    KuhnState {
-                        overlap: f64::NEG_INFINITY,
-                        ..KuhnState::default()
-                    },
-                )
+                CaseParams::Linear(KuhnParams {
+                    kn,
+                    kt,
+                    friction: c.friction,
+                    twirl: c.twirl.unwrap_or(true),
+                })
             }
             CaseModel::Hill | CaseModel::Jager => {
                 let mut elastic = [(0.0, 0.0); 2];
@@ -444,10 +431,14 @@ impl ContactCase {
                         ));
                     }
                     let g = e1 / (2.0 * (1.0 + n1));
-                    let model = Model::Jager(
-                        JagerParams::new(g, n1, (r1, r2), c.friction, dp_max, capacity),
-                        JagerState::default(),
-                    );
+                    let model = CaseParams::Jager(JagerParams::new(
+                        g,
+                        n1,
+                        (r1, r2),
+                        c.friction,
+                        dp_max,
+                        capacity,
+                    ));
                     return Self::finish(config, bodies, model, moduli, file);
                 }
                 moduli = (
@@ -463,18 +454,15 @@ impl ContactCase {
                         format!("{suction} must be ≥ 0 (in Pa)"),
                     ));
                 }
-                Model::Hill(
-                    HillParams::new(
-                        moduli.0,
-                        moduli.1,
-                        (r1, r2),
-                        (bodies[0].mass, bodies[1].mass),
-                        alpha,
-                        c.friction,
-                        suction,
-                    ),
-                    HillState::default(),
-                )
+                CaseParams::Hill(HillParams::new(
+                    moduli.0,
+                    moduli.1,
+                    (r1, r2),
+                    (bodies[0].mass, bodies[1].mass),
+                    alpha,
+                    c.friction,
+                    suction,
+                ))
             }
         };
         Self::finish(config, bodies, model, moduli, file)
@@ -483,7 +471,7 @@ impl ContactCase {
     fn finish(
         config: CaseConfig,
         bodies: [Body; 2],
-        model: Model,
+        model: CaseParams,
         moduli: (f64, f64),
         file: &str,
     ) -> Result<Self> {
@@ -580,16 +568,36 @@ impl ContactCase {
         }
     }
 
-    /// Runs every stage; returns one row per step.
+    /// Runs every stage on the CPU reference; returns one row per step.
     pub fn run(&mut self) -> Vec<CaseRow> {
+        let mut cpu = CpuEvaluator::default();
+        match self.run_with(&mut cpu) {
+            Ok(rows) => rows,
+            Err(e) => unreachable!("the CPU evaluator does not fail: {e}"),
+        }
+    }
+
+    /// The constants of the model as the case starts.
+    pub fn initial_params(&self) -> CaseParams {
+        self.model
+    }
+
+    /// Runs every stage with `evaluator` evaluating the contact; returns one row per step.
+    pub fn run_with(&mut self, evaluator: &mut dyn CaseEvaluator) -> Result<Vec<CaseRow>> {
         let dt = self.config.dt;
         let mut rows = Vec::new();
         let mut step_no = 0;
         let mut work = 0.0;
         let mut last_force = DVec3::ZERO;
+        let mut params = self.initial_params();
         let stages = self.config.stages.clone();
         for stage in &stages {
-            self.apply_stage_settings(stage);
+            params = self.stage_params(params, stage);
+            let (overlap_now, ..) = self.geometry();
+            let action = stage
+                .moisture
+                .map(|a| (a, -overlap_now, stage.moisture_gap));
+            evaluator.configure(&params, action)?;
             let span = stage.steps as f64 * dt;
             let own_v = DVec3::from_array(stage.translate) / span;
             let own_w = DVec3::from_array(stage.rotate) / span;
@@ -604,185 +612,289 @@ impl ContactCase {
             self.bodies[1].spin = w2;
             self.bodies[0].velocity = DVec3::ZERO;
             self.bodies[0].spin = DVec3::ZERO;
-            for _ in 0..stage.steps {
-                // Move: the rigid turn about the contact point, then body 2's own motion.
-                let (_, _, pivot) = self.geometry();
-                let turn = DQuat::from_scaled_axis(rigid_w * dt);
-                for body in &mut self.bodies {
-                    body.position = pivot + turn * (body.position - pivot);
-                    body.normal = turn * body.normal;
+            // Prescribed stages are evaluated as one batch; a free stage step by step, since
+            // each step's motion depends on the last force.
+            let batch = if stage.free { 1 } else { stage.steps };
+            let mut done = 0;
+            while done < stage.steps {
+                let count = batch.min(stage.steps - done);
+                let mut kin = Vec::with_capacity(count as usize);
+                let mut arms = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    let (k, arm) = self.advance(rigid_w, dt);
+                    kin.push(k);
+                    arms.push(arm);
                 }
-                self.bodies[1].position += self.bodies[1].velocity * dt;
-                // Contact at the new positions (PFC's cycle).
-                let (overlap, n, c) = self.geometry();
-                let [a, b] = self.bodies;
-                let va = rigid_w.cross(a.position - pivot) + rigid_w.cross(c - a.position);
-                let vb = b.velocity
-                    + rigid_w.cross(b.position - pivot)
-                    + (b.spin + rigid_w).cross(c - b.position);
-                let velocity = vb - va;
-                let displacement = velocity * dt;
-                let twirl = 0.5 * (rigid_w + rigid_w + b.spin).dot(n) * dt;
-                let out = self.evaluate(overlap, n, velocity, displacement, twirl);
-                // Work on the contact: the force on B opposes B's motion into it.
-                work -= 0.5 * (last_force + out.force).dot(displacement);
-                last_force = out.force;
-                if stage.free {
-                    let body = &mut self.bodies[1];
-                    let torque = (c - body.position).cross(out.force);
-                    let damp = |f: DVec3, v: DVec3| {
-                        f - DVec3::new(
-                            f.x.abs() * v.x.signum() * f64::from(v.x != 0.0),
-                            f.y.abs() * v.y.signum() * f64::from(v.y != 0.0),
-                            f.z.abs() * v.z.signum() * f64::from(v.z != 0.0),
-                        ) * stage.local_damping
-                    };
-                    body.velocity += damp(out.force, body.velocity) / body.mass * dt;
-                    body.spin += damp(torque, body.spin) / body.inertia * dt;
+                let results = evaluator.evaluate(&kin)?;
+                for ((k, arm), out) in kin.iter().zip(&arms).zip(&results) {
+                    // Work on the contact: the force on B opposes B's motion into it.
+                    work -= 0.5 * (last_force + out.force).dot(k.displacement);
+                    last_force = out.force;
+                    if stage.free {
+                        self.release(out.force, *arm, stage.local_damping, dt);
+                    }
+                    step_no += 1;
+                    let fn_total = out.force.dot(k.normal);
+                    let ft = out.force - k.normal * fn_total;
+                    rows.push(CaseRow {
+                        step: step_no,
+                        normal_force: fn_total,
+                        tangential_force_x: ft.x,
+                        tangential_force_y: ft.y,
+                        tangential_force_z: ft.z,
+                        elastic_work: out.elastic,
+                        dissipated_work: out.dissipated,
+                        contact_work: work,
+                        surface_normal_force: out.surface,
+                        moisture_force: out.moisture,
+                        overlap: k.overlap,
+                        history_points: out.history,
+                        stage: stage.name.clone(),
+                    });
                 }
-                step_no += 1;
-                let fn_total = out.force.dot(n);
-                let ft = out.force - n * fn_total;
-                rows.push(CaseRow {
-                    step: step_no,
-                    normal_force: fn_total,
-                    tangential_force_x: ft.x,
-                    tangential_force_y: ft.y,
-                    tangential_force_z: ft.z,
-                    elastic_work: out.elastic,
-                    dissipated_work: out.dissipated,
-                    contact_work: work,
-                    surface_normal_force: out.surface,
-                    moisture_force: out.moisture,
-                    overlap,
-                    history_points: out.history,
-                    stage: stage.name.clone(),
-                });
+                done += count;
             }
         }
-        rows
+        Ok(rows)
     }
 
-    fn apply_stage_settings(&mut self, stage: &StageSpec) {
-        let (overlap, _, _) = self.geometry();
+    /// Moves the bodies one step and returns the contact's kinematics at the new positions
+    /// (PFC's cycle) and body 2's lever arm to the contact point.
+    fn advance(&mut self, rigid_w: DVec3, dt: f64) -> (StepKinematics, DVec3) {
+        // The rigid turn about the contact point, then body 2's own motion.
+        let (_, _, pivot) = self.geometry();
+        let turn = DQuat::from_scaled_axis(rigid_w * dt);
+        for body in &mut self.bodies {
+            body.position = pivot + turn * (body.position - pivot);
+            body.normal = turn * body.normal;
+        }
+        self.bodies[1].position += self.bodies[1].velocity * dt;
+        let (overlap, n, c) = self.geometry();
+        let [a, b] = self.bodies;
+        let va = rigid_w.cross(a.position - pivot) + rigid_w.cross(c - a.position);
+        let vb = b.velocity
+            + rigid_w.cross(b.position - pivot)
+            + (b.spin + rigid_w).cross(c - b.position);
+        let velocity = vb - va;
+        (
+            StepKinematics {
+                overlap,
+                normal: n,
+                velocity,
+                displacement: velocity * dt,
+                twirl: 0.5 * (rigid_w + rigid_w + b.spin).dot(n) * dt,
+            },
+            c - b.position,
+        )
+    }
+
+    /// Body 2 of a free stage moves under `force` with Cundall's local damping.
+    fn release(&mut self, force: DVec3, arm: DVec3, local_damping: f64, dt: f64) {
+        let body = &mut self.bodies[1];
+        let torque = arm.cross(force);
+        let damp = |f: DVec3, v: DVec3| {
+            f - DVec3::new(
+                f.x.abs() * v.x.signum() * f64::from(v.x != 0.0),
+                f.y.abs() * v.y.signum() * f64::from(v.y != 0.0),
+                f.z.abs() * v.z.signum() * f64::from(v.z != 0.0),
+            ) * local_damping
+        };
+        body.velocity += damp(force, body.velocity) / body.mass * dt;
+        body.spin += damp(torque, body.spin) / body.inertia * dt;
+    }
+
+    /// The model's constants from `stage` on.
+    fn stage_params(&self, params: CaseParams, stage: &StageSpec) -> CaseParams {
         let (r1, r2) = (self.bodies[0].radius, self.bodies[1].radius);
         let masses = (self.bodies[0].mass, self.bodies[1].mass);
-        match &mut self.model {
-            Model::Linear(p, _) => {
-                if let Some(mu) = stage.friction {
-                    p.friction = mu;
-                }
-            }
-            Model::Jager(p, _) => {
-                if let Some(mu) = stage.friction {
-                    p.friction = mu;
-                }
-            }
-            Model::Hill(p, s) => {
-                let alpha = stage.damping_constant.unwrap_or(p.damping_constant);
-                let mu = stage.friction.unwrap_or(p.friction);
-                *p = HillParams::new(
-                    self.moduli.0,
-                    self.moduli.1,
-                    (r1, r2),
-                    masses,
-                    alpha,
-                    mu,
-                    p.suction,
-                );
-                match stage.moisture {
-                    Some(MoistureAction::Wet) => make_wet(s, -overlap, stage.moisture_gap),
-                    Some(MoistureAction::Dry) => make_dry(s),
-                    None => {}
-                }
-            }
-        }
-    }
-
-    fn evaluate(
-        &mut self,
-        overlap: f64,
-        normal: DVec3,
-        velocity: DVec3,
-        displacement: DVec3,
-        twirl: f64,
-    ) -> Evaluated {
-        match &mut self.model {
-            Model::Linear(p, s) => {
-                let o = kuhn_step(
-                    s,
-                    &KuhnStep {
-                        overlap,
-                        normal,
-                        movement: displacement,
-                        twirl,
-                    },
-                    p,
-                );
-                Evaluated {
-                    force: o.force,
-                    elastic: o.elastic_work,
-                    dissipated: s.dissipated,
-                    surface: o.normal_force,
-                    moisture: 0.0,
-                    history: 0,
-                }
-            }
-            Model::Hill(p, s) => {
-                let o = hill_step(
-                    s,
-                    &HillStep {
-                        gap: -overlap,
-                        normal,
-                        velocity,
-                        displacement,
-                        twirl,
-                    },
-                    p,
-                );
-                Evaluated {
-                    force: o.force,
-                    elastic: o.elastic_work,
-                    dissipated: s.dissipated,
-                    surface: o.surface_normal_force,
-                    moisture: o.moisture_force,
-                    history: 0,
-                }
-            }
-            Model::Jager(p, s) => {
-                let o = jager_step(
-                    s,
-                    &JagerStep {
-                        overlap,
-                        normal,
-                        movement: displacement,
-                        twirl,
-                    },
-                    p,
-                );
-                // Hertz energy 0.8 Ē √R ζ^{5/2}; the tangential work is not split into
-                // stored and dissipated parts for this model.
-                let zeta = 0.5 * overlap.max(0.0);
-                Evaluated {
-                    force: o.force,
-                    elastic: 0.8 * p.e_bar * p.radius.sqrt() * zeta * zeta * zeta.sqrt(),
-                    dissipated: f64::NAN,
-                    surface: o.normal_force,
-                    moisture: 0.0,
-                    history: s.history.len(),
-                }
-            }
+        match params {
+            CaseParams::Linear(p) => CaseParams::Linear(KuhnParams {
+                friction: stage.friction.unwrap_or(p.friction),
+                ..p
+            }),
+            CaseParams::Jager(p) => CaseParams::Jager(JagerParams {
+                friction: stage.friction.unwrap_or(p.friction),
+                ..p
+            }),
+            CaseParams::Hill(p) => CaseParams::Hill(HillParams::new(
+                self.moduli.0,
+                self.moduli.1,
+                (r1, r2),
+                masses,
+                stage.damping_constant.unwrap_or(p.damping_constant),
+                stage.friction.unwrap_or(p.friction),
+                p.suction,
+            )),
         }
     }
 }
 
-struct Evaluated {
-    force: DVec3,
-    elastic: f64,
-    dissipated: f64,
-    surface: f64,
-    moisture: f64,
-    history: usize,
+/// The constants of the model a case drives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CaseParams {
+    /// Kuhn's linear-frictional contact.
+    Linear(KuhnParams),
+    /// Potyondy's hill model.
+    Hill(HillParams),
+    /// Jäger's contact.
+    Jager(JagerParams),
+}
+
+/// One step's contact kinematics, as the driver computes them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepKinematics {
+    /// Overlap at the end of the step (m); negative is a gap.
+    pub overlap: f64,
+    /// Unit normal from A to B.
+    pub normal: DVec3,
+    /// Velocity of B's contact point relative to A's (m/s).
+    pub velocity: DVec3,
+    /// Displacement of B's contact point relative to A's over the step (m).
+    pub displacement: DVec3,
+    /// The pair's mean spin about the normal over the step (rad).
+    pub twirl: f64,
+}
+
+/// One step's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepResult {
+    /// Force on B (N).
+    pub force: DVec3,
+    /// Elastic energy stored (J).
+    pub elastic: f64,
+    /// Dissipated work so far (J); NaN where the model does not split its work.
+    pub dissipated: f64,
+    /// Normal surface force (hill) or normal force (N).
+    pub surface: f64,
+    /// Moisture force (N).
+    pub moisture: f64,
+    /// Jäger history points.
+    pub history: usize,
+}
+
+/// Evaluates the contact of a case, step by step, keeping its state.
+pub trait CaseEvaluator {
+    /// Sets the model's constants and applies a moisture action `(action, gap now, moisture
+    /// gap)` (m) before the next step.
+    fn configure(
+        &mut self,
+        params: &CaseParams,
+        action: Option<(MoistureAction, f64, f64)>,
+    ) -> Result<()>;
+    /// Evaluates consecutive steps.
+    fn evaluate(&mut self, steps: &[StepKinematics]) -> Result<Vec<StepResult>>;
+    /// Name for reports (`cpu` or the GPU adapter).
+    fn name(&self) -> String;
+}
+
+/// The f64 CPU reference evaluator.
+#[derive(Debug, Default)]
+pub struct CpuEvaluator {
+    params: Option<CaseParams>,
+    kuhn: KuhnState,
+    hill: HillState,
+    jager: JagerState,
+}
+
+impl CaseEvaluator for CpuEvaluator {
+    fn configure(
+        &mut self,
+        params: &CaseParams,
+        action: Option<(MoistureAction, f64, f64)>,
+    ) -> Result<()> {
+        if self.params.is_none() {
+            self.kuhn.overlap = f64::NEG_INFINITY;
+        }
+        self.params = Some(*params);
+        match action {
+            Some((MoistureAction::Wet, gap, moisture_gap)) => {
+                make_wet(&mut self.hill, gap, moisture_gap)
+            }
+            Some((MoistureAction::Dry, ..)) => make_dry(&mut self.hill),
+            None => {}
+        }
+        Ok(())
+    }
+
+    fn evaluate(&mut self, steps: &[StepKinematics]) -> Result<Vec<StepResult>> {
+        let params = self
+            .params
+            .ok_or_else(|| Error::Backend("the evaluator was not configured".to_owned()))?;
+        let mut out = Vec::with_capacity(steps.len());
+        for k in steps {
+            out.push(match &params {
+                CaseParams::Linear(p) => {
+                    let o = kuhn_step(
+                        &mut self.kuhn,
+                        &KuhnStep {
+                            overlap: k.overlap,
+                            normal: k.normal,
+                            movement: k.displacement,
+                            twirl: k.twirl,
+                        },
+                        p,
+                    );
+                    StepResult {
+                        force: o.force,
+                        elastic: o.elastic_work,
+                        dissipated: self.kuhn.dissipated,
+                        surface: o.normal_force,
+                        moisture: 0.0,
+                        history: 0,
+                    }
+                }
+                CaseParams::Hill(p) => {
+                    let o = hill_step(
+                        &mut self.hill,
+                        &HillStep {
+                            gap: -k.overlap,
+                            normal: k.normal,
+                            velocity: k.velocity,
+                            displacement: k.displacement,
+                            twirl: k.twirl,
+                        },
+                        p,
+                    );
+                    StepResult {
+                        force: o.force,
+                        elastic: o.elastic_work,
+                        dissipated: self.hill.dissipated,
+                        surface: o.surface_normal_force,
+                        moisture: o.moisture_force,
+                        history: 0,
+                    }
+                }
+                CaseParams::Jager(p) => {
+                    let o = jager_step(
+                        &mut self.jager,
+                        &JagerStep {
+                            overlap: k.overlap,
+                            normal: k.normal,
+                            movement: k.displacement,
+                            twirl: k.twirl,
+                        },
+                        p,
+                    );
+                    // Hertz energy 0.8 Ē √R ζ^{5/2}; the tangential work is not split into
+                    // stored and dissipated parts for this model.
+                    let zeta = 0.5 * k.overlap.max(0.0);
+                    StepResult {
+                        force: o.force,
+                        elastic: 0.8 * p.e_bar * p.radius.sqrt() * zeta * zeta * zeta.sqrt(),
+                        dissipated: f64::NAN,
+                        surface: o.normal_force,
+                        moisture: 0.0,
+                        history: self.jager.history.len(),
+                    }
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    fn name(&self) -> String {
+        "cpu".to_owned()
+    }
 }
 
 fn check_damping(field: &str, alpha: f64, file: &str) -> Result<()> {

@@ -2,10 +2,12 @@
 //!
 //! - [`context`]: picking an adapter and creating a device (the one place that does);
 //! - [`engine`]: [`engine::GpuEngine`], buffers, pipelines and the passes of a step;
-//! - [`shaders`], [`layout`]: the kernels and the Rust mirrors of their structs.
+//! - [`shaders`], [`layout`]: the kernels and the Rust mirrors of their structs;
+//! - [`contact_probe`]: the contact models driven through given kinematics (`wgdem contact`).
 //!
 //! Library code takes a `wgpu::Device` and `wgpu::Queue` from its caller.
 
+pub mod contact_probe;
 pub mod context;
 pub mod engine;
 pub mod layout;

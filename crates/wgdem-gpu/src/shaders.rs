@@ -26,6 +26,18 @@ pub const KERNELS: [(&str, &str); 10] = [
     ("integrate", include_str!("../../../shaders/integrate.wgsl")),
 ];
 
+/// The contact models beyond the spring–dashpot (Kuhn, hill, Jäger), prepended after
+/// [`COMMON`] where they are evaluated.
+pub const MODELS: &str = include_str!("../../../shaders/models.wgsl");
+
+/// Drives contacts through given kinematics with the models of [`MODELS`].
+pub const CONTACT_PROBE: &str = include_str!("../../../shaders/contact_probe.wgsl");
+
+/// Full source of a kernel that uses the contact models: common, models, then the kernel.
+pub fn with_models(kernel: &str) -> String {
+    format!("{COMMON}\n{MODELS}\n{kernel}")
+}
+
 /// Test-only kernel that evaluates `contact_force` on arrays of states.
 pub const CONTACT_LAW_PROBE: &str = include_str!("../../../shaders/contact_law_probe.wgsl");
 

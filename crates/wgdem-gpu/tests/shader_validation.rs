@@ -2,9 +2,24 @@
 //! Rust mirrors. Needs no GPU.
 
 use wgdem_gpu::layout;
-use wgdem_gpu::shaders::{CONTACT_LAW_PROBE, KERNELS, source};
+use wgdem_gpu::shaders::{CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, source, with_models};
 
+/// Parses, validates and translates to SPIR-V (the Vulkan backend's path), so that a shader
+/// the backend cannot translate fails here, without a GPU.
 fn validate(name: &str, src: &str) -> naga::Module {
+    let module = validate_only(name, src);
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+    naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
+        .unwrap_or_else(|e| panic!("{name}: SPIR-V: {e}"));
+    module
+}
+
+fn validate_only(name: &str, src: &str) -> naga::Module {
     let module = naga::front::wgsl::parse_str(src)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
     naga::valid::Validator::new(
@@ -22,6 +37,7 @@ fn every_kernel_validates() {
         validate(name, &source(src));
     }
     validate("contact_law_probe", &source(CONTACT_LAW_PROBE));
+    validate("contact_probe", &with_models(CONTACT_PROBE));
 }
 
 #[test]
@@ -40,6 +56,28 @@ fn wgsl_struct_sizes_match_rust() {
         ("Counters", size_of::<layout::Counters>()),
     ];
     for (name, rust) in expected {
+        let (handle, _) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no WGSL struct {name}"));
+        let wgsl = layouter[handle].size as usize;
+        assert_eq!(wgsl, rust, "{name}: WGSL {wgsl} bytes, Rust {rust} bytes");
+    }
+}
+
+#[test]
+fn contact_probe_struct_sizes_match_rust() {
+    use wgdem_gpu::contact_probe::{PROBE_STATE_BYTES, ProbeOut, ProbeSetup, ProbeStep};
+    let module = validate("contact_probe", &with_models(CONTACT_PROBE));
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    for (name, rust) in [
+        ("ProbeSetup", size_of::<ProbeSetup>()),
+        ("ProbeStep", size_of::<ProbeStep>()),
+        ("ProbeOut", size_of::<ProbeOut>()),
+        ("ProbeState", PROBE_STATE_BYTES),
+    ] {
         let (handle, _) = module
             .types
             .iter()

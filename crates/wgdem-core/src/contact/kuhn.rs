@@ -7,8 +7,9 @@
 //! 1. a contact that begins inside the step only counts the movement after first touch
 //!    (Eq. 7–8);
 //! 2. an elastic contact that reaches the friction limit inside the step is elastic up to the
-//!    fraction `α_s` of the step (Eq. 9–15, solved in the cancellation-free form
-//!    `α_s = C / (√(B² − AC) − B)`, equal to Eq. 10 and to Eq. 14 when `A = 0`);
+//!    fraction `α_s` of the step (Eq. 9–15: the root of Eq. 10 taken as `C / (√(B² − AC) − B)`
+//!    when B ≤ 0 and `(−B − √(B² − AC))/A` when B > 0, the two algebraically equal forms, each
+//!    free of cancellation on its side; Eq. 14 is the first at A = 0);
 //! 3. during slip the force direction turns towards the movement as Eq. 16 prescribes. Eq. 18
 //!    is solved in closed form: `csc θ − cot θ = tan(θ/2)`, so
 //!    `|θ^{t+Δt}| = 2 atan(tan(|θ^t|/2) · exp(−E))` with `E = ln(1 + c₂)/(c₁ c₂)` (`1/c₁` when
@@ -143,19 +144,24 @@ pub fn kuhn_step(state: &mut KuhnState, step: &KuhnStep, p: &KuhnParams) -> Kuhn
             let a = (p.friction * p.kn * dzeta).powi(2) - (dxi * p.kt).length_squared();
             let b = p.friction * p.friction * p.kn * fn0 * dzeta - p.kt * ft0.dot(dxi);
             let c = (p.friction * fn0).powi(2) - ft0.length_squared();
-            let disc = (b * b - a * c).max(0.0);
-            let denom = disc.sqrt() - b;
+            // The root of A α² + 2Bα + C = 0 where |f^t| reaches the limit, in the form
+            // without cancellation for either sign of B (Eq. 10 and Eq. 14 are its cases).
+            let root = (b * b - a * c).max(0.0).sqrt();
             let alpha_s = if c <= 0.0 {
                 // Already at the limit: slides at once unless the movement first unloads.
-                if b >= 0.0 && a < 0.0 {
+                if b > 0.0 && a < 0.0 {
                     (-2.0 * b / a).clamp(0.0, 1.0)
                 } else {
                     0.0
                 }
-            } else if denom > 0.0 {
-                (c / denom).clamp(0.0, 1.0)
+            } else if b <= 0.0 {
+                (c / (root - b)).clamp(0.0, 1.0)
+            } else if a < 0.0 {
+                ((-b - root) / a).clamp(0.0, 1.0)
             } else {
-                0.0
+                // A ≥ 0, B > 0, C > 0 never reaches the limit inside the step; the limit is
+                // exceeded only by rounding: slide from the end.
+                1.0
             };
             slip_start = Some(alpha_s);
             // Lines 28–30, Eq. 15.

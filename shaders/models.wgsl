@@ -1,0 +1,454 @@
+// models.wgsl — the contact models beyond Fleischmann's spring–dashpot, in f32, prepended after
+// common.wgsl to the kernels that evaluate them. Each function is the twin of a CPU function in
+// `crates/wgdem-core/src/contact/` with the same steps in the same order:
+// `kuhn_step` ↔ `kuhn::kuhn_step`, `hill_step` ↔ `hill::hill_step`,
+// `jager_step` ↔ `jager::jager_step` (history in a function-local array of JAGER_CAP points).
+
+// ---- Kuhn, Suzuki & Daouadji: refined linear-frictional contact (Fig. 1) ------------------
+
+struct KuhnParams {
+    kn: f32,
+    kt: f32,
+    friction: f32,
+    twirl: u32,          // 1: apply Eq. 23
+}
+
+struct KuhnState {
+    tangential: vec3<f32>,   // force on A, paper convention
+    overlap: f32,            // ζ at the end of the last step (≤ 0: apart)
+}
+
+struct KuhnOut {
+    force: vec3<f32>,        // on B
+    normal_force: f32,
+    elastic: f32,            // stored energy (J)
+    dissipated: f32,         // this step's dissipated work (J)
+    slid: u32,
+}
+
+fn kuhn_step(s: ptr<function, KuhnState>, zeta1: f32, n: vec3<f32>, movement: vec3<f32>,
+             twirl: f32, p: KuhnParams) -> KuhnOut {
+    if zeta1 < 0.0 {
+        (*s).tangential = vec3<f32>(0.0);
+        (*s).overlap = zeta1;
+        return KuhnOut(vec3<f32>(0.0), 0.0, 0.0, 0.0, 0u);
+    }
+    let zeta0 = (*s).overlap;
+    let start = (*s).tangential;
+    var fn0 = p.kn * zeta0;
+    var ft0 = start;
+    let dzeta_kin = -dot(movement, n);
+    var dxi = movement + n * dzeta_kin;
+    let fn1 = p.kn * zeta1;
+    var work = 0.0;
+    var slid = 0u;
+    var ft = vec3<f32>(0.0);
+    if fn0 <= 0.0 {
+        // Eq. 7–8: the contact began inside the step.
+        var alpha0 = 0.0;
+        if dzeta_kin > 0.0 {
+            alpha0 = clamp(1.0 - zeta1 / dzeta_kin, 0.0, 1.0);
+        }
+        dxi = dxi * (1.0 - alpha0);
+        ft = dxi * p.kt;
+        let limit = p.friction * fn1;
+        let len = length(ft);
+        if len > limit {
+            ft = ft * (limit / len);
+        }
+        work = 0.5 * dot(dxi, ft);
+        ft0 = vec3<f32>(0.0);
+    } else {
+        var dzeta = zeta1 - zeta0;
+        ft = ft0 + dxi * p.kt;
+        let limit = p.friction * fn1;
+        if length(ft) > limit {
+            // Eq. 9–15.
+            let a = (p.friction * p.kn * dzeta) * (p.friction * p.kn * dzeta) - dot(dxi, dxi) * p.kt * p.kt;
+            let b = p.friction * p.friction * p.kn * fn0 * dzeta - p.kt * dot(ft0, dxi);
+            let c = (p.friction * fn0) * (p.friction * fn0) - dot(ft0, ft0);
+            let root = sqrt(max(b * b - a * c, 0.0));
+            var alpha_s = 0.0;
+            if c <= 0.0 {
+                if b > 0.0 && a < 0.0 {
+                    alpha_s = clamp(-2.0 * b / a, 0.0, 1.0);
+                }
+            } else if b <= 0.0 {
+                alpha_s = clamp(c / (root - b), 0.0, 1.0);
+            } else if a < 0.0 {
+                alpha_s = clamp((-b - root) / a, 0.0, 1.0);
+            } else {
+                alpha_s = 1.0;
+            }
+            slid = 1u;
+            work = alpha_s * dot(dxi, ft0 + dxi * (0.5 * alpha_s * p.kt));
+            fn0 = fn0 + alpha_s * p.kn * dzeta;
+            ft0 = ft0 + dxi * (alpha_s * p.kt);
+            dzeta = dzeta * (1.0 - alpha_s);
+            dxi = dxi * (1.0 - alpha_s);
+            // Eq. 16–21, Eq. 18 in closed form.
+            let dxi_len = length(dxi);
+            let ft0_len = length(ft0);
+            var dir = vec3<f32>(0.0);
+            if dxi_len > 1e-7 * (ft0_len / p.kt) && ft0_len > 0.0 && fn0 > 0.0 {
+                let m_f = ft0 / ft0_len;
+                let m_xi = dxi / dxi_len;
+                let m_perp = cross(n, m_xi);
+                let theta0 = atan2(dot(m_f, m_perp), dot(m_f, m_xi));
+                var theta1 = theta0;
+                if abs(theta0) >= 1e-7 {
+                    let c1 = p.friction * fn0 / (p.kt * dxi_len);
+                    let c2 = p.kn * dzeta / fn0;
+                    var e = 0.0;
+                    if abs(c2) < 1e-6 {
+                        e = 1.0 / c1;
+                    } else if 1.0 + c2 > 0.0 {
+                        e = log(1.0 + c2) / (c1 * c2);
+                    } else {
+                        e = 1e30;
+                    }
+                    let half = tan(0.5 * abs(theta0)) * exp(-e);
+                    theta1 = sign(theta0) * 2.0 * atan(half);
+                }
+                dir = m_perp * sin(theta1) + m_xi * cos(theta1);
+            } else if ft0_len > 0.0 {
+                dir = ft0 / ft0_len;
+            } else if dxi_len > 0.0 {
+                dir = dxi / dxi_len;
+            }
+            ft = dir * (p.friction * fn1);
+        }
+        work = work + 0.5 * dot(dxi, ft0 + ft);
+    }
+    // Eq. 22, then Eq. 23 as an exact rotation about n.
+    ft = ft - n * dot(ft, n);
+    if p.twirl != 0u && twirl != 0.0 {
+        ft = ft * cos(twirl) + cross(n, ft) * sin(twirl);
+    }
+    let reversible = (dot(ft, ft) - dot(start, start)) / (2.0 * p.kt);
+    (*s).tangential = ft;
+    (*s).overlap = zeta1;
+    return KuhnOut(n * fn1 - ft, fn1, fn1 * fn1 / (2.0 * p.kn) + dot(ft, ft) / (2.0 * p.kt),
+        work - reversible, slid);
+}
+
+// ---- Potyondy's hill model (memo Section 1.6) ---------------------------------------------
+
+struct HillParams {
+    kn: f32,
+    ks: f32,
+    eta_n: f32,
+    eta_s: f32,
+    friction: f32,
+    suction: f32,
+    r_o: f32,
+    _p: f32,
+}
+
+const DRY: u32 = 0u;
+const RUPTURED: u32 = 1u;
+const WET: u32 = 2u;
+
+struct HillState {
+    shear: vec3<f32>,        // Hertz–Mindlin shear force on B
+    moisture: u32,
+}
+
+struct HillOut {
+    force: vec3<f32>,        // on B
+    surface: f32,            // normal surface force, compressive positive
+    moisture_force: f32,     // tension positive
+    elastic: f32,
+    dissipated: f32,         // this step's dashpot and slip work
+    slid: u32,
+    is_active: u32,
+}
+
+// Table 4 from the pair's effective moduli, radii and masses (a wall: radius and mass 1e30).
+fn hill_params(e_e: f32, g_e: f32, r1: f32, r2: f32, m1: f32, m2: f32, alpha: f32,
+               friction: f32, suction: f32) -> HillParams {
+    let r_e = 1.0 / (1.0 / r1 + 1.0 / r2);
+    let m_e = 1.0 / (1.0 / m1 + 1.0 / m2);
+    let kn = 4.0 / 3.0 * e_e * sqrt(r_e);
+    let ks = 8.0 * g_e * sqrt(r_e);
+    return HillParams(kn, ks, alpha * sqrt(m_e * kn), alpha * sqrt(m_e * ks), friction, suction,
+        min(r1, r2), 0.0);
+}
+
+fn hill_step(s: ptr<function, HillState>, gap: f32, n: vec3<f32>, velocity: vec3<f32>,
+             displacement: vec3<f32>, twirl: f32, p: HillParams) -> HillOut {
+    let wet = (*s).moisture == WET;
+    if !wet && gap > 0.0 {
+        (*s).shear = vec3<f32>(0.0);
+        return HillOut(vec3<f32>(0.0), 0.0, 0.0, 0.0, 0.0, 0u, 0u);
+    }
+    let f_max = p.suction * 3.14159265 * p.r_o * p.r_o;
+    var fm = 0.0;
+    if wet {
+        if gap < 0.0 {
+            fm = f_max;
+        } else if gap <= 2.0 * p.r_o {
+            fm = f_max * exp(-gap / (2.0 * p.r_o));
+        } else {
+            (*s).moisture = RUPTURED;
+        }
+    }
+    let overlap = -gap;
+    if overlap <= 0.0 {
+        (*s).shear = vec3<f32>(0.0);
+        return HillOut(-n * fm, 0.0, fm, 0.0, 0.0, 0u, select(0u, 1u, (*s).moisture == WET));
+    }
+    let root = sqrt(overlap);
+    let quarter = sqrt(root);
+    let rate = -dot(velocity, n);
+    let hertz_n = p.kn * overlap * root;
+    let damp_n = p.eta_n * quarter * rate;
+    let surface = hertz_n + damp_n;
+    let strength = max(p.friction * surface, 0.0);
+    let v_s = velocity - n * dot(velocity, n);
+    let d_s = displacement - n * dot(displacement, n);
+    var carried = (*s).shear - n * dot((*s).shear, n);
+    if twirl != 0.0 {
+        carried = carried * cos(twirl) + cross(n, carried) * sin(twirl);
+    }
+    let k_tangent = p.ks * root;
+    let trial = carried - d_s * k_tangent;
+    let trial_len = length(trial);
+    var hm = trial;
+    var dissipated = 0.0;
+    var slid = 0u;
+    if trial_len > strength {
+        dissipated = strength * (trial_len - strength) / k_tangent;
+        hm = trial * (strength / trial_len);
+        slid = 1u;
+    }
+    let total = hm - v_s * (p.eta_s * quarter);
+    let total_len = length(total);
+    var shear = total;
+    if total_len > strength {
+        shear = total * (strength / total_len);
+        slid = 1u;
+    }
+    dissipated = dissipated + damp_n * -dot(displacement, n) + dot(shear - hm, -d_s);
+    (*s).shear = hm;
+    let elastic = 0.4 * p.kn * overlap * overlap * root + dot(hm, hm) / (2.0 * k_tangent);
+    return HillOut(n * (surface - fm) + shear, surface, fm, elastic, dissipated, slid, 1u);
+}
+
+// ---- Jäger's history-stack contact (Kuhn & Jäger, Eq. 1–20, Section 3.1) ------------------
+
+const JAGER_CAP: u32 = 33u;
+
+struct JagerParams {
+    e_bar: f32,
+    kappa: f32,
+    friction: f32,
+    radius: f32,
+    dp_max: f32,
+    capacity: u32,
+    _p0: u32,
+    _p1: u32,
+}
+
+// One contact: the history points (ζ*, F*, p*ₓ, p*ᵧ), their count (0: apart), the tangential
+// force on A in the contact frame, and the frame quaternion (x, y, z, w; frame → global).
+struct JagerState {
+    points: array<vec4<f32>, JAGER_CAP>,
+    count: u32,
+    tangential: vec2<f32>,
+    frame: vec4<f32>,
+}
+
+fn q_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
+}
+
+fn q_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let t = 2.0 * cross(q.xyz, v);
+    return v + q.w * t + cross(q.xyz, t);
+}
+
+fn q_conj(q: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(-q.xyz, q.w);
+}
+
+fn q_axis_angle(axis: vec3<f32>, angle: f32) -> vec4<f32> {
+    return vec4<f32>(axis * sin(0.5 * angle), cos(0.5 * angle));
+}
+
+// Shortest rotation taking unit `a` to unit `b` (glam's from_rotation_arc).
+fn q_arc(a: vec3<f32>, b: vec3<f32>) -> vec4<f32> {
+    let d = dot(a, b);
+    if d < -1.0 + 1e-6 {
+        var axis = cross(vec3<f32>(1.0, 0.0, 0.0), a);
+        if dot(axis, axis) < 1e-12 {
+            axis = cross(vec3<f32>(0.0, 1.0, 0.0), a);
+        }
+        return vec4<f32>(normalize(axis), 0.0);
+    }
+    return normalize(vec4<f32>(cross(a, b), 1.0 + d));
+}
+
+fn jager_force(p: JagerParams, zeta: f32) -> f32 {
+    if zeta <= 0.0 {
+        return 0.0;
+    }
+    return p.e_bar * sqrt(zeta * zeta * zeta * p.radius);
+}
+
+fn normalize_or_zero2(v: vec2<f32>) -> vec2<f32> {
+    let l = length(v);
+    if l > 0.0 {
+        return v / l;
+    }
+    return vec2<f32>(0.0);
+}
+
+// Eq. 3–8 on the history; returns 1 for a slip movement.
+fn jager_advance(s: ptr<function, JagerState>, zeta: f32, f_n: f32, dxi: vec2<f32>,
+                 p: JagerParams) -> u32 {
+    let f = p.friction;
+    let top = (*s).points[(*s).count - 1u];
+    let dzeta = zeta - top.x;
+    if all(dxi == vec2<f32>(0.0)) && dzeta == 0.0 {
+        return 0u;
+    }
+    if dzeta > 0.0 && length(dxi) < p.kappa * f * dzeta {
+        let slope = dxi / (p.kappa * dzeta);
+        (*s).tangential = (*s).tangential + slope * (f_n - top.y);
+        (*s).points[(*s).count] = vec4<f32>(zeta, f_n, slope);
+        (*s).count = (*s).count + 1u;
+        return 0u;
+    }
+    var d = dxi / p.kappa;
+    var z_old = top.x;
+    var f_old = top.y;
+    loop {
+        let i = (*s).count - 1u;
+        if i == 0u {
+            let slope = normalize_or_zero2(d) * f;
+            (*s).tangential = slope * f_n;
+            (*s).points[1] = vec4<f32>(zeta, f_n, slope);
+            (*s).count = 2u;
+            return 1u;
+        }
+        let p_top = (*s).points[i].zw;
+        let z_lo = (*s).points[i - 1u].x;
+        let de = d - p_top * (zeta - z_old);
+        let scale = max(length(d), length(p_top) * abs(zeta - z_old));
+        var sol = 0.0;
+        if length(de) > 1e-6 * scale {
+            let a = f * f - dot(p_top, p_top);
+            let b = dot(de, p_top);
+            let c = dot(de, de);
+            if a > 1e-5 * f * f {
+                sol = (b + sqrt(b * b + a * c)) / a;
+            } else if b < 0.0 {
+                sol = -c / (2.0 * b);
+            } else {
+                sol = 1e30;
+            }
+        }
+        let z_star = zeta - sol;
+        if z_star >= z_lo {
+            if sol == 0.0 {
+                (*s).tangential = (*s).tangential + p_top * (f_n - f_old);
+                (*s).points[i] = vec4<f32>(zeta, f_n, p_top);
+                return 1u;
+            }
+            let zs = min(z_star, z_old);
+            let f_star = jager_force(p, zs);
+            let slope = normalize_or_zero2(p_top + de / sol) * f;
+            (*s).tangential = (*s).tangential + slope * (f_n - f_star) - p_top * (f_old - f_star);
+            (*s).points[i] = vec4<f32>(zs, f_star, p_top);
+            (*s).points[i + 1u] = vec4<f32>(zeta, f_n, slope);
+            (*s).count = i + 2u;
+            return 1u;
+        }
+        let below = (*s).points[i - 1u];
+        (*s).tangential = (*s).tangential - p_top * (f_old - below.y);
+        d = d + p_top * (z_old - z_lo);
+        z_old = below.x;
+        f_old = below.y;
+        (*s).count = i;
+    }
+    return 1u;  // not reached: the loop returns (naga wants a final return)
+}
+
+// Merges the segments ending at k − 1 and k (force-weighted slope) and drops point k − 1.
+fn jager_merge(s: ptr<function, JagerState>, k: u32) {
+    let w1 = (*s).points[k - 1u].y - (*s).points[k - 2u].y;
+    let w2 = (*s).points[k].y - (*s).points[k - 1u].y;
+    if w1 + w2 != 0.0 {
+        (*s).points[k] = vec4<f32>((*s).points[k].xy,
+            ((*s).points[k - 1u].zw * w1 + (*s).points[k].zw * w2) / (w1 + w2));
+    }
+    for (var m = k - 1u; m + 1u < (*s).count; m++) {
+        (*s).points[m] = (*s).points[m + 1u];
+    }
+    (*s).count = (*s).count - 1u;
+}
+
+fn jager_compact(s: ptr<function, JagerState>, p: JagerParams) {
+    let elastic = p.friction * (1.0 - 1e-6);
+    loop {
+        let c = (*s).count;
+        if c < 3u {
+            break;
+        }
+        let a = (*s).points[c - 1u].zw;
+        let b = (*s).points[c - 2u].zw;
+        if !(length(a) < elastic && length(b) < elastic && length(a - b) < p.dp_max) {
+            break;
+        }
+        jager_merge(s, c - 1u);
+    }
+    let cap = min(p.capacity, JAGER_CAP - 1u);
+    loop {
+        if (*s).count <= cap {
+            break;
+        }
+        var best = 2u;
+        var best_d = 1e30;
+        for (var k = 2u; k < (*s).count; k++) {
+            let dk = length((*s).points[k].zw - (*s).points[k - 1u].zw);
+            if dk < best_d {
+                best_d = dk;
+                best = k;
+            }
+        }
+        jager_merge(s, best);
+    }
+}
+
+struct JagerOut {
+    force: vec3<f32>,        // on B
+    normal_force: f32,
+    slid: u32,
+}
+
+fn jager_step(s: ptr<function, JagerState>, overlap: f32, n: vec3<f32>, movement: vec3<f32>,
+              twirl: f32, p: JagerParams) -> JagerOut {
+    let zeta = 0.5 * overlap;
+    if zeta <= 0.0 {
+        (*s).count = 0u;
+        (*s).tangential = vec2<f32>(0.0);
+        return JagerOut(vec3<f32>(0.0), 0.0, 0u);
+    }
+    if (*s).count == 0u {
+        (*s).frame = q_arc(vec3<f32>(0.0, 0.0, 1.0), n);
+        (*s).points[0] = vec4<f32>(0.0);
+        (*s).count = 1u;
+        (*s).tangential = vec2<f32>(0.0);
+    } else {
+        let tilt = q_arc(normalize(q_rotate((*s).frame, vec3<f32>(0.0, 0.0, 1.0))), n);
+        (*s).frame = normalize(q_mul(q_axis_angle(n, twirl), q_mul(tilt, (*s).frame)));
+    }
+    let dxi_g = 0.5 * (movement - n * dot(movement, n));
+    let dxi = q_rotate(q_conj((*s).frame), dxi_g).xy;
+    let f_n = jager_force(p, zeta);
+    let slid = jager_advance(s, zeta, f_n, dxi, p);
+    jager_compact(s, p);
+    let ft = q_rotate((*s).frame, vec3<f32>((*s).tangential, 0.0));
+    return JagerOut(n * f_n - ft, f_n, slid);
+}
