@@ -21,6 +21,7 @@ struct SimParams {
     gravity: vec4<f32>,
     flags: vec4<u32>,    // x: rebuild every step (tests); y: particles per chunk; z: chunks;
                          // w: wall slots per particle
+    extra: vec4<f32>,    // x: local damping α; y: extra neighbour reach for liquid bridges (m)
 }
 
 // The particles [first, first + count) whose neighbour slots live in one buffer: the slot
@@ -32,11 +33,13 @@ struct Chunk {
     _p1: u32,
 }
 
-// Constants of a material pair (`material::PairRecord`).
+// Constants of a material pair (`material::PairRecord`). `model`: 0 the scene's spring–dashpot,
+// 1 Kuhn's linear (`flags` bit 0: twirl, bit 1: PFC deformability with E* in e_star and κ* in
+// damping, else kn and kt), 2 hill (E_e in e_star, G_e in g_star, α_h in damping, ψ in suction).
 struct PairRecord {
     elastic: u32,
-    _p0: u32,
-    _p1: u32,
+    model: u32,
+    flags: u32,
     _p2: u32,
     kn: f32,
     kt: f32,
@@ -47,7 +50,7 @@ struct PairRecord {
     g_star: f32,
     damping: f32,
     v_char: f32,
-    _q0: f32,
+    suction: f32,
     _q1: f32,
     _q2: f32,
 }
@@ -78,10 +81,22 @@ struct Predicted {
 }
 
 // One neighbour slot: the partner's id and this side's copy of the pair's tangential history.
+// @slot-begin (replaced by `shaders::wide_slots` when some pair needs more state per contact)
 struct Slot {
     tangential: vec3<f32>,
     partner: u32,
 }
+const SLOT_WORDS: u32 = 4u;
+fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
+    return Slot(tangential, partner);
+}
+fn slot_aux(s: Slot) -> vec4<f32> {
+    return vec4<f32>(0.0);
+}
+fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
+    return s;
+}
+// @slot-end
 
 struct ForceTorque {
     force: vec4<f32>,

@@ -92,8 +92,14 @@ fn particle(
         let d = ds_diff(pa, pb, params.one);
         let dist = length(d);
         let overlap = pa.hi.w + pb.hi.w - dist;
-        if overlap <= 0.0 {
-            slots[base + s].tangential = vec3<f32>(0.0);  // not touching: a later contact starts afresh
+        let rec = pair_table[material[a] * params.n_materials + material[b]];
+        let slot = slots[base + s];
+        let aux = slot_aux(slot);
+        // A wet hill contact acts across a gap (its liquid bridge); every other one only while
+        // the spheres overlap.
+        let bridged = rec.model == 2u && bitcast<u32>(aux.x) == WET;
+        if overlap <= 0.0 && !bridged {
+            slots[base + s] = make_slot(vec3<f32>(0.0), slot.partner);  // a later contact starts afresh
             continue;
         }
         var normal = vec3<f32>(0.0, 0.0, 1.0);
@@ -107,27 +113,21 @@ fn particle(
         let rel_velocity = (qb.v.xyz + cross(qb.w.xyz, r_b)) - (qa.v.xyz + cross(qa.w.xyz, r_a));
         let rel_displacement = ((vel[b].xyz + cross(omega[b].xyz, r_b))
             - (vel[a].xyz + cross(omega[a].xyz, r_a))) * params.dt;
-        let rec = pair_table[material[a] * params.n_materials + material[b]];
-        let p = contact_params(
-            rec,
-            params.law,
-            pa.lo.w * pb.lo.w / (pa.lo.w + pb.lo.w),
-            pa.hi.w * pb.hi.w / (pa.hi.w + pb.hi.w),
-        );
-        let out = contact_force(
-            params.law, params.history, overlap, normal, rel_velocity, rel_displacement,
-            slots[base + s].tangential, p,
-        );
+        let twirl = 0.5 * dot(omega[a].xyz + omega[b].xyz, normal) * params.dt;
+        let m_eff = pa.lo.w * pb.lo.w / (pa.lo.w + pb.lo.w);
+        let r_eff = pa.hi.w * pb.hi.w / (pa.hi.w + pb.hi.w);
+        let out = evaluate_pair(rec, slot, overlap, normal, rel_velocity, rel_displacement, twirl,
+            pa.hi.w, pb.hi.w, pa.lo.w, pb.lo.w, m_eff, r_eff);
         if i == b {
             force += out.force;
             torque += cross(r_b, out.force);
-            n_pairs += 1u;                       // count each pair once, on its B side
+            n_pairs += select(0u, 1u, overlap > 0.0);  // count each pair once, on its B side
             n_sliding += out.sliding;
         } else {
             force -= out.force;
             torque += cross(r_a, -out.force);
         }
-        slots[base + s].tangential = out.tangential;
+        slots[base + s] = out.slot;
     }
 
     let vi = vel[i];
@@ -166,10 +166,10 @@ fn particle(
         if !hit {
             continue;
         }
-        var u_prev = vec3<f32>(0.0);
+        var prev = make_slot(vec3<f32>(0.0), w);
         for (var k = 0u; k < ws; k++) {
             if old_walls[k].partner == w {
-                u_prev = old_walls[k].tangential;
+                prev = old_walls[k];
                 break;
             }
         }
@@ -177,15 +177,13 @@ fn particle(
         let rel_velocity = qi.v.xyz + cross(qi.w.xyz, r_p) - wall.velocity.xyz;
         let rel_displacement = (vi.xyz + cross(wi.xyz, r_p) - wall.velocity.xyz) * params.dt;
         let rec = pair_table[wall.material * params.n_materials + material[i]];
-        let p = contact_params(rec, params.law, pi.lo.w, pi.hi.w);
-        let out = contact_force(
-            params.law, params.history, overlap, normal, rel_velocity, rel_displacement,
-            u_prev, p,
-        );
+        // A wall is body A with infinite radius and mass.
+        let out = evaluate_pair(rec, prev, overlap, normal, rel_velocity, rel_displacement,
+            0.5 * dot(wi.xyz, normal) * params.dt, 1e30, pi.hi.w, 1e30, pi.lo.w, pi.lo.w, pi.hi.w);
         force += out.force;
         torque += cross(r_p, out.force);
         if n_touching < ws {
-            wall_slots[wbase + n_touching] = Slot(out.tangential, w);
+            wall_slots[wbase + n_touching] = out.slot;
         }
         n_touching += 1u;
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
@@ -194,7 +192,7 @@ fn particle(
         n_sliding += out.sliding;
     }
     for (var k = n_touching; k < ws; k++) {
-        wall_slots[wbase + k] = Slot(vec3<f32>(0.0), NO_WALL);
+        wall_slots[wbase + k] = make_slot(vec3<f32>(0.0), NO_WALL);
     }
     if n_touching > ws {
         atomicOr(&counters.failed, 2u);
@@ -202,4 +200,50 @@ fn particle(
     atomicMax(&counters.max_wall_contacts, n_touching);
     ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
     stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);
+}
+
+struct PairOut {
+    force: vec3<f32>,   // on B
+    sliding: u32,
+    slot: Slot,         // the contact's new history
+}
+
+// One contact with the pair's model: the scene's spring–dashpot (`contact_force`), Kuhn's
+// linear contact or the hill model (models.wgsl, state in the slot's `aux` words: Kuhn keeps
+// the last overlap, hill its moisture state). Radii and masses of a wall are 1e30.
+// CPU twin: `contact::model::evaluate`.
+fn evaluate_pair(rec: PairRecord, slot: Slot, overlap: f32, normal: vec3<f32>,
+                 rel_velocity: vec3<f32>, rel_displacement: vec3<f32>, twirl: f32,
+                 r_a: f32, r_b: f32, m_a: f32, m_b: f32, m_eff: f32, r_eff: f32) -> PairOut {
+    if rec.model == 1u {
+        var kn = rec.kn;
+        var kt = rec.kt;
+        if (rec.flags & 2u) != 0u {
+            // PFC deformability: k_n = π r² E*/L with r = min radius, L = R_a + R_b (R against a wall).
+            let r = min(r_a, r_b);
+            var l = r_a + r_b;
+            if max(r_a, r_b) >= 1e29 {
+                l = r;
+            }
+            kn = 3.14159265 * r * r * rec.e_star / l;
+            kt = kn / rec.damping;
+        }
+        var st = KuhnState(slot.tangential, slot_aux(slot).x);
+        let o = kuhn_step(&st, overlap, normal, rel_displacement, twirl,
+            KuhnParams(kn, kt, rec.friction, rec.flags & 1u));
+        return PairOut(o.force, o.slid, with_aux(make_slot(st.tangential, slot.partner),
+            vec4<f32>(st.overlap, 0.0, 0.0, 0.0)));
+    }
+    if rec.model == 2u {
+        var st = HillState(slot.tangential, bitcast<u32>(slot_aux(slot).x));
+        let hp = hill_params(rec.e_star, rec.g_star, r_a, r_b, m_a, m_b, rec.damping, rec.friction,
+            rec.suction);
+        let o = hill_step(&st, -overlap, normal, rel_velocity, rel_displacement, twirl, hp);
+        return PairOut(o.force, o.slid, with_aux(make_slot(st.shear, slot.partner),
+            vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)));
+    }
+    let p = contact_params(rec, params.law, m_eff, r_eff);
+    let out = contact_force(params.law, params.history, overlap, normal, rel_velocity,
+        rel_displacement, slot.tangential, p);
+    return PairOut(out.force, out.sliding, make_slot(out.tangential, slot.partner));
 }

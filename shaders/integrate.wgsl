@@ -28,14 +28,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let p = pos[i];
     let f = ft[i];
     let accel = f.force.xyz / p.lo.w;
-    let v = vel[i].xyz + accel * dt;
+    // Cundall's local damping: each component loses α|F| against the velocity.
+    let a_l = params.extra.x;
+    let damped = f.force.xyz - a_l * abs(f.force.xyz) * sign(vel[i].xyz);
+    let v = vel[i].xyz + damped / p.lo.w * dt;
     let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
     pos[i] = Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w));
     vel[i] = vec4<f32>(v, 0.0);
 
     let om = omega[i];
     let alpha = f.torque.xyz * om.w;
-    let w = om.xyz + alpha * dt;
+    let damped_t = f.torque.xyz - a_l * abs(f.torque.xyz) * sign(om.xyz);
+    let w = om.xyz + damped_t * om.w * dt;
     omega[i] = vec4<f32>(w, om.w);
     let theta = w * dt;
     let angle = length(theta);

@@ -42,21 +42,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                         continue;
                     }
                     let pj = pos[j];
-                    let reach = pi.hi.w + pj.hi.w + params.skin;
+                    let reach = pi.hi.w + pj.hi.w + params.skin + params.extra.y;
                     let d = ds_diff(pi, pj, params.one);
                     if dot(d, d) >= reach * reach {
                         continue;
                     }
                     if count < k {
-                        var u = vec3<f32>(0.0);
+                        var slot = make_slot(vec3<f32>(0.0), j);
                         for (var o = 0u; o < n_old; o++) {
                             let old = old_slots[base + o];
                             if old.partner == j {
-                                u = old.tangential;
+                                slot = old;
                                 break;
                             }
                         }
-                        new_slots[base + count] = Slot(u, j);
+                        new_slots[base + count] = slot;
                     }
                     count += 1u;
                 }

@@ -81,13 +81,14 @@ fn gather_slots(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let k = params.slots;
-    let dst = gid.x * k * 4u;
-    let src = (q - perm_info.src_first) * k * 4u;
+    let dst = gid.x * k * SLOT_WORDS;
+    let src = (q - perm_info.src_first) * k * SLOT_WORDS;
     for (var s = 0u; s < k; s++) {
-        data[dst + 4u * s] = scratch[src + 4u * s];
-        data[dst + 4u * s + 1u] = scratch[src + 4u * s + 1u];
-        data[dst + 4u * s + 2u] = scratch[src + 4u * s + 2u];
-        data[dst + 4u * s + 3u] = new_index[scratch[src + 4u * s + 3u]];
+        for (var w = 0u; w < SLOT_WORDS; w++) {
+            data[dst + SLOT_WORDS * s + w] = scratch[src + SLOT_WORDS * s + w];
+        }
+        // Word 3 is the partner index.
+        data[dst + SLOT_WORDS * s + 3u] = new_index[scratch[src + SLOT_WORDS * s + 3u]];
     }
 }
 
@@ -97,7 +98,7 @@ fn save_slots(@builtin(global_invocation_id) gid: vec3<u32>) {
     if gid.x >= chunk.count {
         return;
     }
-    let words = params.slots * 4u;
+    let words = params.slots * SLOT_WORDS;
     for (var w = 0u; w < words; w++) {
         scratch[gid.x * words + w] = data[gid.x * words + w];
     }

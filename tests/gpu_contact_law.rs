@@ -22,19 +22,7 @@ fn material(stiffness: Stiffness, friction: f64) -> Material {
 }
 
 fn record(p: &PairParams) -> PairRecord {
-    let r = p.record();
-    PairRecord {
-        elastic: u32::from(r.elastic),
-        pad: [0; 3],
-        k: [r.kn as f32, r.kt as f32, r.gamma_n as f32, r.gamma_t as f32],
-        m: [
-            r.friction as f32,
-            r.e_star as f32,
-            r.g_star as f32,
-            r.damping as f32,
-        ],
-        v: [r.v_char as f32, 0.0, 0.0, 0.0],
-    }
+    PairRecord::from_pair(p)
 }
 
 /// Back to f64 exactly: the CPU law sees the same (f32-representable) inputs as the GPU.

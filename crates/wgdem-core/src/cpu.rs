@@ -353,6 +353,16 @@ impl Simulation {
         self.neighbour_builds = state.neighbour_builds;
     }
 
+    /// True when the scene has moisture events.
+    pub fn has_moisture_events(&self) -> bool {
+        !self.moisture_events.is_empty()
+    }
+
+    /// Extra neighbour-list reach for liquid bridges (m), see [`bridge_range`].
+    pub fn interaction_range(&self) -> f64 {
+        self.interaction_range
+    }
+
     /// Number of materials.
     pub fn n_materials(&self) -> usize {
         self.n_materials

@@ -23,7 +23,7 @@
 
 use std::borrow::Cow;
 
-use bytemuck::{Pod, Zeroable};
+use bytemuck::Pod;
 use glam::{DQuat, DVec3};
 use wgdem_core::contact::{ContactLaw, HistoryMode};
 use wgdem_core::cpu::{Simulation, StepStats};
@@ -33,7 +33,7 @@ use wgpu::util::DeviceExt;
 
 use crate::context::{GpuError, read_buffer};
 use crate::layout::{
-    Counters, ForceTorque, PairRecord, Position, Predicted, RadixPass, SimParams, Slot, Wall,
+    Counters, ForceTorque, PairRecord, Position, Predicted, RadixPass, SimParams, Wall,
 };
 use crate::shaders;
 
@@ -218,10 +218,16 @@ struct Kernels {
 }
 
 impl Kernels {
-    fn new(device: &wgpu::Device) -> Self {
+    fn new(device: &wgpu::Device, wide: bool) -> Self {
         use Bind::{Read as R, Uniform as U, Write as W};
         let k = |name: &str, label: &str, entry: &str, binds: &[Bind]| {
-            make_kernel(device, label, &shaders::kernel(name), entry, binds)
+            make_kernel(
+                device,
+                label,
+                &shaders::kernel_for(name, wide),
+                entry,
+                binds,
+            )
         };
         let radix = [U, U, R, R, W, W, W];
         let reduce = [U, R, R, W, W];
@@ -346,9 +352,10 @@ fn slot_chunks(
     device: &wgpu::Device,
     n: u32,
     k: u32,
-    current: Option<&[Slot]>,
+    slot_words: usize,
+    current: Option<&[u32]>,
 ) -> Result<Vec<SlotChunk>, GpuError> {
-    let per_particle = k as u64 * size_of::<Slot>() as u64;
+    let per_particle = k as u64 * 4 * slot_words as u64;
     let fits = binding_limit(device) / per_particle;
     // Chunks start at multiples of the workgroup size (contact_forces indexes its per-group
     // wall partials by chunk start / 64), unless one chunk holds everything.
@@ -369,7 +376,8 @@ fn slot_chunks(
             let first = c * per_chunk;
             let count = per_chunk.min(n - first);
             let bytes = count as u64 * per_particle;
-            let range = (first as usize * k as usize)..((first + count) as usize * k as usize);
+            let range = (first as usize * k as usize * slot_words)
+                ..((first + count) as usize * k as usize * slot_words);
             SlotChunk {
                 first,
                 count,
@@ -391,8 +399,8 @@ fn slot_chunks(
 }
 
 /// u32 words per particle of the largest array a reorder gathers (positions or wall slots).
-fn permute_words(wall_slots: u32) -> u64 {
-    (wall_slots as u64 * 4).max(8)
+fn permute_words(wall_slots: u32, slot_words: usize) -> u64 {
+    (wall_slots as u64 * slot_words as u64).max(8)
 }
 
 fn uniform_words(device: &wgpu::Device, label: &str, words: [u32; 4]) -> wgpu::Buffer {
@@ -403,11 +411,15 @@ fn uniform_words(device: &wgpu::Device, label: &str, words: [u32; 4]) -> wgpu::B
     })
 }
 
-/// A wall slot that holds no contact (`NO_WALL` in common.wgsl).
-const EMPTY_WALL_SLOT: Slot = Slot {
-    tangential: [0.0; 3],
-    partner: u32::MAX,
-};
+/// `count` wall slots that hold no contact (partner `NO_WALL` in common.wgsl, word 3), as u32
+/// words.
+fn empty_wall_slots(count: usize, slot_words: usize) -> Vec<u32> {
+    let mut words = vec![0u32; count * slot_words];
+    for slot in words.chunks_mut(slot_words) {
+        slot[3] = u32::MAX;
+    }
+    words
+}
 
 fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
@@ -524,6 +536,8 @@ pub struct GpuEngine {
     reorder_every: u64,
     next_reorder: u64,
     options: GpuOptions,
+    /// u32 words per contact slot: 4, or 8 when some pair uses the Kuhn or hill model.
+    slot_words: usize,
 }
 
 /// Host-side counters and the state buffers of an engine, bit for bit (a checkpoint).
@@ -583,26 +597,27 @@ impl GpuEngine {
             )));
         }
         let nm = sim.n_materials();
+        let mut wide = false;
         for k in 0..nm * nm {
-            let model = sim.pair(k / nm, k % nm).model();
-            if model != wgdem_core::contact::model::PairModel::Spring {
-                return Err(GpuError::Unsupported(format!(
-                    "material pair ({}, {}) uses the {} contact model, which the GPU engine does not have yet; use --backend cpu",
-                    k / nm,
-                    k % nm,
-                    match model {
-                        wgdem_core::contact::model::PairModel::Linear { .. } => "linear",
-                        wgdem_core::contact::model::PairModel::Hill { .. } => "hill",
-                        _ => "Jäger",
-                    }
-                )));
+            match sim.pair(k / nm, k % nm).model() {
+                wgdem_core::contact::model::PairModel::Jager { .. } => {
+                    return Err(GpuError::Unsupported(format!(
+                        "material pair ({}, {}) uses the Jäger contact model, whose history stacks the GPU engine does not hold yet (`wgdem contact --backend gpu` runs it); use --backend cpu",
+                        k / nm,
+                        k % nm
+                    )));
+                }
+                wgdem_core::contact::model::PairModel::Spring => {}
+                _ => wide = true,
             }
         }
-        if sim.local_damping != 0.0 {
+        if sim.has_moisture_events() {
             return Err(GpuError::Unsupported(
-                "local damping (simulation.local_damping) is not in the GPU engine yet; use --backend cpu".to_owned(),
+                "moisture events ([[contact.moisture]]) are not in the GPU engine yet; use --backend cpu".to_owned(),
             ));
         }
+        // 32-byte slots carry the Kuhn and hill models' extra state; 16 bytes otherwise.
+        let slot_words: usize = if wide { 8 } else { 4 };
         let table_bits = (2 * n).next_power_of_two().trailing_zeros().max(1);
         // The CPU reference's skin: 10 % of the smallest diameter.
         let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
@@ -625,11 +640,18 @@ impl GpuEngine {
             },
             n_tiles,
             dt: sim.dt as f32,
-            cell_size: (2.0 * p.max_radius() + skin) as f32 * (1.0 + 1e-6),
+            cell_size: (2.0 * p.max_radius() + skin + sim.interaction_range()) as f32
+                * (1.0 + 1e-6),
             skin: skin as f32,
             one: 1.0,
             gravity: v4(sim.gravity),
             flags: [u32::from(options.rebuild_every_step), 0, 0, 0], // chunks set below
+            extra: [
+                sim.local_damping as f32,
+                sim.interaction_range() as f32,
+                0.0,
+                0.0,
+            ],
         };
 
         let positions: Vec<Position> = (0..n)
@@ -671,7 +693,7 @@ impl GpuEngine {
         let nw = n_walls.max(1) as u64;
         let table = 1u64 << table_bits;
         let n64 = n as u64;
-        let chunks = slot_chunks(device, n as u32, params.slots, None)?;
+        let chunks = slot_chunks(device, n as u32, params.slots, slot_words, None)?;
         let mut params = params;
         params.flags[1] = chunks[0].count;
         params.flags[2] = chunks.len() as u32;
@@ -685,8 +707,12 @@ impl GpuEngine {
             ),
             (
                 "dem.wall_history",
-                n64 * params.flags[3] as u64 * 16,
-                format!("{n} particles × {} wall slots × 16 B", params.flags[3]),
+                n64 * params.flags[3] as u64 * 4 * slot_words as u64,
+                format!(
+                    "{n} particles × {} wall slots × {} B",
+                    params.flags[3],
+                    4 * slot_words
+                ),
             ),
             (
                 "dem.cell_ranges",
@@ -752,7 +778,7 @@ impl GpuEngine {
             permute_scratch: zeroed(
                 device,
                 "dem.permute.scratch",
-                n as u64 * permute_words(params.flags[3]) * 4,
+                n as u64 * permute_words(params.flags[3], slot_words) * 4,
             ),
             dummy: zeroed(device, "dem.permute.unused", 16),
             // The flag starts set: the first step builds the lists.
@@ -761,7 +787,7 @@ impl GpuEngine {
             wall_slots: init(
                 device,
                 "dem.wall_history",
-                &vec![EMPTY_WALL_SLOT; n * params.flags[3] as usize],
+                &empty_wall_slots(n * params.flags[3] as usize, slot_words),
             ),
             wall_partial: zeroed(
                 device,
@@ -772,7 +798,7 @@ impl GpuEngine {
             stats_out: zeroed(device, "dem.contact_stats.total", 16),
             counters: zeroed(device, "dem.counters", 16),
         };
-        let kernels = Kernels::new(device);
+        let kernels = Kernels::new(device, wide);
         let groups = Self::bind_groups(device, &kernels, &buffers, radix_passes, params.flags[3]);
         Ok(Self {
             device: device.clone(),
@@ -797,6 +823,7 @@ impl GpuEngine {
             // scene's, and the lists are empty until the first build.
             next_reorder: sim.steps + options.reorder_every.max(1),
             options,
+            slot_words,
         })
     }
 
@@ -1500,15 +1527,23 @@ impl GpuEngine {
         let n = self.params.n as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
         let slots = self.read_slots()?;
-        let mut relaid = vec![Slot::zeroed(); n * new_k];
+        let w = self.slot_words;
+        let mut relaid = vec![0u32; n * new_k * w];
         for i in 0..n {
             let c = (counts[i] as usize).min(old_k);
-            relaid[i * new_k..i * new_k + c].copy_from_slice(&slots[i * old_k..i * old_k + c]);
+            relaid[i * new_k * w..(i * new_k + c) * w]
+                .copy_from_slice(&slots[i * old_k * w..(i * old_k + c) * w]);
         }
         log::info!(
             "neighbour table dem.contact_history: capacity {old_k} per particle, a particle needed {needed}; regrown to {new_k} and the batch redone"
         );
-        self.buffers.chunks = slot_chunks(&self.device, n as u32, new_k as u32, Some(&relaid))?;
+        self.buffers.chunks = slot_chunks(
+            &self.device,
+            n as u32,
+            new_k as u32,
+            self.slot_words,
+            Some(&relaid),
+        )?;
         self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
         self.params.flags[1] = self.buffers.chunks[0].count;
         self.params.flags[2] = self.buffers.chunks.len() as u32;
@@ -1529,13 +1564,14 @@ impl GpuEngine {
         let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
         let ids: Vec<u32> = self.read(&self.buffers.ids, n)?;
         let slots = self.read_slots()?;
+        let w = self.slot_words;
         Ok((0..n)
             .flat_map(|i| {
                 let c = (counts[i] as usize).min(k);
                 let ids = &ids;
-                slots[i * k..i * k + c]
-                    .iter()
-                    .map(move |s| (ids[i], ids[s.partner as usize]))
+                slots[i * k * w..(i * k + c) * w]
+                    .chunks(w)
+                    .map(move |s| (ids[i], ids[s[3] as usize]))
             })
             .collect())
     }
@@ -1550,15 +1586,18 @@ impl GpuEngine {
         check_table(
             &self.device,
             "dem.wall_history",
-            (n * new * size_of::<Slot>()) as u64,
+            (n * new * 4 * self.slot_words) as u64,
             &format!(
-                "capacity {old} walls per particle was full, a particle touched {needed}; regrowing to {new} × {n} particles × 16 B"
+                "capacity {old} walls per particle was full, a particle touched {needed}; regrowing to {new} × {n} particles × {} B",
+                4 * self.slot_words
             ),
         )?;
-        let slots: Vec<Slot> = self.read(&self.buffers.wall_slots, n * old)?;
-        let mut relaid = vec![EMPTY_WALL_SLOT; n * new];
+        let w = self.slot_words;
+        let slots: Vec<u32> = self.read(&self.buffers.wall_slots, n * old * w)?;
+        let mut relaid = empty_wall_slots(n * new, w);
         for i in 0..n {
-            relaid[i * new..i * new + old].copy_from_slice(&slots[i * old..(i + 1) * old]);
+            relaid[i * new * w..(i * new + old) * w]
+                .copy_from_slice(&slots[i * old * w..(i + 1) * old * w]);
         }
         log::info!(
             "wall table dem.wall_history: capacity {old} per particle, a particle touched {needed} walls; regrown to {new} and the batch redone"
@@ -1567,7 +1606,7 @@ impl GpuEngine {
         self.buffers.permute_scratch = zeroed(
             &self.device,
             "dem.permute.scratch",
-            n as u64 * permute_words(new as u32) * 4,
+            n as u64 * permute_words(new as u32, self.slot_words) * 4,
         );
         self.params.flags[3] = new as u32;
         self.tables_resized();
@@ -1642,12 +1681,13 @@ impl GpuEngine {
         self.params.flags[3]
     }
 
-    /// All current slots, `n × slots` in particle order, gathered from the chunks.
-    fn read_slots(&self) -> Result<Vec<Slot>, GpuError> {
-        let k = self.params.slots as usize;
+    /// All current slots, `n × slots` in particle order, gathered from the chunks, as u32
+    /// words (`slot_words` per slot, the partner in word 3).
+    fn read_slots(&self) -> Result<Vec<u32>, GpuError> {
+        let k = self.params.slots as usize * self.slot_words;
         let mut all = Vec::with_capacity(self.params.n as usize * k);
         for c in &self.buffers.chunks {
-            all.extend(self.read::<Slot>(&c.slots[0], c.count as usize * k)?);
+            all.extend(self.read::<u32>(&c.slots[0], c.count as usize * k)?);
         }
         Ok(all)
     }
@@ -1715,21 +1755,7 @@ impl GpuEngine {
 fn pair_table(sim: &Simulation) -> Vec<PairRecord> {
     let nm = sim.n_materials();
     (0..nm * nm)
-        .map(|k| {
-            let r = sim.pair(k / nm, k % nm).record();
-            PairRecord {
-                elastic: u32::from(r.elastic),
-                pad: [0; 3],
-                k: [r.kn as f32, r.kt as f32, r.gamma_n as f32, r.gamma_t as f32],
-                m: [
-                    r.friction as f32,
-                    r.e_star as f32,
-                    r.g_star as f32,
-                    r.damping as f32,
-                ],
-                v: [r.v_char as f32, 0.0, 0.0, 0.0],
-            }
-        })
+        .map(|k| PairRecord::from_pair(sim.pair(k / nm, k % nm)))
         .collect()
 }
 

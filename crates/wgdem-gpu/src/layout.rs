@@ -36,6 +36,8 @@ pub struct SimParams {
     /// x: rebuild the neighbour lists every step (1) or only when needed (0); y: particles per
     /// slot chunk; z: slot chunks; w: wall slots per particle.
     pub flags: [u32; 4],
+    /// x: local damping α; y: extra neighbour reach for liquid bridges (m); z, w unused.
+    pub extra: [f32; 4],
 }
 
 /// `PairRecord`: constants of a material pair.
@@ -44,14 +46,75 @@ pub struct SimParams {
 pub struct PairRecord {
     /// 1 for elastic constants, 0 for direct.
     pub elastic: u32,
+    /// 0 spring–dashpot, 1 Kuhn linear, 2 hill.
+    pub model: u32,
+    /// Linear: bit 0 twirl, bit 1 PFC deformability (E* in `m[1]`, κ* in `m[3]`).
+    pub flags: u32,
     /// Padding.
-    pub pad: [u32; 3],
+    pub pad: u32,
     /// `k_n`, `k_t`, `γ_n`, `γ_t`.
     pub k: [f32; 4],
     /// μ, E*, G*, damping (ζ or β).
     pub m: [f32; 4],
-    /// Characteristic velocity, then padding.
+    /// Characteristic velocity, hill suction ψ (Pa), then padding.
     pub v: [f32; 4],
+}
+
+impl PairRecord {
+    /// The GPU record of a material pair, its contact model included (a Jäger pair is refused
+    /// by the engine before this is reached and maps to the spring model here).
+    pub fn from_pair(p: &wgdem_core::material::PairParams) -> Self {
+        use wgdem_core::contact::model::{LinearStiffness, PairModel};
+        let r = p.record();
+        let mut rec = PairRecord {
+            elastic: u32::from(r.elastic),
+            model: 0,
+            flags: 0,
+            pad: 0,
+            k: [r.kn as f32, r.kt as f32, r.gamma_n as f32, r.gamma_t as f32],
+            m: [
+                r.friction as f32,
+                r.e_star as f32,
+                r.g_star as f32,
+                r.damping as f32,
+            ],
+            v: [r.v_char as f32, 0.0, 0.0, 0.0],
+        };
+        match p.model() {
+            PairModel::Linear { stiffness, twirl } => {
+                rec.model = 1;
+                rec.flags = u32::from(twirl);
+                match stiffness {
+                    LinearStiffness::Direct { kn, kt } => {
+                        rec.k[0] = kn as f32;
+                        rec.k[1] = kt as f32;
+                    }
+                    LinearStiffness::Deformability {
+                        effective_modulus,
+                        stiffness_ratio,
+                    } => {
+                        rec.flags |= 2;
+                        rec.m[1] = effective_modulus as f32;
+                        rec.m[3] = stiffness_ratio as f32;
+                    }
+                }
+            }
+            PairModel::Hill {
+                e_e,
+                g_e,
+                damping_constant,
+                suction,
+            } => {
+                rec.model = 2;
+                rec.m[1] = e_e as f32;
+                rec.m[2] = g_e as f32;
+                rec.m[3] = damping_constant as f32;
+                rec.v[1] = suction as f32;
+            }
+            PairModel::Spring | PairModel::Jager { .. } => {}
+        }
+        rec
+    }
 }
 
 /// `Wall`.

@@ -46,14 +46,51 @@ pub fn source(kernel: &str) -> String {
     format!("{COMMON}\n{kernel}")
 }
 
-/// Full source of the named kernel.
+/// Full source of the named kernel with narrow (16-byte) contact slots.
 ///
 /// # Panics
 /// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
 pub fn kernel(name: &str) -> String {
+    kernel_for(name, false)
+}
+
+/// The slot definitions of a wide (32-byte) contact slot: the spring history plus four words of
+/// model state (`aux`) for the Kuhn and hill models.
+const WIDE_SLOT: &str = "struct Slot {
+    tangential: vec3<f32>,
+    partner: u32,
+    aux: vec4<f32>,
+}
+const SLOT_WORDS: u32 = 8u;
+fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
+    return Slot(tangential, partner, vec4<f32>(0.0));
+}
+fn slot_aux(s: Slot) -> vec4<f32> {
+    return s.aux;
+}
+fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
+    return Slot(s.tangential, s.partner, aux);
+}";
+
+/// Full source of the named kernel; `wide` selects 32-byte slots (engines whose material pairs
+/// use the Kuhn or hill model). The contact kernel also gets the models of [`MODELS`].
+///
+/// # Panics
+/// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
+pub fn kernel_for(name: &str, wide: bool) -> String {
     let (_, src) = KERNELS
         .iter()
         .find(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("no kernel named {name}"));
-    source(src)
+    let mut common = COMMON.to_owned();
+    if wide {
+        let begin = common.find("// @slot-begin").expect("slot block");
+        let end = common.find("// @slot-end").expect("slot block");
+        common.replace_range(begin..end, &format!("{WIDE_SLOT}\n"));
+    }
+    if name == "contact_forces" {
+        format!("{common}\n{MODELS}\n{src}")
+    } else {
+        format!("{common}\n{src}")
+    }
 }

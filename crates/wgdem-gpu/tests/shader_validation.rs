@@ -2,7 +2,9 @@
 //! Rust mirrors. Needs no GPU.
 
 use wgdem_gpu::layout;
-use wgdem_gpu::shaders::{CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, source, with_models};
+use wgdem_gpu::shaders::{
+    CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, kernel_for, source, with_models,
+};
 
 /// Parses, validates and translates to SPIR-V (the Vulkan backend's path), so that a shader
 /// the backend cannot translate fails here, without a GPU.
@@ -33,8 +35,9 @@ fn validate_only(name: &str, src: &str) -> naga::Module {
 
 #[test]
 fn every_kernel_validates() {
-    for (name, src) in KERNELS {
-        validate(name, &source(src));
+    for (name, _) in KERNELS {
+        validate(name, &kernel_for(name, false));
+        validate(&format!("{name} (wide slots)"), &kernel_for(name, true));
     }
     validate("contact_law_probe", &source(CONTACT_LAW_PROBE));
     validate("contact_probe", &with_models(CONTACT_PROBE));
