@@ -879,3 +879,105 @@ fn gpu_jager_merging_holds_the_capacity() {
         assert!((tangential(x) - tangential(y)).length() < 1e-3 * largest);
     }
 }
+
+/// The scene-level work totals of the linear model (`Simulation::work`, the
+/// `contact_*` columns of timeseries.csv): 64 spheres dropped into a box with Kuhn contacts at
+/// every pair and wall and no other damping. The gravitational and kinetic energy lost equals
+/// the elastic energy stored in the contacts plus the work dissipated by friction within 1 %
+/// of that work (the rest is the integrator's O(Δt) energy error).
+#[test]
+fn a_linear_pour_loses_exactly_the_contact_work() {
+    let toml = r#"
+[simulation]
+duration = 0.2
+output_interval = 0.1
+seed = 3
+gravity = [0.0, 0.0, -9.81]
+
+[contact]
+law = "hertz"
+history = "true"
+
+[[contact.pairs]]
+materials = ["glass", "glass"]
+model = "linear"
+kn = 2e3
+kt = 2e3
+
+[[materials]]
+name = "glass"
+density = 2500.0
+friction = 0.3
+young_modulus = 1e7
+poisson_ratio = 0.3
+restitution = 0.5
+
+[[particles]]
+kind = "random"
+material = "glass"
+count = 64
+region = { min = [0.0, 0.0, 0.0], max = [0.02, 0.02, 0.03] }
+size = { distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }
+
+[[walls]]
+kind = "plane"
+name = "floor"
+material = "glass"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+
+[[walls]]
+kind = "plane"
+name = "xmin"
+material = "glass"
+point = [0.0, 0.0, 0.0]
+normal = [1.0, 0.0, 0.0]
+
+[[walls]]
+kind = "plane"
+name = "xmax"
+material = "glass"
+point = [0.02, 0.0, 0.0]
+normal = [-1.0, 0.0, 0.0]
+
+[[walls]]
+kind = "plane"
+name = "ymin"
+material = "glass"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 1.0, 0.0]
+
+[[walls]]
+kind = "plane"
+name = "ymax"
+material = "glass"
+point = [0.0, 0.02, 0.0]
+normal = [0.0, -1.0, 0.0]
+"#;
+    let mut scene = common::scene(toml);
+    let sim = &mut scene.simulation;
+    let energy = |sim: &wgdem_core::cpu::Simulation| {
+        let p = &sim.particles;
+        let potential: f64 = (0..p.len())
+            .map(|i| p.mass[i] * 9.81 * p.position[i].z)
+            .sum();
+        potential + p.kinetic_energy()
+    };
+    let start = energy(sim);
+    let steps = (0.2 / sim.dt).ceil() as u64;
+    sim.run(steps);
+    let lost = start - energy(sim);
+    let work = sim.work.elastic + sim.work.dissipated;
+    eprintln!(
+        "lost {lost:.6e} J; contacts store {:.6e} J and dissipated {:.6e} J ({} contacts, {} sliding)",
+        sim.work.elastic, sim.work.dissipated, sim.stats.contacts, sim.stats.sliding
+    );
+    assert!(
+        sim.work.dissipated > 0.3 * lost,
+        "friction must do most of the work"
+    );
+    assert!(
+        rel(work, lost) < 0.01,
+        "{work} J of contact work against {lost} J lost"
+    );
+}

@@ -342,7 +342,9 @@ fn execute(cli: Cli) -> Result<(), String> {
                 .iter()
                 .map(|w| w.name.clone())
                 .collect();
-            let mut dir = OutputDir::create(&out, &names, overwrite).map_err(|e| e.to_string())?;
+            let mut dir =
+                OutputDir::create(&out, &names, scene.simulation.accounts_work(), overwrite)
+                    .map_err(|e| e.to_string())?;
             let total = step_count(scene.duration, scene.simulation.dt);
             log::info!(
                 "{}: {} particles, dt {:.3e} s, {} steps on {}, writing to {}",

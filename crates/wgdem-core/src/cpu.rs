@@ -55,6 +55,16 @@ pub struct PairSlot {
     pub history: SlotHistory,
 }
 
+/// Work accounted by the contacts of the linear and hill models (Kuhn Fig. 1 lines 51–53;
+/// hill: spring energy, dashpot and slip work).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContactWork {
+    /// Elastic energy stored in the touching contacts after the last step (J).
+    pub elastic: f64,
+    /// Work dissipated in contacts since the start (J), including contacts since broken.
+    pub dissipated: f64,
+}
+
 /// A moisture event of the hill model (Potyondy memo, Table 6), applied at `time`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MoistureEvent {
@@ -96,6 +106,8 @@ pub struct Simulation {
     pub steps: u64,
     /// Counts from the last step.
     pub stats: StepStats,
+    /// Work of the linear and hill contacts (the CPU engine accounts it; see [`ContactWork`]).
+    pub work: ContactWork,
     /// Cundall's local (non-viscous) damping factor α in [0, 1): each force and torque
     /// component is reduced by `α |F| sign(v)` (PFC's local damping).
     pub local_damping: f64,
@@ -154,6 +166,7 @@ impl Simulation {
             time: 0.0,
             steps: 0,
             stats: StepStats::default(),
+            work: ContactWork::default(),
             local_damping: 0.0,
             n_materials,
             interaction_range: range,
@@ -314,6 +327,7 @@ impl Simulation {
             time: self.time,
             steps: self.steps,
             stats: self.stats,
+            work: self.work,
             slots: self
                 .neighbours
                 .iter()
@@ -334,6 +348,7 @@ impl Simulation {
         self.time = state.time;
         self.steps = state.steps;
         self.stats = state.stats;
+        self.work = state.work;
         let zero = ContactKind::Spring(ContactParams::default());
         self.neighbours = state
             .slots
@@ -351,6 +366,11 @@ impl Simulation {
         self.built_at = state.built_at;
         self.skin = state.skin;
         self.neighbour_builds = state.neighbour_builds;
+    }
+
+    /// True when some material pair uses a model that accounts its contacts' work.
+    pub fn accounts_work(&self) -> bool {
+        self.pair_params.iter().any(|p| p.model().accounts_work())
     }
 
     /// True when the scene has moisture events.
@@ -417,6 +437,8 @@ impl Simulation {
             p.torque[i] = DVec3::ZERO;
         }
         let mut stats = StepStats::default();
+        let mut elastic = 0.0;
+        let mut dissipated = self.work.dissipated;
 
         // Particle–particle contacts.
         for slot in &mut self.neighbours {
@@ -456,6 +478,8 @@ impl Simulation {
             p.torque[j] += r_j.cross(out.force);
             stats.sliding += usize::from(out.sliding);
             stats.contacts += usize::from(overlap > 0.0);
+            elastic += out.elastic;
+            dissipated += out.dissipated;
         }
 
         // Particle–wall contacts: the wall is body A, the particle body B.
@@ -496,6 +520,8 @@ impl Simulation {
                 wall.force -= out.force;
                 wall.torque += (p.position[i] + r_p - reference).cross(-out.force);
                 stats.sliding += usize::from(out.sliding);
+                elastic += out.elastic;
+                dissipated += out.dissipated;
                 if !history.is_blank() {
                     new_wall_history.insert(key, history);
                 }
@@ -505,6 +531,10 @@ impl Simulation {
         std::mem::swap(&mut self.wall_history, &mut self.next_wall_history);
         self.next_wall_history.clear();
         self.stats = stats;
+        self.work = ContactWork {
+            elastic,
+            dissipated,
+        };
     }
 
     /// Semi-implicit Euler update of particles and walls.
@@ -556,6 +586,9 @@ pub struct SimState {
     pub steps: u64,
     /// Counts of the last step.
     pub stats: StepStats,
+    /// Contact work.
+    #[serde(default)]
+    pub work: ContactWork,
     /// Neighbour list: stable ids and contact history.
     pub slots: Vec<(u32, u32, SlotHistory)>,
     /// Wall contact history by (wall, particle), sorted.

@@ -33,11 +33,13 @@ pub struct OutputDir {
     dir: PathBuf,
     series: File,
     snapshots: usize,
+    work: bool,
 }
 
 impl OutputDir {
-    /// Creates (or reuses, if `overwrite`) `dir` for a run with the given wall names.
-    pub fn create(dir: &Path, wall_names: &[String], overwrite: bool) -> Result<Self> {
+    /// Creates (or reuses, if `overwrite`) `dir` for a run with the given wall names; `work`
+    /// adds the contact-work columns (scenes with linear or hill pairs).
+    pub fn create(dir: &Path, wall_names: &[String], work: bool, overwrite: bool) -> Result<Self> {
         if !overwrite {
             if let Some(found) = MARKERS.iter().find(|m| dir.join(m).exists()) {
                 return Err(Error::OutputExists {
@@ -62,6 +64,10 @@ impl OutputDir {
                 header.push(format!("wall_{name}_f{axis}_N"));
             }
         }
+        if work {
+            header.push("contact_elastic_energy_J".to_owned());
+            header.push("contact_dissipated_work_J".to_owned());
+        }
         let path = dir.join("timeseries.csv");
         let mut series = File::create(&path).map_err(|e| Error::io(&path, e))?;
         series
@@ -71,6 +77,7 @@ impl OutputDir {
             dir: dir.to_path_buf(),
             series,
             snapshots: 0,
+            work,
         })
     }
 
@@ -93,6 +100,9 @@ impl OutputDir {
         ];
         for w in &forces.walls {
             row.extend([fmt(w.force.x), fmt(w.force.y), fmt(w.force.z)]);
+        }
+        if self.work {
+            row.extend([fmt(forces.work.elastic), fmt(forces.work.dissipated)]);
         }
         let path = self.dir.join("timeseries.csv");
         let line = csv_bytes(&path, &row, &[])?;

@@ -1746,6 +1746,11 @@ impl GpuEngine {
             w.torque = torque;
         }
         sim.stats = self.last.stats;
+        // The GPU engine does not account contact work (a reduction it does not have yet).
+        sim.work = wgdem_core::cpu::ContactWork {
+            elastic: f64::NAN,
+            dissipated: f64::NAN,
+        };
         sim.time = self.time;
         sim.steps = self.steps;
         Ok(())

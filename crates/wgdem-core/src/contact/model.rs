@@ -161,6 +161,11 @@ impl PairModel {
         }
     }
 
+    /// True for models that account their contacts' elastic and dissipated work (linear, hill).
+    pub fn accounts_work(&self) -> bool {
+        matches!(self, PairModel::Linear { .. } | PairModel::Hill { .. })
+    }
+
     /// True for models whose contacts act across a gap (a hill model with suction).
     pub fn acts_across_gaps(&self) -> bool {
         matches!(self, PairModel::Hill { suction, .. } if *suction > 0.0)
@@ -246,6 +251,11 @@ pub struct Evaluation {
     pub normal_force: f64,
     /// The contact slid this step.
     pub sliding: bool,
+    /// Elastic energy stored in the contact after the step (J); linear and hill models only
+    /// (0 for the others, which do not account their work).
+    pub elastic: f64,
+    /// Work dissipated in the contact during the step (J); linear and hill models only.
+    pub dissipated: f64,
 }
 
 /// Evaluates one contact, updating its history. Returns `None` when the contact exerts no
@@ -293,9 +303,12 @@ pub fn evaluate(
                 force: o.force,
                 normal_force: o.normal_force,
                 sliding: o.sliding,
+                elastic: 0.0,
+                dissipated: 0.0,
             }
         }
         (ContactKind::Linear(p), SlotHistory::Linear(s)) => {
+            let before = s.dissipated;
             let o = kuhn_step(
                 s,
                 &KuhnStep {
@@ -310,9 +323,12 @@ pub fn evaluate(
                 force: o.force,
                 normal_force: o.normal_force,
                 sliding: o.slip_start.is_some(),
+                elastic: o.elastic_work,
+                dissipated: s.dissipated - before,
             }
         }
         (ContactKind::Hill(p), SlotHistory::Hill(s)) => {
+            let before = s.dissipated;
             let o = hill_step(
                 s,
                 &HillStep {
@@ -329,6 +345,8 @@ pub fn evaluate(
                 force: o.force,
                 normal_force: o.force.dot(k.normal),
                 sliding: o.shear_force.length() >= strength * (1.0 - 1e-12) && strength > 0.0,
+                elastic: o.elastic_work,
+                dissipated: s.dissipated - before,
             }
         }
         (ContactKind::Jager(p), SlotHistory::Jager(s)) => {
@@ -346,6 +364,8 @@ pub fn evaluate(
                 force: o.force,
                 normal_force: o.normal_force,
                 sliding: o.tangential_local.length() >= p.friction * o.normal_force * (1.0 - 1e-12),
+                elastic: 0.0,
+                dissipated: 0.0,
             }
         }
         _ => unreachable!("history matched to the kind above"),
