@@ -15,12 +15,14 @@
 //! Output: one line per measurement with `particle_steps_per_second` and `relative_to_hertz`,
 //! then the Jäger history-length distribution and memory per contact.
 
+mod common;
+
 use std::time::Instant;
 
 use wgdem_core::contact::jager::{HistoryPoint, JagerState, gpu_bytes_per_contact};
 use wgdem_core::cpu::Simulation;
 use wgdem_core::scene::{SceneConfig, build_scene};
-use wgdem_gpu::{GpuContext, GpuEngine, GpuOptions};
+use wgdem_gpu::{GpuEngine, GpuOptions};
 
 const MODELS: [(&str, &str); 4] = [
     ("hertz", ""),
@@ -39,23 +41,10 @@ const MODELS: [(&str, &str); 4] = [
 ];
 
 fn dense(n: u32, pairs: &str) -> Simulation {
-    let side = (n as f64).cbrt().round().max(1.0) as u32;
-    let layers = (n / (side * side)).max(1);
-    let (d, spacing) = (0.005, 0.005 * 0.995);
+    let (side, layers, spacing) = common::lattice(n);
+    let d = 0.005;
     let (len, height) = (side as f64 * spacing, layers as f64 * spacing);
-    let mut walls = String::new();
-    for (name, point, normal) in [
-        ("floor", [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
-        ("lid", [0.0, 0.0, height], [0.0, 0.0, -1.0]),
-        ("xmin", [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
-        ("xmax", [len, 0.0, 0.0], [-1.0, 0.0, 0.0]),
-        ("ymin", [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
-        ("ymax", [0.0, len, 0.0], [0.0, -1.0, 0.0]),
-    ] {
-        walls.push_str(&format!(
-            "[[walls]]\nkind = \"plane\"\nname = \"{name}\"\nmaterial = \"steel\"\npoint = {point:?}\nnormal = {normal:?}\n"
-        ));
-    }
+    let walls = common::walls(len, height, "steel");
     let text = format!(
         "[simulation]\nduration = 1.0\noutput_interval = 1.0\ndt = 2e-6\n[contact]\nlaw = \"hertz\"\nhistory = \"true\"\n{pairs}\n\
          [[materials]]\nname = \"quartz\"\ndensity = 2500.0\nfriction = 0.5\nyoung_modulus = 8e6\npoisson_ratio = 0.3\nrestitution = 0.5\n\
@@ -70,37 +59,19 @@ fn dense(n: u32, pairs: &str) -> Simulation {
         .simulation
 }
 
-fn env(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_owned())
-}
-
 fn main() {
-    let sizes = env("WGDEM_BENCH_SIZES", "8000");
-    let backends = env("WGDEM_BENCH_BACKENDS", "cpu,gpu");
-    let steps: u64 = env("WGDEM_BENCH_STEPS", "200").parse().unwrap_or(200);
-    let gpu = if backends.contains("gpu") {
-        match GpuContext::new(None) {
-            Ok(ctx) => {
-                println!("gpu adapter: {}", ctx.describe());
-                Some(ctx)
-            }
-            Err(e) => {
-                println!("gpu unavailable: {e}");
-                None
-            }
-        }
-    } else {
-        None
-    };
-    for n in sizes
-        .split(',')
-        .filter_map(|s| s.trim().parse::<u32>().ok())
-    {
+    let common::Settings {
+        sizes,
+        cpu: on_cpu,
+        gpu,
+        steps,
+    } = common::settings("8000");
+    for n in sizes {
         let mut reference = [None, None];
         for (model, pairs) in MODELS {
             let sim = dense(n, pairs);
             let particles = sim.particles.len() as f64;
-            if backends.contains("cpu") {
+            if on_cpu {
                 let mut cpu = sim.clone();
                 cpu.run(20);
                 let t0 = Instant::now();

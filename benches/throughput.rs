@@ -13,11 +13,13 @@
 //! memory per particle (state, tables, scratch, batch backups) and how many buffers the
 //! contact-history table is split into.
 
+mod common;
+
 use std::time::Instant;
 
 use wgdem_core::cpu::Simulation;
 use wgdem_core::scene::{SceneConfig, build_scene};
-use wgdem_gpu::{GpuContext, GpuEngine, GpuOptions};
+use wgdem_gpu::{GpuEngine, GpuOptions};
 
 const MATERIAL: &str = r#"
 [contact]
@@ -32,23 +34,6 @@ poisson_ratio = 0.3
 restitution = 0.5
 "#;
 
-fn walls(len: f64, height: f64) -> String {
-    let mut out = String::new();
-    for (name, point, normal) in [
-        ("floor", [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
-        ("lid", [0.0, 0.0, height], [0.0, 0.0, -1.0]),
-        ("xmin", [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
-        ("xmax", [len, 0.0, 0.0], [-1.0, 0.0, 0.0]),
-        ("ymin", [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
-        ("ymax", [0.0, len, 0.0], [0.0, -1.0, 0.0]),
-    ] {
-        out.push_str(&format!(
-            "[[walls]]\nkind = \"plane\"\nname = \"{name}\"\nmaterial = \"quartz\"\npoint = {point:?}\nnormal = {normal:?}\n"
-        ));
-    }
-    out
-}
-
 fn build(text: &str) -> Simulation {
     let config = SceneConfig::parse(text, "bench").expect("valid bench scene");
     build_scene(config, "bench")
@@ -62,54 +47,35 @@ fn pour(n: u32) -> Simulation {
     let len = (volume / 2.0).cbrt();
     build(&format!(
         "[simulation]\nduration = 1.0\noutput_interval = 1.0\nseed = 1\n{MATERIAL}\n[[particles]]\nkind = \"random\"\nmaterial = \"quartz\"\ncount = {n}\nregion = {{ min = [0.0, 0.0, 0.0], max = [{len}, {len}, {h}] }}\nsize = {{ distribution = \"uniform\", min_diameter = 0.0025, max_diameter = 0.0035 }}\nmax_attempts = 100000\n{}",
-        walls(len, 2.0 * len),
+        common::walls(len, 2.0 * len, "quartz"),
         h = 2.0 * len
     ))
 }
 
 fn dense(n: u32) -> Simulation {
-    let side = (n as f64).cbrt().round().max(1.0) as u32;
-    let layers = (n / (side * side)).max(1);
-    let (d, spacing) = (0.005, 0.005 * 0.995);
+    let (side, layers, spacing) = common::lattice(n);
+    let d = 0.005;
     let (len, height) = (side as f64 * spacing, layers as f64 * spacing);
     build(&format!(
         "[simulation]\nduration = 1.0\noutput_interval = 1.0\n{MATERIAL}\n[[particles]]\nkind = \"lattice\"\nmaterial = \"quartz\"\nradius = {r}\norigin = [{h}, {h}, {h}]\nspacing = {spacing}\ncounts = [{side}, {side}, {layers}]\n{}",
-        walls(len, height),
+        common::walls(len, height, "quartz"),
         r = d / 2.0,
         h = spacing / 2.0
     ))
 }
 
-fn env(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_owned())
-}
-
 fn main() {
-    let sizes = env("WGDEM_BENCH_SIZES", "2000,100000");
-    let backends = env("WGDEM_BENCH_BACKENDS", "cpu,gpu");
-    let steps: u64 = env("WGDEM_BENCH_STEPS", "200").parse().unwrap_or(200);
-    let gpu = if backends.contains("gpu") {
-        match GpuContext::new(None) {
-            Ok(ctx) => {
-                println!("gpu adapter: {}", ctx.describe());
-                Some(ctx)
-            }
-            Err(e) => {
-                println!("gpu unavailable: {e}");
-                None
-            }
-        }
-    } else {
-        None
-    };
-    for n in sizes
-        .split(',')
-        .filter_map(|s| s.trim().parse::<u32>().ok())
-    {
+    let common::Settings {
+        sizes,
+        cpu: on_cpu,
+        gpu,
+        steps,
+    } = common::settings("2000,100000");
+    for n in sizes {
         for (scene_name, make) in [("pour", pour as fn(u32) -> Simulation), ("dense", dense)] {
             let sim = make(n);
             let particles = sim.particles.len() as f64;
-            if backends.contains("cpu") {
+            if on_cpu {
                 let mut cpu = sim.clone();
                 cpu.run(20);
                 let t0 = Instant::now();

@@ -918,43 +918,11 @@ material = "glass"
 count = 64
 region = { min = [0.0, 0.0, 0.0], max = [0.02, 0.02, 0.03] }
 size = { distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }
-
-[[walls]]
-kind = "plane"
-name = "floor"
-material = "glass"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-
-[[walls]]
-kind = "plane"
-name = "xmin"
-material = "glass"
-point = [0.0, 0.0, 0.0]
-normal = [1.0, 0.0, 0.0]
-
-[[walls]]
-kind = "plane"
-name = "xmax"
-material = "glass"
-point = [0.02, 0.0, 0.0]
-normal = [-1.0, 0.0, 0.0]
-
-[[walls]]
-kind = "plane"
-name = "ymin"
-material = "glass"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 1.0, 0.0]
-
-[[walls]]
-kind = "plane"
-name = "ymax"
-material = "glass"
-point = [0.0, 0.02, 0.0]
-normal = [0.0, -1.0, 0.0]
 "#;
-    let mut scene = common::scene(toml);
+    let mut scene = common::scene(&format!(
+        "{toml}\n{}",
+        common::open_box_walls("glass", 0.02)
+    ));
     let sim = &mut scene.simulation;
     let energy = |sim: &wgdem_core::cpu::Simulation| {
         let p = &sim.particles;

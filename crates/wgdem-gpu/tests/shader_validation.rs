@@ -46,8 +46,6 @@ fn every_kernel_validates() {
 #[test]
 fn wgsl_struct_sizes_match_rust() {
     let module = validate("common", &source(""));
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).expect("layout");
     let expected = [
         ("SimParams", size_of::<layout::SimParams>()),
         ("PairRecord", size_of::<layout::PairRecord>()),
@@ -58,7 +56,14 @@ fn wgsl_struct_sizes_match_rust() {
         ("ForceTorque", size_of::<layout::ForceTorque>()),
         ("Counters", size_of::<layout::Counters>()),
     ];
-    for (name, rust) in expected {
+    assert_sizes(&module, &expected);
+}
+
+/// Each named WGSL struct of `module` has the size of its Rust mirror.
+fn assert_sizes(module: &naga::Module, expected: &[(&str, usize)]) {
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    for &(name, rust) in expected {
         let (handle, _) = module
             .types
             .iter()
@@ -73,20 +78,13 @@ fn wgsl_struct_sizes_match_rust() {
 fn contact_probe_struct_sizes_match_rust() {
     use wgdem_gpu::contact_probe::{PROBE_STATE_BYTES, ProbeOut, ProbeSetup, ProbeStep};
     let module = validate("contact_probe", &with_models(CONTACT_PROBE));
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).expect("layout");
-    for (name, rust) in [
-        ("ProbeSetup", size_of::<ProbeSetup>()),
-        ("ProbeStep", size_of::<ProbeStep>()),
-        ("ProbeOut", size_of::<ProbeOut>()),
-        ("ProbeState", PROBE_STATE_BYTES),
-    ] {
-        let (handle, _) = module
-            .types
-            .iter()
-            .find(|(_, t)| t.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("no WGSL struct {name}"));
-        let wgsl = layouter[handle].size as usize;
-        assert_eq!(wgsl, rust, "{name}: WGSL {wgsl} bytes, Rust {rust} bytes");
-    }
+    assert_sizes(
+        &module,
+        &[
+            ("ProbeSetup", size_of::<ProbeSetup>()),
+            ("ProbeStep", size_of::<ProbeStep>()),
+            ("ProbeOut", size_of::<ProbeOut>()),
+            ("ProbeState", PROBE_STATE_BYTES),
+        ],
+    );
 }
