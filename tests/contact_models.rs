@@ -949,3 +949,66 @@ size = { distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }
         "{work} J of contact work against {lost} J lost"
     );
 }
+
+/// Kuhn's slip onset and final force direction (Eq. 9–21) on the GPU against a 10⁶-sub-step
+/// radial-return integration of Eq. 16 in f64 (the CPU's own unit test does the same). Each
+/// contact is first loaded to f^t = (3, 0, 0) N at ζ = 10 µm (f^n = 10 N), then moved across,
+/// partly against, or along the limit. Tolerance 1e-4 rad: f32 evaluates the closed form to
+/// ~1e-6 rad and the integration converges to ~1e-6 rad.
+#[test]
+fn gpu_slip_direction_matches_a_fine_integration_of_eq_16() {
+    use wgdem_core::contact::kuhn::sub_stepped;
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let p = KuhnParams {
+        kn: 1e6,
+        kt: 8e5,
+        friction: 0.5,
+        twirl: true,
+    };
+    let zeta0 = 1e-5;
+    let cases = [
+        (DVec3::new(3.0, 0.0, 0.0), DVec3::new(0.0, 2e-5, 0.0), 2e-6),
+        (
+            DVec3::new(3.0, 1.0, 0.0),
+            DVec3::new(-1e-5, 1.5e-5, 0.0),
+            -2e-6,
+        ),
+        (DVec3::new(0.0, 5.0, 0.0), DVec3::new(3e-5, 0.0, 0.0), 0.0),
+    ];
+    let probe = ContactProbe::new(&ctx, cases.len() as u32);
+    let setup = ProbeSetup::new(&CaseParams::Linear(p)).unwrap_or_else(|e| panic!("{e}"));
+    let mut steps = Vec::new();
+    for (ft0, dxi, dzeta) in cases {
+        // Step 1 forms the contact with f^t = k^t Δξ (the paper's force on A), step 2 moves it.
+        let load = StepKinematics {
+            overlap: zeta0,
+            normal: DVec3::Z,
+            velocity: DVec3::ZERO,
+            displacement: ft0 / p.kt - DVec3::Z * zeta0,
+            twirl: 0.0,
+        };
+        let slide = StepKinematics {
+            overlap: zeta0 + dzeta,
+            normal: DVec3::Z,
+            velocity: DVec3::ZERO,
+            displacement: dxi - DVec3::Z * dzeta,
+            twirl: 0.0,
+        };
+        steps.push(ProbeStep::from_kinematics(&load));
+        steps.push(ProbeStep::from_kinematics(&slide));
+    }
+    let out = probe.run(setup, &steps).unwrap_or_else(|e| panic!("{e}"));
+    for (c, (ft0, dxi, dzeta)) in cases.into_iter().enumerate() {
+        let o = out[2 * c + 1];
+        let force = DVec3::new(o.force[0] as f64, o.force[1] as f64, o.force[2] as f64);
+        // Force on B = f^n n − f^t: the paper's tangential force is the in-plane part, negated.
+        let ft = -(force - DVec3::Z * force.z);
+        let (_, reference) = sub_stepped(&p, ft0, p.kn * zeta0, dxi, dzeta, 1_000_000);
+        let angle = ft.angle_between(reference);
+        eprintln!("case {c}: GPU f^t {ft:.6?}, integration {reference:.6?}, {angle:.2e} rad apart");
+        assert!(angle < 1e-4, "case {c}: {angle} rad");
+        assert!(rel(ft.length(), reference.length()) < 1e-5);
+    }
+}

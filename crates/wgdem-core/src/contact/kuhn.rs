@@ -234,6 +234,33 @@ pub fn kuhn_step(state: &mut KuhnState, step: &KuhnStep, p: &KuhnParams) -> Kuhn
     }
 }
 
+/// The conventional elastic-predictor / radial-return update of one step's proportional
+/// movement (Eq. 4) in `n` sub-steps, from tangential force `ft0` and normal force `fn0` with
+/// tangential movement `dxi` and normal approach `dzeta`: as `n` grows it converges to the
+/// solution of Eq. 16, which makes it the reference the closed form is checked against.
+/// Returns the first fraction of the step at which it slid (1 if never) and the final force.
+pub fn sub_stepped(
+    p: &KuhnParams,
+    ft0: DVec3,
+    fn0: f64,
+    dxi: DVec3,
+    dzeta: f64,
+    n: usize,
+) -> (f64, DVec3) {
+    let mut f = ft0;
+    let mut first = None;
+    for k in 1..=n {
+        let alpha = k as f64 / n as f64;
+        let limit = p.friction * (fn0 + alpha * p.kn * dzeta);
+        f += dxi * (p.kt / n as f64);
+        if f.length() > limit {
+            first.get_or_insert(alpha);
+            f *= limit / f.length();
+        }
+    }
+    (first.unwrap_or(1.0), f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,22 +272,8 @@ mod tests {
         twirl: true,
     };
 
-    /// The conventional elastic-predictor / radial-return update in `n` sub-steps of the step's
-    /// proportional movement (Eq. 4): it converges to the solution of Eq. 16 as `n` grows.
-    /// Returns the first fraction of the step at which it slid and the final force.
     fn fine(ft0: DVec3, fn0: f64, dxi: DVec3, dzeta: f64, n: usize) -> (f64, DVec3) {
-        let mut f = ft0;
-        let mut first = None;
-        for k in 1..=n {
-            let alpha = k as f64 / n as f64;
-            let limit = P.friction * (fn0 + alpha * P.kn * dzeta);
-            f += dxi * (P.kt / n as f64);
-            if f.length() > limit {
-                first.get_or_insert(alpha);
-                f *= limit / f.length();
-            }
-        }
-        (first.unwrap_or(1.0), f)
+        sub_stepped(&P, ft0, fn0, dxi, dzeta, n)
     }
 
     fn check_against_fine(ft0: DVec3, dxi: DVec3, dzeta: f64) {
