@@ -150,13 +150,7 @@ fn particle(
         if wall.kind == 0u {
             let dn = dot(rel, normal);
             hit = dn < pi.hi.w && dn > -pi.hi.w;
-            // R − n·(x − p) from the parts of the double-single difference: the hi part's
-            // projection is within a factor 2 of R at contact, so R − it is exact (Sterbenz), and
-            // the overlap keeps precision relative to itself rather than to R (one ulp of a
-            // 5 mm radius is 0.5 % of a 1e-7 m overlap).
-            let rel_hi = (pi.hi.xyz - wall.point_hi.xyz) * params.one;
-            let rel_lo = pi.lo.xyz - wall.point_lo.xyz;
-            overlap = (pi.hi.w - dot(rel_hi, normal)) * params.one - dot(rel_lo, normal);
+            overlap = pi.hi.w - dn;
         } else {
             let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
             let cu = clamp(dot(rel, wall.u_axis.xyz), -wall.extents.x, wall.extents.x);
