@@ -392,7 +392,7 @@ fn evaluate_cpu(asm: &Assembly, params: &KuhnParams) -> Evaluated {
 }
 
 fn evaluate_gpu(ctx: &wgdem_gpu::GpuContext, asm: &Assembly, params: &KuhnParams) -> Evaluated {
-    let probe = ContactProbe::new(ctx, asm.pairs.len() as u32);
+    let mut probe = ContactProbe::new(ctx, asm.pairs.len() as u32);
     let setup = ProbeSetup::new(&CaseParams::Linear(*params)).unwrap_or_else(|e| panic!("{e}"));
     let mut forces = vec![DVec3::ZERO; asm.pairs.len()];
     let mut loaded = Vec::new();
@@ -977,7 +977,7 @@ fn gpu_slip_direction_matches_a_fine_integration_of_eq_16() {
         ),
         (DVec3::new(0.0, 5.0, 0.0), DVec3::new(3e-5, 0.0, 0.0), 0.0),
     ];
-    let probe = ContactProbe::new(&ctx, cases.len() as u32);
+    let mut probe = ContactProbe::new(&ctx, cases.len() as u32);
     let setup = ProbeSetup::new(&CaseParams::Linear(p)).unwrap_or_else(|e| panic!("{e}"));
     let mut steps = Vec::new();
     for (ft0, dxi, dzeta) in cases {

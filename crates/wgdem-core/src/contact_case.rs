@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::contact::hill::{HillParams, HillState, HillStep, hill_step, make_dry, make_wet};
 use crate::contact::jager::{JagerParams, JagerState, JagerStep, jager_step};
 use crate::contact::kuhn::{KuhnParams, KuhnState, KuhnStep, kuhn_step};
+use crate::cpu::local_damped;
 use crate::error::{Error, Result};
 use crate::output::atomic_write;
 use crate::scene::parse_toml;
@@ -441,10 +442,7 @@ impl ContactCase {
                     ));
                     return Self::finish(config, bodies, model, moduli, file);
                 }
-                moduli = (
-                    1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2),
-                    1.0 / (2.0 * (1.0 + n1) * (2.0 - n1) / e1 + 2.0 * (1.0 + n2) * (2.0 - n2) / e2),
-                );
+                moduli = crate::material::effective_moduli((e1, n1), (e2, n2));
                 let alpha = c.damping_constant.unwrap_or(0.0);
                 check_damping("contact.damping_constant", alpha, file)?;
                 let suction = c.suction.unwrap_or(0.0);
@@ -692,15 +690,8 @@ impl ContactCase {
     fn release(&mut self, force: DVec3, arm: DVec3, local_damping: f64, dt: f64) {
         let body = &mut self.bodies[1];
         let torque = arm.cross(force);
-        let damp = |f: DVec3, v: DVec3| {
-            f - DVec3::new(
-                f.x.abs() * v.x.signum() * f64::from(v.x != 0.0),
-                f.y.abs() * v.y.signum() * f64::from(v.y != 0.0),
-                f.z.abs() * v.z.signum() * f64::from(v.z != 0.0),
-            ) * local_damping
-        };
-        body.velocity += damp(force, body.velocity) / body.mass * dt;
-        body.spin += damp(torque, body.spin) / body.inertia * dt;
+        body.velocity += local_damped(force, body.velocity, local_damping) / body.mass * dt;
+        body.spin += local_damped(torque, body.spin, local_damping) / body.inertia * dt;
     }
 
     /// The model's constants from `stage` on.

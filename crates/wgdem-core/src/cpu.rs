@@ -542,21 +542,9 @@ impl Simulation {
         let dt = self.dt;
         let alpha = self.local_damping;
         let p = &mut self.particles;
-        // Cundall's local damping: each component loses α|F| against its velocity.
-        let damp = |f: DVec3, v: DVec3| {
-            if alpha == 0.0 {
-                f
-            } else {
-                f - DVec3::new(
-                    f.x.abs() * sign(v.x),
-                    f.y.abs() * sign(v.y),
-                    f.z.abs() * sign(v.z),
-                ) * alpha
-            }
-        };
         for i in 0..p.len() {
-            let force = damp(p.force[i], p.velocity[i]);
-            let torque = damp(p.torque[i], p.angular_velocity[i]);
+            let force = local_damped(p.force[i], p.velocity[i], alpha);
+            let torque = local_damped(p.torque[i], p.angular_velocity[i], alpha);
             p.velocity[i] += force / p.mass[i] * dt;
             p.position[i] += p.velocity[i] * dt;
             if !p.spin_fixed[i] {
@@ -602,6 +590,18 @@ pub struct SimState {
     pub skin: f64,
     /// Neighbour-list builds so far.
     pub neighbour_builds: u64,
+}
+
+/// Cundall's local damping (PFC's): `f` with each component reduced by `α |f| sign(v)`.
+pub fn local_damped(f: DVec3, v: DVec3, alpha: f64) -> DVec3 {
+    if alpha == 0.0 {
+        return f;
+    }
+    f - DVec3::new(
+        f.x.abs() * sign(v.x),
+        f.y.abs() * sign(v.y),
+        f.z.abs() * sign(v.z),
+    ) * alpha
 }
 
 /// `-1`, `0` or `1` as the sign of `v` (0 for 0).

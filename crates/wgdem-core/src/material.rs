@@ -155,9 +155,7 @@ impl PairParams {
                     restitution: r2,
                 },
             ) => {
-                let e_star = 1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2);
-                let g_star =
-                    1.0 / (2.0 * (1.0 + n1) * (2.0 - n1) / e1 + 2.0 * (1.0 + n2) * (2.0 - n2) / e2);
+                let (e_star, g_star) = effective_moduli((e1, n1), (e2, n2));
                 let e = r1.min(r2);
                 let damping = match law {
                     ContactLaw::Hooke => damping_ratio_from_restitution(e),
@@ -288,6 +286,17 @@ impl PairParams {
             eff_radius,
         }
     }
+}
+
+/// The pair's effective moduli `(E*, G*)` from each body's `(E, ν)`:
+/// `E* = ((1−ν₁²)/E₁ + (1−ν₂²)/E₂)⁻¹`, `G* = (2(1+ν₁)(2−ν₁)/E₁ + 2(1+ν₂)(2−ν₂)/E₂)⁻¹`
+/// (Potyondy memo, Table 4's `E_e`, `G_e`).
+pub fn effective_moduli(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+    let ((e1, n1), (e2, n2)) = (a, b);
+    (
+        1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2),
+        1.0 / (2.0 * (1.0 + n1) * (2.0 - n1) / e1 + 2.0 * (1.0 + n2) * (2.0 - n2) / e2),
+    )
 }
 
 /// Effective value `a b / (a + b)` (Fleischmann Eq. 1's m̄ and R̄).

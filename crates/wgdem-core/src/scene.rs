@@ -1228,11 +1228,10 @@ impl Validator<'_> {
                             self.err(&f("suction"), format!("{suction} must be ≥ 0 (in Pa)"))
                         );
                     }
+                    let (e_e, g_e) = crate::material::effective_moduli((e1, n1), (e2, n2));
                     PairModel::Hill {
-                        e_e: 1.0 / ((1.0 - n1 * n1) / e1 + (1.0 - n2 * n2) / e2),
-                        g_e: 1.0
-                            / (2.0 * (1.0 + n1) * (2.0 - n1) / e1
-                                + 2.0 * (1.0 + n2) * (2.0 - n2) / e2),
+                        e_e,
+                        g_e,
                         damping_constant: alpha,
                         suction,
                     }

@@ -12,9 +12,8 @@ use wgdem_core::contact::kuhn::KuhnParams;
 use wgdem_core::contact_case::{
     CaseEvaluator, CaseParams, MoistureAction, StepKinematics, StepResult,
 };
-use wgpu::util::DeviceExt;
 
-use crate::context::{GpuContext, GpuError, read_buffer};
+use crate::context::{GpuContext, GpuError};
 use crate::shaders;
 
 /// Bytes of one contact's `ProbeState` (a test checks naga's layout).
@@ -163,6 +162,19 @@ pub struct ContactProbe {
     pipeline: wgpu::ComputePipeline,
     states: wgpu::Buffer,
     contacts: u32,
+    /// Input, output and readback buffers, kept between runs and regrown when a run has more
+    /// steps (a free stage runs one step per call).
+    io: Option<ProbeIo>,
+}
+
+struct ProbeIo {
+    /// Steps the buffers hold.
+    capacity: usize,
+    setup: wgpu::Buffer,
+    steps: wgpu::Buffer,
+    output: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    group: wgpu::BindGroup,
 }
 
 impl ContactProbe {
@@ -193,12 +205,71 @@ impl ContactProbe {
             pipeline,
             states,
             contacts,
+            io: None,
+        }
+    }
+
+    /// Buffers for runs of up to `steps` steps (all contacts together).
+    fn ensure_io(&mut self, steps: usize) {
+        if self.io.as_ref().is_none_or(|io| io.capacity < steps) {
+            let buffer = |label: &str, bytes: usize, usage: wgpu::BufferUsages| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: bytes as u64,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            };
+            use wgpu::BufferUsages as U;
+            let out_bytes = steps * size_of::<ProbeOut>();
+            let setup = buffer(
+                "dem.contact_probe.setup",
+                size_of::<ProbeSetup>(),
+                U::STORAGE | U::COPY_DST,
+            );
+            let step_buf = buffer(
+                "dem.contact_probe.steps",
+                steps * size_of::<ProbeStep>(),
+                U::STORAGE | U::COPY_DST,
+            );
+            let output = buffer("dem.contact_probe.out", out_bytes, U::STORAGE | U::COPY_SRC);
+            let staging = buffer(
+                "dem.contact_probe.readback",
+                out_bytes,
+                U::MAP_READ | U::COPY_DST,
+            );
+            let entries = [&setup, &step_buf, &self.states, &output].map(|b| b.as_entire_binding());
+            let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("dem.contact_probe"),
+                layout: &self.pipeline.get_bind_group_layout(0),
+                entries: &entries
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, resource)| wgpu::BindGroupEntry {
+                        binding: k as u32,
+                        resource,
+                    })
+                    .collect::<Vec<_>>(),
+            });
+            self.io = Some(ProbeIo {
+                capacity: steps,
+                setup,
+                steps: step_buf,
+                output,
+                staging,
+                group,
+            });
         }
     }
 
     /// Runs every contact through `steps` (contact-major: contact `c`'s steps are
-    /// `steps[c * s .. (c + 1) * s]`), returning the outputs in the same order.
-    pub fn run(&self, setup: ProbeSetup, steps: &[ProbeStep]) -> Result<Vec<ProbeOut>, GpuError> {
+    /// `steps[c * s .. (c + 1) * s]`), returning the outputs in the same order: one submit
+    /// (compute and copy to the readback buffer) and one map per call.
+    pub fn run(
+        &mut self,
+        setup: ProbeSetup,
+        steps: &[ProbeStep],
+    ) -> Result<Vec<ProbeOut>, GpuError> {
         let per = steps.len() / self.contacts as usize;
         if per == 0 {
             return Ok(Vec::new());
@@ -208,44 +279,16 @@ impl ContactProbe {
             contacts: self.contacts,
             ..setup
         };
-        let storage = |label: &str, bytes: &[u8]| {
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: bytes,
-                    usage: wgpu::BufferUsages::STORAGE,
-                })
+        let groups = self.contacts.div_ceil(64);
+        self.ensure_io(steps.len());
+        let Some(io) = self.io.as_ref() else {
+            unreachable!("ensure_io sets the buffers")
         };
-        let setup_buf = storage("dem.contact_probe.setup", bytemuck::bytes_of(&setup));
-        let step_buf = storage("dem.contact_probe.steps", bytemuck::cast_slice(steps));
-        let output = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("dem.contact_probe.out"),
-            size: (steps.len() * size_of::<ProbeOut>()) as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("dem.contact_probe"),
-            layout: &self.pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: setup_buf.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: step_buf.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: self.states.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: output.as_entire_binding(),
-                },
-            ],
-        });
+        self.queue
+            .write_buffer(&io.setup, 0, bytemuck::bytes_of(&setup));
+        self.queue
+            .write_buffer(&io.steps, 0, bytemuck::cast_slice(steps));
+        let out_bytes = (steps.len() * size_of::<ProbeOut>()) as u64;
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -257,11 +300,30 @@ impl ContactProbe {
                 timestamp_writes: None,
             });
             pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(self.contacts.div_ceil(64), 1, 1);
+            pass.set_bind_group(0, &io.group, &[]);
+            pass.dispatch_workgroups(groups, 1, 1);
         }
+        encoder.copy_buffer_to_buffer(&io.output, 0, &io.staging, 0, out_bytes);
         self.queue.submit([encoder.finish()]);
-        read_buffer(&self.device, &self.queue, &output, steps.len())
+        let slice = io.staging.slice(..out_bytes);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| GpuError::Readback(e.to_string()))?
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        let out = {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| GpuError::Readback(e.to_string()))?;
+            bytemuck::pod_collect_to_vec::<u8, ProbeOut>(&view[..])
+        };
+        io.staging.unmap();
+        Ok(out)
     }
 }
 
