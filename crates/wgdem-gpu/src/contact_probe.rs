@@ -13,7 +13,7 @@ use wgdem_core::contact_case::{
     CaseEvaluator, CaseParams, MoistureAction, StepKinematics, StepResult,
 };
 
-use crate::context::{GpuContext, GpuError};
+use crate::context::{GpuContext, GpuError, map_and_read};
 use crate::shaders;
 
 /// Bytes of one contact's `ProbeState` (a test checks naga's layout).
@@ -305,25 +305,7 @@ impl ContactProbe {
         }
         encoder.copy_buffer_to_buffer(&io.output, 0, &io.staging, 0, out_bytes);
         self.queue.submit([encoder.finish()]);
-        let slice = io.staging.slice(..out_bytes);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| GpuError::Readback(e.to_string()))?;
-        rx.recv()
-            .map_err(|e| GpuError::Readback(e.to_string()))?
-            .map_err(|e| GpuError::Readback(e.to_string()))?;
-        let out = {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| GpuError::Readback(e.to_string()))?;
-            bytemuck::pod_collect_to_vec::<u8, ProbeOut>(&view[..])
-        };
-        io.staging.unmap();
-        Ok(out)
+        map_and_read(&self.device, &io.staging, out_bytes)
     }
 }
 

@@ -150,8 +150,18 @@ pub fn read_buffer<T: bytemuck::Pod>(
     });
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
     queue.submit([encoder.finish()]);
+    map_and_read(device, &staging, bytes)
+}
+
+/// Waits for the work submitted so far, then maps the first `bytes` of the `MAP_READ`
+/// buffer `staging` and returns them as `T`s (the buffer is unmapped again).
+pub fn map_and_read<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    staging: &wgpu::Buffer,
+    bytes: u64,
+) -> Result<Vec<T>, GpuError> {
     let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |r| {
+    staging.map_async(wgpu::MapMode::Read, ..bytes.max(4), move |r| {
         let _ = tx.send(r);
     });
     device
@@ -162,7 +172,7 @@ pub fn read_buffer<T: bytemuck::Pod>(
         .map_err(|e| GpuError::Readback(e.to_string()))?;
     let out = {
         let view = staging
-            .get_mapped_range(..)
+            .get_mapped_range(..bytes.max(4))
             .map_err(|e| GpuError::Readback(e.to_string()))?;
         bytemuck::pod_collect_to_vec::<u8, T>(&view[..bytes as usize])
     };
