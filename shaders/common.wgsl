@@ -98,6 +98,13 @@ fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
 }
 // @slot-end
 
+// One wall slot: a neighbour slot plus the low part of its tangential history (xyz), so that a
+// resting contact keeps the sub-ulp increments an f32 history would drop (see `two_sum`).
+struct WallSlot {
+    slot: Slot,
+    lo: vec4<f32>,
+}
+
 struct ForceTorque {
     force: vec4<f32>,
     torque: vec4<f32>,
@@ -126,6 +133,18 @@ const WG: u32 = 64u;
 fn fast_two_sum(a: vec3<f32>, b: vec3<f32>, one: f32) -> Position {
     let s = a + b;
     let e = b - (s * one - a);
+    return Position(vec4<f32>(s, 0.0), vec4<f32>(e, 0.0));
+}
+
+// TwoSum (Knuth): s + e == a + b exactly, whatever the magnitudes. Used to accumulate a
+// contact's tangential history in two parts: a resting contact's per-step increment can fall
+// below half an ulp of its history (1e-13 m against 1.5e-4 m on a slope), and an f32 history
+// would drop it every step, letting the contact creep while its spring stays put.
+fn two_sum(a: vec3<f32>, b: vec3<f32>, one: f32) -> Position {
+    let s = a + b;
+    let a1 = s * one - b;
+    let b1 = s * one - a1 * one;
+    let e = (a - a1 * one) + (b - b1 * one);
     return Position(vec4<f32>(s, 0.0), vec4<f32>(e, 0.0));
 }
 
@@ -171,6 +190,7 @@ struct ContactOutcome {
     normal_force: f32,
     tangential: vec3<f32>,  // new u_t
     sliding: u32,
+    tangential_lo: vec3<f32>,  // low part of u_t (zero unless `u_t_lo` was given)
 }
 
 fn law_factor(law: u32, eff_radius: f32, overlap: f32) -> f32 {
@@ -213,6 +233,8 @@ fn contact_force(
     rel_velocity: vec3<f32>,
     rel_displacement: vec3<f32>,
     u_t_prev: vec3<f32>,
+    u_t_lo: vec3<f32>,      // low part of u_t_prev (zero where the history is a single f32)
+    one: f32,               // 1.0 the compiler cannot see (see `two_sum`)
     p: ContactParams,
 ) -> ContactOutcome {
     let f = law_factor(law, p.eff_radius, overlap);
@@ -223,9 +245,12 @@ fn contact_force(
     let normal_force = dot(f_n, normal);
 
     var u_t = vec3<f32>(0.0);
+    var lo = vec3<f32>(0.0);
     if history == 0u {
-        let u_star = u_t_prev + step_t;          // Eq. 4
-        u_t = u_star - normal * dot(normal, u_star);
+        // Eq. 4, the sum compensated: (u_t_prev + u_t_lo) + step_t as a high and a low part.
+        let u_star = two_sum(u_t_prev, step_t + u_t_lo, one);
+        u_t = u_star.hi.xyz - normal * dot(normal, u_star.hi.xyz);
+        lo = u_star.lo.xyz - normal * dot(normal, u_star.lo.xyz);
     } else if history == 1u {
         u_t = step_t;                            // Eq. 5
     }
@@ -245,9 +270,10 @@ fn contact_force(
         if history == 0u && p.kt > 0.0 && f > 0.0 {
             u_t = -(f_t / f + damping_t) / p.kt;
         }
+        lo = vec3<f32>(0.0);
     }
     if history != 0u {
         u_t = vec3<f32>(0.0);
     }
-    return ContactOutcome(f_n + f_t, normal_force, u_t, sliding);
+    return ContactOutcome(f_n + f_t, normal_force, u_t, sliding, lo);
 }

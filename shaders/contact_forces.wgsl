@@ -6,8 +6,9 @@
 // holds exactly, and the sum order is fixed, so a run is bitwise reproducible on a device.
 // Each side stores its own copy of the pair's history; both copies are computed from the same
 // inputs, so they stay identical. Particle–wall contacts follow, each particle keeping a few
-// wall slots (wall id and history) carried over by wall id, overflow flagged for regrowth; each workgroup sums its particles' wall forces with a fixed tree and writes one
-// partial per wall, which `wall_reduce` sums in a fixed order.
+// wall slots (wall id and a two-part tangential history) carried over by wall id, overflow
+// flagged for regrowth; each workgroup sums its particles' wall forces with a fixed tree and
+// writes one partial per wall, which `wall_reduce` sums in a fixed order.
 // Dispatched once per chunk of particles (see `Chunk`).
 // CPU twin: `Simulation::compute_forces`.
 
@@ -21,7 +22,7 @@
 @group(0) @binding(7) var<storage, read> walls: array<Wall>;
 @group(0) @binding(8) var<storage, read> count: array<u32>;
 @group(0) @binding(9) var<storage, read_write> slots: array<Slot>;
-@group(0) @binding(10) var<storage, read_write> wall_slots: array<Slot>;  // [particle][slot]
+@group(0) @binding(10) var<storage, read_write> wall_slots: array<WallSlot>;  // [particle][slot]
 @group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
 @group(0) @binding(12) var<storage, read_write> ft: array<ForceTorque>;
 @group(0) @binding(13) var<storage, read_write> stats: array<vec4<u32>>;
@@ -116,8 +117,9 @@ fn particle(
         let twirl = 0.5 * dot(omega[a].xyz + omega[b].xyz, normal) * params.dt;
         let m_eff = pa.lo.w * pb.lo.w / (pa.lo.w + pb.lo.w);
         let r_eff = pa.hi.w * pb.hi.w / (pa.hi.w + pb.hi.w);
-        let out = evaluate_pair(rec, slot, overlap, normal, rel_velocity, rel_displacement, twirl,
-            pa.hi.w, pb.hi.w, pa.lo.w, pb.lo.w, m_eff, r_eff);
+        // Neighbour slots keep a single-f32 history (no low part).
+        let out = evaluate_pair(rec, slot, vec3<f32>(0.0), overlap, normal, rel_velocity,
+            rel_displacement, twirl, pa.hi.w, pb.hi.w, pa.lo.w, pb.lo.w, m_eff, r_eff);
         if i == b {
             force += out.force;
             torque += cross(r_b, out.force);
@@ -136,7 +138,7 @@ fn particle(
     // This particle's wall slots of the last step, read before they are rewritten.
     let ws = params.flags.w;
     let wbase = i * ws;
-    var old_walls: array<Slot, MAX_WALLS>;
+    var old_walls: array<WallSlot, MAX_WALLS>;
     for (var k = 0u; k < ws; k++) {
         old_walls[k] = wall_slots[wbase + k];
     }
@@ -150,7 +152,14 @@ fn particle(
         if wall.kind == 0u {
             let dn = dot(rel, normal);
             hit = dn < pi.hi.w && dn > -pi.hi.w;
-            overlap = pi.hi.w - dn;
+            // R − n·(x − p) from the parts of the double-single difference: the hi part's
+            // projection is within a factor 2 of R at contact, so R − it is exact (Sterbenz),
+            // and the overlap keeps precision relative to itself rather than to R (one ulp of a
+            // 5 mm radius is 0.5 % of a 1e-7 m overlap). The wall slot's two-part tangential
+            // history answers the smooth normal force this gives without creeping.
+            let rel_hi = (pi.hi.xyz - wall.point_hi.xyz) * params.one;
+            let rel_lo = pi.lo.xyz - wall.point_lo.xyz;
+            overlap = (pi.hi.w - dot(rel_hi, normal)) * params.one - dot(rel_lo, normal);
         } else {
             let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
             let cu = clamp(dot(rel, wall.u_axis.xyz), -wall.extents.x, wall.extents.x);
@@ -166,9 +175,9 @@ fn particle(
         if !hit {
             continue;
         }
-        var prev = make_slot(vec3<f32>(0.0), w);
+        var prev = WallSlot(make_slot(vec3<f32>(0.0), w), vec4<f32>(0.0));
         for (var k = 0u; k < ws; k++) {
-            if old_walls[k].partner == w {
+            if old_walls[k].slot.partner == w {
                 prev = old_walls[k];
                 break;
             }
@@ -178,12 +187,13 @@ fn particle(
         let rel_displacement = (vi.xyz + cross(wi.xyz, r_p) - wall.velocity.xyz) * params.dt;
         let rec = pair_table[wall.material * params.n_materials + material[i]];
         // A wall is body A with infinite radius and mass.
-        let out = evaluate_pair(rec, prev, overlap, normal, rel_velocity, rel_displacement,
-            0.5 * dot(wi.xyz, normal) * params.dt, 1e30, pi.hi.w, 1e30, pi.lo.w, pi.lo.w, pi.hi.w);
+        let out = evaluate_pair(rec, prev.slot, prev.lo.xyz, overlap, normal, rel_velocity,
+            rel_displacement, 0.5 * dot(wi.xyz, normal) * params.dt, 1e30, pi.hi.w, 1e30, pi.lo.w,
+            pi.lo.w, pi.hi.w);
         force += out.force;
         torque += cross(r_p, out.force);
         if n_touching < ws {
-            wall_slots[wbase + n_touching] = out.slot;
+            wall_slots[wbase + n_touching] = WallSlot(out.slot, vec4<f32>(out.lo, 0.0));
         }
         n_touching += 1u;
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
@@ -192,7 +202,7 @@ fn particle(
         n_sliding += out.sliding;
     }
     for (var k = n_touching; k < ws; k++) {
-        wall_slots[wbase + k] = make_slot(vec3<f32>(0.0), NO_WALL);
+        wall_slots[wbase + k] = WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
     }
     if n_touching > ws {
         atomicOr(&counters.failed, 2u);
@@ -206,13 +216,14 @@ struct PairOut {
     force: vec3<f32>,   // on B
     sliding: u32,
     slot: Slot,         // the contact's new history
+    lo: vec3<f32>,      // the low part of its tangential history (wall slots)
 }
 
 // One contact with the pair's model: the scene's spring–dashpot (`contact_force`), Kuhn's
 // linear contact or the hill model (models.wgsl, state in the slot's `aux` words: Kuhn keeps
 // the last overlap, hill its moisture state). Radii and masses of a wall are 1e30.
 // CPU twin: `contact::model::evaluate`.
-fn evaluate_pair(rec: PairRecord, slot: Slot, overlap: f32, normal: vec3<f32>,
+fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, normal: vec3<f32>,
                  rel_velocity: vec3<f32>, rel_displacement: vec3<f32>, twirl: f32,
                  r_a: f32, r_b: f32, m_a: f32, m_b: f32, m_eff: f32, r_eff: f32) -> PairOut {
     if rec.model == 1u {
@@ -229,10 +240,11 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, overlap: f32, normal: vec3<f32>,
             kt = kn / rec.damping;
         }
         var st = KuhnState(slot.tangential, slot_aux(slot).x);
-        let o = kuhn_step(&st, overlap, normal, rel_displacement, twirl,
-            KuhnParams(kn, kt, rec.friction, rec.flags & 1u));
+        var st_lo = lo;
+        let o = kuhn_step(&st, &st_lo, overlap, normal, rel_displacement, twirl,
+            KuhnParams(kn, kt, rec.friction, rec.flags & 1u), params.one);
         return PairOut(o.force, o.slid, with_aux(make_slot(st.tangential, slot.partner),
-            vec4<f32>(st.overlap, 0.0, 0.0, 0.0)));
+            vec4<f32>(st.overlap, 0.0, 0.0, 0.0)), st_lo);
     }
     if rec.model == 2u {
         var st = HillState(slot.tangential, bitcast<u32>(slot_aux(slot).x));
@@ -240,10 +252,11 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, overlap: f32, normal: vec3<f32>,
             rec.suction);
         let o = hill_step(&st, -overlap, normal, rel_velocity, rel_displacement, twirl, hp);
         return PairOut(o.force, o.slid, with_aux(make_slot(st.shear, slot.partner),
-            vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)));
+            vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)), vec3<f32>(0.0));
     }
     let p = contact_params(rec, params.law, m_eff, r_eff);
     let out = contact_force(params.law, params.history, overlap, normal, rel_velocity,
-        rel_displacement, slot.tangential, p);
-    return PairOut(out.force, out.sliding, make_slot(out.tangential, slot.partner));
+        rel_displacement, slot.tangential, lo, params.one, p);
+    return PairOut(out.force, out.sliding, make_slot(out.tangential, slot.partner),
+        out.tangential_lo);
 }

@@ -29,6 +29,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let history = s.mode.z;
     let p = contact_params(pair_table[s.mode.x], law, s.velocity.w, s.displacement.w);
     let out = contact_force(law, history, s.normal_overlap.w, s.normal_overlap.xyz, s.velocity.xyz,
-        s.displacement.xyz, s.u_prev.xyz, p);
+        s.displacement.xyz, s.u_prev.xyz, vec3<f32>(0.0), 1.0, p);  // single-f32 history
     outputs[i] = ProbeOut(vec4<f32>(out.force, out.normal_force), vec4<f32>(out.tangential, f32(out.sliding)));
 }

@@ -62,7 +62,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let overlap = k.normal_overlap.w;
         var out = ProbeOut(vec4<f32>(0.0), vec4<f32>(0.0), vec4<u32>(0u));
         if setup.model == 1u {
-            let o = kuhn_step(&kst, overlap, n, k.movement_twirl.xyz, k.movement_twirl.w, setup.kuhn);
+            // A single-f32 history, as the engine's neighbour slots keep.
+            var lo = vec3<f32>(0.0);
+            let o = kuhn_step(&kst, &lo, overlap, n, k.movement_twirl.xyz, k.movement_twirl.w,
+                setup.kuhn, 1.0);
             st.dissipated = st.dissipated + o.dissipated;
             out.force = vec4<f32>(o.force, o.normal_force);
             out.energy = vec4<f32>(o.elastic, st.dissipated, o.normal_force, 0.0);

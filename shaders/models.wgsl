@@ -26,9 +26,13 @@ struct KuhnOut {
     slid: u32,
 }
 
-fn kuhn_step(s: ptr<function, KuhnState>, zeta1: f32, n: vec3<f32>, movement: vec3<f32>,
-             twirl: f32, p: KuhnParams) -> KuhnOut {
+// `lo` is the low part of the tangential force where the caller keeps a two-part history (wall
+// contacts; zero otherwise): an elastic step adds its increment with `two_sum`, so a resting
+// contact keeps increments below half an ulp of its force. Sliding and new contacts reset it.
+fn kuhn_step(s: ptr<function, KuhnState>, lo: ptr<function, vec3<f32>>, zeta1: f32, n: vec3<f32>,
+             movement: vec3<f32>, twirl: f32, p: KuhnParams, one: f32) -> KuhnOut {
     if zeta1 < 0.0 {
+        *lo = vec3<f32>(0.0);
         (*s).tangential = vec3<f32>(0.0);
         (*s).overlap = zeta1;
         return KuhnOut(vec3<f32>(0.0), 0.0, 0.0, 0.0, 0u);
@@ -43,6 +47,7 @@ fn kuhn_step(s: ptr<function, KuhnState>, zeta1: f32, n: vec3<f32>, movement: ve
     var work = 0.0;
     var slid = 0u;
     var ft = vec3<f32>(0.0);
+    var ft_lo = vec3<f32>(0.0);
     if fn0 <= 0.0 {
         // Eq. 7–8: the contact began inside the step.
         var alpha0 = 0.0;
@@ -60,9 +65,12 @@ fn kuhn_step(s: ptr<function, KuhnState>, zeta1: f32, n: vec3<f32>, movement: ve
         ft0 = vec3<f32>(0.0);
     } else {
         var dzeta = zeta1 - zeta0;
-        ft = ft0 + dxi * p.kt;
+        let trial = two_sum(ft0, dxi * p.kt + *lo, one);
+        ft = trial.hi.xyz;
+        ft_lo = trial.lo.xyz;
         let limit = p.friction * fn1;
         if length(ft) > limit {
+            ft_lo = vec3<f32>(0.0);
             // Eq. 9–15.
             let a = (p.friction * p.kn * dzeta) * (p.friction * p.kn * dzeta) - dot(dxi, dxi) * p.kt * p.kt;
             let b = p.friction * p.friction * p.kn * fn0 * dzeta - p.kt * dot(ft0, dxi);
@@ -122,9 +130,12 @@ fn kuhn_step(s: ptr<function, KuhnState>, zeta1: f32, n: vec3<f32>, movement: ve
     }
     // Eq. 22, then Eq. 23 as an exact rotation about n.
     ft = ft - n * dot(ft, n);
+    ft_lo = ft_lo - n * dot(ft_lo, n);
     if p.twirl != 0u && twirl != 0.0 {
         ft = ft * cos(twirl) + cross(n, ft) * sin(twirl);
+        ft_lo = ft_lo * cos(twirl) + cross(n, ft_lo) * sin(twirl);
     }
+    *lo = ft_lo;
     let reversible = (dot(ft, ft) - dot(start, start)) / (2.0 * p.kt);
     (*s).tangential = ft;
     (*s).overlap = zeta1;

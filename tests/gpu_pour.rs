@@ -212,12 +212,14 @@ fn gpu_runs_are_bitwise_reproducible_and_regrowth_changes_nothing() {
 
 /// History survives neighbour-list rebuilds: the pour run with its lists rebuilt (and every
 /// pair's history carried over by partner id) at every step matches the run that rebuilds only
-/// when a particle has moved half the skin (74 times in 3 000 steps).
+/// when a particle has moved half the skin.
 ///
-/// - Contact, wall-contact and sliding counts are equal at every 100 steps up to step 3 000,
-///   well into the collisional phase (≈ 750 contacts). This is the check that catches lost
+/// - Contact, wall-contact and sliding counts are equal at every 100 steps up to step 2 500,
+///   well into the collisional phase (≈ 400 contacts). This is the check that catches lost
 ///   history: with a build that zeroes the carried history, the sliding counts differ by step
-///   700 (measured by breaking `neighbours.wgsl` on purpose).
+///   700 (measured by breaking `neighbours.wgsl` on purpose). The window ends before the
+///   last-bit differences below have grown into a count: the first differing count, one
+///   contact, appears at step 2 900 (measured).
 /// - Positions agree within 1e-9 m at step 1 000. Both runs sum the same contact forces, but
 ///   possibly in a different list order, so f32 sums may differ in the last bit; collisions
 ///   amplify that chaotically later (6e-8 m by step 3 000, measured), so positions are compared
@@ -238,7 +240,7 @@ fn gpu_history_survives_rebuilds() {
     };
     let (mut every, mut skinned) = (make(true), make(false));
     let (mut a, mut b) = (s.simulation.clone(), s.simulation.clone());
-    for batch in 1..=30 {
+    for batch in 1..=25 {
         every.run(100).unwrap_or_else(|e| panic!("{e}"));
         skinned.run(100).unwrap_or_else(|e| panic!("{e}"));
         every.read_into(&mut a).unwrap_or_else(|e| panic!("{e}"));
@@ -255,12 +257,15 @@ fn gpu_history_survives_rebuilds() {
         skinned.neighbour_builds().unwrap_or(0),
     );
     eprintln!(
-        "step 3000: {} contacts; builds {} vs {}",
-        a.stats.contacts, builds.0, builds.1
+        "step 2500: {} contacts, {:.3e} m apart; builds {} vs {}",
+        a.stats.contacts,
+        max_diff(&a, &b),
+        builds.0,
+        builds.1
     );
-    assert!(a.stats.contacts > 500, "too few contacts to test anything");
-    assert_eq!(builds.0, 3000);
-    assert!(builds.1 < 600, "the skinned run rebuilt {} times", builds.1);
+    assert!(a.stats.contacts > 400, "too few contacts to test anything");
+    assert_eq!(builds.0, 2500);
+    assert!(builds.1 < 500, "the skinned run rebuilt {} times", builds.1);
 }
 
 /// History survives reordering: the pour run with its lists rebuilt and its particles

@@ -37,6 +37,17 @@ use crate::layout::{
 };
 use crate::shaders;
 
+/// The stages of one step, in order (see [`GpuEngine::profile_stages`]): the rebuild check,
+/// the sort (cell hash, radix sort, reorder, cell ranges), the neighbour lists (build and
+/// history carry-over), the contact forces (with the wall reduction) and the integration.
+pub const STAGES: [&str; 5] = [
+    "rebuild_check",
+    "sort",
+    "neighbours",
+    "contacts",
+    "integrate",
+];
+
 /// Options of the GPU engine.
 #[derive(Debug, Clone, Copy)]
 pub struct GpuOptions {
@@ -399,8 +410,14 @@ fn slot_chunks(
 }
 
 /// u32 words per particle of the largest array a reorder gathers (positions or wall slots).
-fn permute_words(wall_slots: u32, slot_words: usize) -> u64 {
-    (wall_slots as u64 * slot_words as u64).max(8)
+fn permute_words(wall_slots: u32, wall_words: usize) -> u64 {
+    (wall_slots as u64 * wall_words as u64).max(8)
+}
+
+/// u32 words per wall slot: a neighbour slot, then the low part of its tangential history
+/// (`WallSlot` in common.wgsl).
+fn wall_words(slot_words: usize) -> usize {
+    slot_words + 4
 }
 
 fn uniform_words(device: &wgpu::Device, label: &str, words: [u32; 4]) -> wgpu::Buffer {
@@ -413,9 +430,9 @@ fn uniform_words(device: &wgpu::Device, label: &str, words: [u32; 4]) -> wgpu::B
 
 /// `count` wall slots that hold no contact (partner `NO_WALL` in common.wgsl, word 3), as u32
 /// words.
-fn empty_wall_slots(count: usize, slot_words: usize) -> Vec<u32> {
-    let mut words = vec![0u32; count * slot_words];
-    for slot in words.chunks_mut(slot_words) {
+fn empty_wall_slots(count: usize, wall_words: usize) -> Vec<u32> {
+    let mut words = vec![0u32; count * wall_words];
+    for slot in words.chunks_mut(wall_words) {
         slot[3] = u32::MAX;
     }
     words
@@ -707,11 +724,11 @@ impl GpuEngine {
             ),
             (
                 "dem.wall_history",
-                n64 * params.flags[3] as u64 * 4 * slot_words as u64,
+                n64 * params.flags[3] as u64 * 4 * wall_words(slot_words) as u64,
                 format!(
                     "{n} particles × {} wall slots × {} B",
                     params.flags[3],
-                    4 * slot_words
+                    4 * wall_words(slot_words)
                 ),
             ),
             (
@@ -778,7 +795,7 @@ impl GpuEngine {
             permute_scratch: zeroed(
                 device,
                 "dem.permute.scratch",
-                n as u64 * permute_words(params.flags[3], slot_words) * 4,
+                n as u64 * permute_words(params.flags[3], wall_words(slot_words)) * 4,
             ),
             dummy: zeroed(device, "dem.permute.unused", 16),
             // The flag starts set: the first step builds the lists.
@@ -787,7 +804,7 @@ impl GpuEngine {
             wall_slots: init(
                 device,
                 "dem.wall_history",
-                &empty_wall_slots(n * params.flags[3] as usize, slot_words),
+                &empty_wall_slots(n * params.flags[3] as usize, wall_words(slot_words)),
             ),
             wall_partial: zeroed(
                 device,
@@ -799,7 +816,13 @@ impl GpuEngine {
             counters: zeroed(device, "dem.counters", 16),
         };
         let kernels = Kernels::new(device, wide);
-        let groups = Self::bind_groups(device, &kernels, &buffers, radix_passes, params.flags[3]);
+        let groups = Self::bind_groups(
+            device,
+            &kernels,
+            &buffers,
+            radix_passes,
+            params.flags[3] * wall_words(slot_words) as u32,
+        );
         Ok(Self {
             device: device.clone(),
             queue: queue.clone(),
@@ -924,7 +947,7 @@ impl GpuEngine {
         k: &Kernels,
         b: &Buffers,
         passes: u32,
-        wall_slots: u32,
+        wall_words: u32,
     ) -> BindGroups {
         let sorted = (passes % 2) as usize;
         let permute = {
@@ -954,7 +977,7 @@ impl GpuEngine {
                 (&b.ids, 1),
                 (&b.counts[0], 1),
                 (&b.cells, 4),
-                (&b.wall_slots, 4 * wall_slots),
+                (&b.wall_slots, wall_words),
             ];
             PermuteGroups {
                 invert: group(
@@ -1183,6 +1206,19 @@ impl GpuEngine {
     /// Records one time step into `pass`; `reduce` adds the wall-force and contact-count
     /// reduction (needed only where results are read back).
     fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, reduce: bool, reorder: bool) {
+        for stage in 0..STAGES.len() {
+            self.record_stage(pass, stage, reduce, reorder);
+        }
+    }
+
+    /// Records stage `stage` (an index into [`STAGES`]) of one time step into `pass`.
+    fn record_stage(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        stage: usize,
+        reduce: bool,
+        reorder: bool,
+    ) {
         let (k, g) = (&self.kernels, &self.groups);
         let n = self.params.n;
         let args = &self.buffers.dispatch_args;
@@ -1202,8 +1238,60 @@ impl GpuEngine {
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups_indirect(args, 12 * slot);
         };
-        direct(pass, &k.rebuild_check, &g.rebuild, groups(n, 64));
-        direct(pass, &k.rebuild_plan, &g.rebuild, 1);
+        match stage {
+            0 => {
+                direct(pass, &k.rebuild_check, &g.rebuild, groups(n, 64));
+                direct(pass, &k.rebuild_plan, &g.rebuild, 1);
+            }
+            1 => self.record_sort(pass, reorder),
+            2 => {
+                for c in 0..self.buffers.chunks.len() {
+                    indirect(pass, &k.neighbours, &g.neighbours[c], 4 + c as u64);
+                }
+                for c in 0..self.buffers.chunks.len() {
+                    indirect(pass, &k.rebuild_commit, &g.commit[c], 4 + c as u64);
+                }
+            }
+            3 => {
+                for (c, chunk) in self.buffers.chunks.iter().enumerate() {
+                    direct(pass, &k.contacts, &g.contacts[c], groups(chunk.count, 64));
+                }
+                if reduce {
+                    if self.params.n_walls > 0 {
+                        direct(pass, &k.reduce_walls, &g.reduce, self.params.n_walls);
+                    }
+                    direct(pass, &k.reduce_stats, &g.reduce, 1);
+                }
+            }
+            _ => {
+                direct(pass, &k.integrate, &g.integrate, groups(n, 64));
+                if self.params.n_walls > 0 {
+                    direct(pass, &k.walls_advance, &g.integrate, 1);
+                }
+            }
+        }
+    }
+
+    /// The sort stage: cell hash, radix sort, the optional reorder, cell ranges (each a
+    /// zero-sized dispatch when no rebuild is due).
+    fn record_sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
+        let (k, g) = (&self.kernels, &self.groups);
+        let n = self.params.n;
+        let args = &self.buffers.dispatch_args;
+        let direct =
+            |pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
+                pass.set_pipeline(&kernel.pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, 1, 1);
+            };
+        let indirect = |pass: &mut wgpu::ComputePass<'_>,
+                        kernel: &Kernel,
+                        group: &wgpu::BindGroup,
+                        slot: u64| {
+            pass.set_pipeline(&kernel.pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups_indirect(args, 12 * slot);
+        };
         indirect(pass, &k.hash, &g.hash, 0);
         for p in 0..self.radix_passes as usize {
             indirect(pass, &k.radix_count, &g.radix[p], 1);
@@ -1241,25 +1329,52 @@ impl GpuEngine {
         }
         indirect(pass, &k.ranges_clear, &g.ranges, 3);
         indirect(pass, &k.ranges_mark, &g.ranges, 0);
-        for c in 0..self.buffers.chunks.len() {
-            indirect(pass, &k.neighbours, &g.neighbours[c], 4 + c as u64);
-        }
-        for c in 0..self.buffers.chunks.len() {
-            indirect(pass, &k.rebuild_commit, &g.commit[c], 4 + c as u64);
-        }
-        for (c, chunk) in self.buffers.chunks.iter().enumerate() {
-            direct(pass, &k.contacts, &g.contacts[c], groups(chunk.count, 64));
-        }
-        if reduce {
-            if self.params.n_walls > 0 {
-                direct(pass, &k.reduce_walls, &g.reduce, self.params.n_walls);
+    }
+
+    /// Advances `steps` steps with each stage of [`STAGES`] in its own submission, waited for,
+    /// and returns the wall-clock seconds each stage took in all (CPU timers around the
+    /// submissions: they include the submit and wait overhead that a batched run amortises,
+    /// so their sum exceeds a batched run's time). The rebuild stages are dispatched with zero
+    /// workgroups on steps that need no rebuild, as in a batched run, so their time is the
+    /// average over rebuild and non-rebuild steps. For measurements (`wgdem bench`): a table
+    /// that overflows here is reported as an error (run a batched warm-up first, which regrows
+    /// the tables), not regrown.
+    pub fn profile_stages(&mut self, steps: u64) -> Result<[f64; STAGES.len()], GpuError> {
+        let mut seconds = [0.0; STAGES.len()];
+        self.queue
+            .write_buffer(&self.buffers.counters, 0, &[0u8; 16]);
+        for _ in 0..steps {
+            for (stage, total) in seconds.iter_mut().enumerate() {
+                let t0 = std::time::Instant::now();
+                let mut encoder =
+                    self.device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("dem.profile"),
+                        });
+                {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some(STAGES[stage]),
+                        timestamp_writes: None,
+                    });
+                    self.record_stage(&mut pass, stage, false, false);
+                }
+                self.queue.submit([encoder.finish()]);
+                self.device
+                    .poll(wgpu::PollType::wait_indefinitely())
+                    .map_err(|e| GpuError::Readback(e.to_string()))?;
+                *total += t0.elapsed().as_secs_f64();
             }
-            direct(pass, &k.reduce_stats, &g.reduce, 1);
         }
-        direct(pass, &k.integrate, &g.integrate, groups(n, 64));
-        if self.params.n_walls > 0 {
-            direct(pass, &k.walls_advance, &g.integrate, 1);
+        self.steps += steps;
+        self.time += steps as f64 * self.dt;
+        let counters: Vec<u32> = self.read(&self.buffers.counters, 4)?;
+        if counters[0] != 0 {
+            return Err(GpuError::Unsupported(format!(
+                "a contact table overflowed while profiling (flags {:#x}); run more warm-up steps first so that the tables regrow",
+                counters[0]
+            )));
         }
+        Ok(seconds)
     }
 
     /// Advances `steps` steps, in batches of `batch_steps` per submit.
@@ -1586,13 +1701,13 @@ impl GpuEngine {
         check_table(
             &self.device,
             "dem.wall_history",
-            (n * new * 4 * self.slot_words) as u64,
+            (n * new * 4 * wall_words(self.slot_words)) as u64,
             &format!(
                 "capacity {old} walls per particle was full, a particle touched {needed}; regrowing to {new} × {n} particles × {} B",
-                4 * self.slot_words
+                4 * wall_words(self.slot_words)
             ),
         )?;
-        let w = self.slot_words;
+        let w = wall_words(self.slot_words);
         let slots: Vec<u32> = self.read(&self.buffers.wall_slots, n * old * w)?;
         let mut relaid = empty_wall_slots(n * new, w);
         for i in 0..n {
@@ -1606,7 +1721,7 @@ impl GpuEngine {
         self.buffers.permute_scratch = zeroed(
             &self.device,
             "dem.permute.scratch",
-            n as u64 * permute_words(new as u32, self.slot_words) * 4,
+            n as u64 * permute_words(new as u32, wall_words(self.slot_words)) * 4,
         );
         self.params.flags[3] = new as u32;
         self.tables_resized();
@@ -1671,7 +1786,7 @@ impl GpuEngine {
             &self.kernels,
             &self.buffers,
             self.radix_passes,
-            self.params.flags[3],
+            self.params.flags[3] * wall_words(self.slot_words) as u32,
         );
         self.regrowths += 1;
     }
