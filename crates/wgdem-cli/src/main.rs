@@ -3,6 +3,8 @@
 //! Errors print as one sentence naming the file and field at fault, and the exit status is 1
 //! (2 for command-line usage errors, from clap).
 
+mod bench;
+
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -84,6 +86,29 @@ enum Command {
         /// Replace an earlier contact.csv in the output directory.
         #[arg(long)]
         overwrite: bool,
+    },
+    /// Measure particle-steps per second on a dense specimen in a shear box whose lower half
+    /// shears (built at once, no preparation), with contacts and GPU bytes per particle and
+    /// the time of each stage of a step.
+    Bench {
+        /// Spheres in the specimen (rounded to a lattice of side² × layers).
+        #[arg(long, default_value_t = 100_000)]
+        particles: u32,
+        /// Timed steps (after 20 warm-up steps).
+        #[arg(long, default_value_t = 200)]
+        steps: u64,
+        /// Engine that takes the steps.
+        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+        backend: Backend,
+        /// GPU adapter to use (see `wgdem run --help`).
+        #[arg(long, value_name = "NAME")]
+        adapter: Option<String>,
+        /// Contact model: hertz or hooke (Fleischmann, true history), linear (Kuhn) or hill.
+        #[arg(long, default_value = "hertz")]
+        model: String,
+        /// Print one JSON object on stdout instead of text (log lines go to stderr).
+        #[arg(long)]
+        json: bool,
     },
     /// Validate a scene file and print what it builds (particles, walls, time step).
     Check {
@@ -302,6 +327,30 @@ fn execute(cli: Cli) -> Result<(), String> {
             out,
             overwrite,
         } => contact(case, backend, adapter, out, overwrite),
+        Command::Bench {
+            particles,
+            steps,
+            backend,
+            adapter,
+            model,
+            json,
+        } => {
+            let report = bench::run(
+                particles,
+                steps,
+                backend == Backend::Gpu,
+                adapter.as_deref(),
+                &model,
+                |line| log::info!("{line}"),
+            )?;
+            if json {
+                let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+                println!("{text}");
+            } else {
+                bench::print(&report);
+            }
+            Ok(())
+        }
         Command::Check { scene } => {
             let scene = load_scene(&scene).map_err(|e| e.to_string())?;
             let sim = &scene.simulation;

@@ -10,11 +10,13 @@
 //! - [`cpu`]: the reference stepper and the critical time step;
 //! - [`scene`]: TOML scenes, validation, particle generation;
 //! - [`output`], [`runner`]: running a scene and writing its results;
-//! - [`shear`], [`analysis`]: the direct shear test and the quantities measured on packings.
+//! - [`shear`], [`analysis`]: the direct shear test and the quantities measured on packings;
+//! - [`bench`]: the sheared dense specimen that `wgdem bench` measures.
 //!
 //! Units are SI throughout.
 
 pub mod analysis;
+pub mod bench;
 pub mod broadphase;
 pub mod contact;
 pub mod contact_case;
