@@ -66,6 +66,17 @@ fn main(
     }
 }
 
+// `main` without the per-workgroup wall sums (a tree of barriers per wall), for the steps
+// whose wall forces nobody reads: all but the last of a batch.
+@compute @workgroup_size(64)
+fn forces_only(@builtin(global_invocation_id) gid: vec3<u32>) {
+    var wall_f: array<vec4<f32>, MAX_WALLS>;
+    var wall_t: array<vec4<f32>, MAX_WALLS>;
+    if gid.x < chunk.count {
+        particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t);
+    }
+}
+
 fn particle(
     i: u32,
     local: u32,

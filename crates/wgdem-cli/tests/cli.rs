@@ -209,6 +209,7 @@ fn every_subcommand_has_help() {
         vec!["--help"],
         vec!["run", "--help"],
         vec!["check", "--help"],
+        vec!["bench", "--help"],
     ] {
         let o = wgdem(&args);
         assert!(o.status.success(), "{args:?}");
@@ -216,6 +217,72 @@ fn every_subcommand_has_help() {
             String::from_utf8_lossy(&o.stdout).contains("Usage"),
             "{args:?}"
         );
+    }
+}
+
+/// `wgdem bench --json` prints one JSON object with the quantities on both backends;
+/// bad arguments are one-line errors naming the option.
+#[test]
+fn bench_reports_json_on_both_backends() {
+    let mut backends = vec!["cpu"];
+    if !gpu_tests_skipped() {
+        backends.push("gpu");
+    }
+    for backend in backends {
+        let o = wgdem(&[
+            "bench",
+            "--particles",
+            "1000",
+            "--steps",
+            "10",
+            "--backend",
+            backend,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{backend}: {}", stderr(&o));
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).expect("stdout is one JSON object");
+        assert_eq!(v["backend"], backend);
+        assert_eq!(v["particles"], 1000);
+        assert_eq!(v["steps"], 10);
+        assert!(
+            v["particle_steps_per_second"]
+                .as_f64()
+                .is_some_and(|r| r > 0.0)
+        );
+        // A dense lattice: six neighbours inside, fewer at the walls, plus wall contacts.
+        let c = v["contacts_per_particle"].as_f64().unwrap_or(0.0);
+        assert!(
+            (5.0..=7.0).contains(&c),
+            "{backend}: {c} contacts per particle"
+        );
+        if backend == "gpu" {
+            assert!(
+                v["gpu_bytes_per_particle"]
+                    .as_f64()
+                    .is_some_and(|b| b > 0.0)
+            );
+            assert_eq!(
+                v["stage_seconds_per_step"].as_array().map(Vec::len),
+                Some(5)
+            );
+        }
+    }
+    for (args, field) in [
+        (
+            vec!["bench", "--model", "spring", "--backend", "cpu"],
+            "--model",
+        ),
+        (
+            vec!["bench", "--particles", "2", "--backend", "cpu"],
+            "--particles",
+        ),
+        (vec!["bench", "--steps", "0", "--backend", "cpu"], "--steps"),
+    ] {
+        let o = wgdem(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(field) && e.lines().count() == 1, "{args:?}: {e}");
     }
 }
 

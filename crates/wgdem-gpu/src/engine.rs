@@ -222,6 +222,8 @@ struct Kernels {
     ranges_mark: Kernel,
     neighbours: Kernel,
     contacts: Kernel,
+    /// `contacts` without the wall sums, for steps whose wall forces are not read.
+    contacts_only: Kernel,
     reduce_walls: Kernel,
     reduce_stats: Kernel,
     integrate: Kernel,
@@ -277,6 +279,12 @@ impl Kernels {
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R],
+            ),
+            contacts_only: k(
+                "contact_forces",
+                "dem.contact_forces.forces_only",
+                "forces_only",
                 &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R],
             ),
             reduce_walls: k(
@@ -1253,8 +1261,13 @@ impl GpuEngine {
                 }
             }
             3 => {
+                let kernel = if reduce {
+                    &k.contacts
+                } else {
+                    &k.contacts_only
+                };
                 for (c, chunk) in self.buffers.chunks.iter().enumerate() {
-                    direct(pass, &k.contacts, &g.contacts[c], groups(chunk.count, 64));
+                    direct(pass, kernel, &g.contacts[c], groups(chunk.count, 64));
                 }
                 if reduce {
                     if self.params.n_walls > 0 {
