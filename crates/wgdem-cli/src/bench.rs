@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use wgdem_core::bench::specimen;
+use wgdem_core::cpu::Simulation;
 use wgdem_gpu::{GpuContext, GpuEngine, GpuOptions, STAGES};
 
 /// Steps run before the timed ones: pipelines compiled, neighbour lists built, tables regrown.
@@ -63,26 +64,37 @@ pub fn run(
         sim.dt
     ));
     let dt = sim.dt;
+    let rate = |wall: f64| n as f64 * steps as f64 / wall;
+    let report =
+        |backend, adapter, wall: f64, after: &Simulation, bytes: f64, stages, timer| BenchReport {
+            backend,
+            adapter,
+            model: model.to_owned(),
+            particles: n,
+            steps,
+            dt_s: dt,
+            wall_seconds: wall,
+            particle_steps_per_second: rate(wall),
+            contacts_per_particle: contacts_per_particle(after),
+            gpu_bytes_per_particle: bytes,
+            stage_seconds_per_step: stages,
+            stage_timer: timer,
+        };
     if !gpu {
         let mut cpu = sim;
         cpu.run(WARM_UP);
         let t0 = Instant::now();
         cpu.run(steps);
         let wall = t0.elapsed().as_secs_f64();
-        return Ok(BenchReport {
-            backend: "cpu",
-            adapter: "CPU reference (f64, one thread)".to_owned(),
-            model: model.to_owned(),
-            particles: n,
-            steps,
-            dt_s: dt,
-            wall_seconds: wall,
-            particle_steps_per_second: n as f64 * steps as f64 / wall,
-            contacts_per_particle: contacts_per_particle(&cpu),
-            gpu_bytes_per_particle: 0.0,
-            stage_seconds_per_step: Vec::new(),
-            stage_timer: "none",
-        });
+        return Ok(report(
+            "cpu",
+            "CPU reference (f64, one thread)".to_owned(),
+            wall,
+            &cpu,
+            0.0,
+            Vec::new(),
+            "none",
+        ));
     }
     let ctx = GpuContext::new(adapter).map_err(|e| e.to_string())?;
     log(&format!("adapter: {}", ctx.describe()));
@@ -95,29 +107,24 @@ pub fn run(
     // Stage shares over a tenth of the timed steps (at least 5).
     let profiled = (steps / 10).max(5);
     let stages = engine.profile_stages(profiled).map_err(|e| e.to_string())?;
-    let mut out = sim.clone();
-    engine.read_into(&mut out).map_err(|e| e.to_string())?;
-    Ok(BenchReport {
-        backend: "gpu",
-        adapter: ctx.describe(),
-        model: model.to_owned(),
-        particles: n,
-        steps,
-        dt_s: dt,
-        wall_seconds: wall,
-        particle_steps_per_second: n as f64 * steps as f64 / wall,
-        contacts_per_particle: contacts_per_particle(&out),
-        gpu_bytes_per_particle: engine.memory_bytes() as f64 / n as f64,
-        stage_seconds_per_step: STAGES
+    let mut after = sim.clone();
+    engine.read_into(&mut after).map_err(|e| e.to_string())?;
+    Ok(report(
+        "gpu",
+        ctx.describe(),
+        wall,
+        &after,
+        engine.memory_bytes() as f64 / n as f64,
+        STAGES
             .iter()
             .zip(stages)
             .map(|(name, s)| ((*name).to_owned(), s / profiled as f64))
             .collect(),
-        stage_timer: "cpu timers around one submission per stage",
-    })
+        "cpu timers around one submission per stage",
+    ))
 }
 
-fn contacts_per_particle(sim: &wgdem_core::cpu::Simulation) -> f64 {
+fn contacts_per_particle(sim: &Simulation) -> f64 {
     (2 * sim.stats.contacts + sim.stats.wall_contacts) as f64 / sim.particles.len() as f64
 }
 

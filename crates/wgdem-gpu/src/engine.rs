@@ -138,6 +138,32 @@ fn make_kernel(
     Kernel { pipeline, layout }
 }
 
+/// Dispatches `kernel` with `group` over `x` workgroups.
+fn direct_dispatch(
+    pass: &mut wgpu::ComputePass<'_>,
+    kernel: &Kernel,
+    group: &wgpu::BindGroup,
+    x: u32,
+) {
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, group, &[]);
+    pass.dispatch_workgroups(x, 1, 1);
+}
+
+/// Dispatches `kernel` with `group` over the workgroup counts at argument slot `slot` of
+/// `args` (three u32 per slot).
+fn indirect_dispatch(
+    pass: &mut wgpu::ComputePass<'_>,
+    kernel: &Kernel,
+    group: &wgpu::BindGroup,
+    args: &wgpu::Buffer,
+    slot: u64,
+) {
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, group, &[]);
+    pass.dispatch_workgroups_indirect(args, 12 * slot);
+}
+
 fn bind(
     device: &wgpu::Device,
     label: &str,
@@ -1230,22 +1256,14 @@ impl GpuEngine {
         let (k, g) = (&self.kernels, &self.groups);
         let n = self.params.n;
         let args = &self.buffers.dispatch_args;
-        let direct =
-            |pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
-                pass.set_pipeline(&kernel.pipeline);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(x, 1, 1);
-            };
+        let direct = direct_dispatch;
         // Rebuild kernels are sized by `rebuild.plan`: argument slot [0] per particle, [1] per
         // radix tile, [2] one group, [3] per hash bucket; zero groups when no rebuild is due.
-        let indirect = |pass: &mut wgpu::ComputePass<'_>,
-                        kernel: &Kernel,
-                        group: &wgpu::BindGroup,
-                        slot: u64| {
-            pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups_indirect(args, 12 * slot);
-        };
+        let indirect =
+            |pass: &mut wgpu::ComputePass<'_>,
+             kernel: &Kernel,
+             group: &wgpu::BindGroup,
+             slot: u64| indirect_dispatch(pass, kernel, group, args, slot);
         match stage {
             0 => {
                 direct(pass, &k.rebuild_check, &g.rebuild, groups(n, 64));
@@ -1291,20 +1309,12 @@ impl GpuEngine {
         let (k, g) = (&self.kernels, &self.groups);
         let n = self.params.n;
         let args = &self.buffers.dispatch_args;
-        let direct =
-            |pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
-                pass.set_pipeline(&kernel.pipeline);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(x, 1, 1);
-            };
-        let indirect = |pass: &mut wgpu::ComputePass<'_>,
-                        kernel: &Kernel,
-                        group: &wgpu::BindGroup,
-                        slot: u64| {
-            pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups_indirect(args, 12 * slot);
-        };
+        let direct = direct_dispatch;
+        let indirect =
+            |pass: &mut wgpu::ComputePass<'_>,
+             kernel: &Kernel,
+             group: &wgpu::BindGroup,
+             slot: u64| indirect_dispatch(pass, kernel, group, args, slot);
         indirect(pass, &k.hash, &g.hash, 0);
         for p in 0..self.radix_passes as usize {
             indirect(pass, &k.radix_count, &g.radix[p], 1);
