@@ -146,12 +146,20 @@ fn particle(
     let vi = vel[i];
     let wi = omega[i];
     let qi = pred[i];
-    // This particle's wall slots of the last step, read before they are rewritten.
+    // This particle's wall slots of the last step, read before they are rewritten. Slots in
+    // use come first, so reading stops at the first empty one: most particles touch no wall,
+    // and their slots are neither read past the first nor rewritten.
     let ws = params.flags.w;
     let wbase = i * ws;
     var old_walls: array<WallSlot, MAX_WALLS>;
+    var n_old = 0u;
     for (var k = 0u; k < ws; k++) {
-        old_walls[k] = wall_slots[wbase + k];
+        let old = wall_slots[wbase + k];
+        if old.slot.partner == NO_WALL {
+            break;
+        }
+        old_walls[k] = old;
+        n_old = k + 1u;
     }
     var n_touching = 0u;
     for (var w = 0u; w < params.n_walls; w++) {
@@ -187,7 +195,7 @@ fn particle(
             continue;
         }
         var prev = WallSlot(make_slot(vec3<f32>(0.0), w), vec4<f32>(0.0));
-        for (var k = 0u; k < ws; k++) {
+        for (var k = 0u; k < n_old; k++) {
             if old_walls[k].slot.partner == w {
                 prev = old_walls[k];
                 break;
@@ -212,13 +220,18 @@ fn particle(
         n_walls += 1u;
         n_sliding += out.sliding;
     }
-    for (var k = n_touching; k < ws; k++) {
+    // Slots that held a wall last step and hold none now (later ones were empty already).
+    for (var k = n_touching; k < n_old; k++) {
         wall_slots[wbase + k] = WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
     }
     if n_touching > ws {
         atomicOr(&counters.failed, 2u);
     }
-    atomicMax(&counters.max_wall_contacts, n_touching);
+    // Atomics on one address serialise; the maximum starts at 0, so only touching particles
+    // need to report.
+    if n_touching > 0u {
+        atomicMax(&counters.max_wall_contacts, n_touching);
+    }
     ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
     stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);
 }

@@ -35,6 +35,8 @@ pub struct BenchReport {
     pub contacts_per_particle: f64,
     /// GPU memory the engine holds per sphere (bytes); 0 on the CPU.
     pub gpu_bytes_per_particle: f64,
+    /// The same by group of buffers (bytes per sphere).
+    pub gpu_bytes_per_particle_by_group: Vec<(String, f64)>,
     /// Seconds per step of each stage, from CPU timers around one submission per stage
     /// (GPU) or none (CPU). They include a submit and wait per stage, which a batched run
     /// does not pay, so they give the shares of the stages, not the batched rate.
@@ -65,21 +67,27 @@ pub fn run(
     ));
     let dt = sim.dt;
     let rate = |wall: f64| n as f64 * steps as f64 / wall;
-    let report =
-        |backend, adapter, wall: f64, after: &Simulation, bytes: f64, stages, timer| BenchReport {
-            backend,
-            adapter,
-            model: model.to_owned(),
-            particles: n,
-            steps,
-            dt_s: dt,
-            wall_seconds: wall,
-            particle_steps_per_second: rate(wall),
-            contacts_per_particle: contacts_per_particle(after),
-            gpu_bytes_per_particle: bytes,
-            stage_seconds_per_step: stages,
-            stage_timer: timer,
-        };
+    let report = |backend,
+                  adapter,
+                  wall: f64,
+                  after: &Simulation,
+                  bytes: Vec<(String, f64)>,
+                  stages,
+                  timer| BenchReport {
+        backend,
+        adapter,
+        model: model.to_owned(),
+        particles: n,
+        steps,
+        dt_s: dt,
+        wall_seconds: wall,
+        particle_steps_per_second: rate(wall),
+        contacts_per_particle: contacts_per_particle(after),
+        gpu_bytes_per_particle: bytes.iter().map(|(_, b)| b).sum(),
+        gpu_bytes_per_particle_by_group: bytes,
+        stage_seconds_per_step: stages,
+        stage_timer: timer,
+    };
     if !gpu {
         let mut cpu = sim;
         cpu.run(WARM_UP);
@@ -91,7 +99,7 @@ pub fn run(
             "CPU reference (f64, one thread)".to_owned(),
             wall,
             &cpu,
-            0.0,
+            Vec::new(),
             Vec::new(),
             "none",
         ));
@@ -114,7 +122,11 @@ pub fn run(
         ctx.describe(),
         wall,
         &after,
-        engine.memory_bytes() as f64 / n as f64,
+        engine
+            .memory_breakdown()
+            .into_iter()
+            .map(|(name, bytes)| (name.to_owned(), bytes as f64 / n as f64))
+            .collect(),
         STAGES
             .iter()
             .zip(stages)
@@ -149,6 +161,9 @@ pub fn print(r: &BenchReport) {
             "gpu_bytes_per_particle      {:.0}",
             r.gpu_bytes_per_particle
         );
+        for (name, b) in &r.gpu_bytes_per_particle_by_group {
+            println!("  {name:<34} {b:>7.0}");
+        }
         let total: f64 = r.stage_seconds_per_step.iter().map(|(_, s)| s).sum();
         println!("stage times per step ({}):", r.stage_timer);
         for (name, s) in &r.stage_seconds_per_step {

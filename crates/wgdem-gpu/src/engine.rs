@@ -1754,19 +1754,18 @@ impl GpuEngine {
     /// GPU memory held by the engine (bytes): state, tables, scratch, and the per-batch
     /// backups and readback ring.
     pub fn memory_bytes(&self) -> u64 {
+        self.memory_breakdown().iter().map(|(_, bytes)| bytes).sum()
+    }
+
+    /// [`GpuEngine::memory_bytes`] by group of buffers: particle state, neighbour slots (the
+    /// current table and the scratch copy a rebuild carries history through), wall slots, the
+    /// spatial hash and sort, the reorder scratch, the per-batch backups, and the rest.
+    pub fn memory_breakdown(&self) -> Vec<(&'static str, u64)> {
         let b = &self.buffers;
-        let mut all: Vec<&wgpu::Buffer> = vec![
-            &b.params,
-            &b.pos,
-            &b.vel,
-            &b.omega,
-            &b.orientation,
-            &b.pred,
-            &b.material,
-            &b.pair_table,
-            &b.walls,
-            &b.ft,
-            &b.stats,
+        let sum = |buffers: &[&wgpu::Buffer]| buffers.iter().map(|b| b.size()).sum::<u64>();
+        let slots: Vec<&wgpu::Buffer> = b.chunks.iter().map(|c| &c.slots[0]).collect();
+        let scratch: Vec<&wgpu::Buffer> = b.chunks.iter().map(|c| &c.slots[1]).collect();
+        let mut sort = vec![
             &b.cells,
             &b.keys[0],
             &b.keys[1],
@@ -1774,30 +1773,42 @@ impl GpuEngine {
             &b.vals[1],
             &b.tile_hist,
             &b.ranges,
+        ];
+        sort.extend(b.radix_passes.iter());
+        let mut other = vec![
+            &b.params,
+            &b.material,
+            &b.pair_table,
+            &b.walls,
+            &b.stats,
             &b.counts[0],
             &b.counts[1],
             &b.built_at,
             &b.rebuild_state,
             &b.dispatch_args,
-            &b.wall_slots,
             &b.wall_partial,
             &b.wall_out,
             &b.stats_out,
             &b.counters,
             &b.ids,
-            &b.new_index,
-            &b.permute_scratch,
             &b.dummy,
         ];
-        all.extend(b.radix_passes.iter());
-        all.extend(
-            b.chunks
-                .iter()
-                .flat_map(|c| [&c.range, &c.slots[0], &c.slots[1]]),
-        );
-        all.extend(self.backups.iter().flatten());
-        all.extend(self.staging.iter().map(|s| &s.buffer));
-        all.iter().map(|b| b.size()).sum()
+        other.extend(b.chunks.iter().map(|c| &c.range));
+        other.extend(self.staging.iter().map(|s| &s.buffer));
+        let backups: Vec<&wgpu::Buffer> = self.backups.iter().flatten().collect();
+        vec![
+            (
+                "particle state",
+                sum(&[&b.pos, &b.vel, &b.omega, &b.orientation, &b.pred, &b.ft]),
+            ),
+            ("neighbour slots", sum(&slots)),
+            ("neighbour slots, rebuild scratch", sum(&scratch)),
+            ("wall slots", sum(&[&b.wall_slots])),
+            ("hash and sort", sum(&sort)),
+            ("reorder scratch", sum(&[&b.permute_scratch, &b.new_index])),
+            ("batch backups", sum(&backups)),
+            ("other", sum(&other)),
+        ]
     }
 
     /// After a table was regrown: new parameters to the GPU, new bind groups.
