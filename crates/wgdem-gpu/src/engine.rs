@@ -1255,27 +1255,18 @@ impl GpuEngine {
     ) {
         let (k, g) = (&self.kernels, &self.groups);
         let n = self.params.n;
-        let args = &self.buffers.dispatch_args;
-        let direct = direct_dispatch;
-        // Rebuild kernels are sized by `rebuild.plan`: argument slot [0] per particle, [1] per
-        // radix tile, [2] one group, [3] per hash bucket; zero groups when no rebuild is due.
-        let indirect =
-            |pass: &mut wgpu::ComputePass<'_>,
-             kernel: &Kernel,
-             group: &wgpu::BindGroup,
-             slot: u64| indirect_dispatch(pass, kernel, group, args, slot);
         match stage {
             0 => {
-                direct(pass, &k.rebuild_check, &g.rebuild, groups(n, 64));
-                direct(pass, &k.rebuild_plan, &g.rebuild, 1);
+                direct_dispatch(pass, &k.rebuild_check, &g.rebuild, groups(n, 64));
+                direct_dispatch(pass, &k.rebuild_plan, &g.rebuild, 1);
             }
             1 => self.record_sort(pass, reorder),
             2 => {
                 for c in 0..self.buffers.chunks.len() {
-                    indirect(pass, &k.neighbours, &g.neighbours[c], 4 + c as u64);
+                    self.indirect(pass, &k.neighbours, &g.neighbours[c], 4 + c as u64);
                 }
                 for c in 0..self.buffers.chunks.len() {
-                    indirect(pass, &k.rebuild_commit, &g.commit[c], 4 + c as u64);
+                    self.indirect(pass, &k.rebuild_commit, &g.commit[c], 4 + c as u64);
                 }
             }
             3 => {
@@ -1285,22 +1276,36 @@ impl GpuEngine {
                     &k.contacts_only
                 };
                 for (c, chunk) in self.buffers.chunks.iter().enumerate() {
-                    direct(pass, kernel, &g.contacts[c], groups(chunk.count, 64));
+                    direct_dispatch(pass, kernel, &g.contacts[c], groups(chunk.count, 64));
                 }
                 if reduce {
                     if self.params.n_walls > 0 {
-                        direct(pass, &k.reduce_walls, &g.reduce, self.params.n_walls);
+                        direct_dispatch(pass, &k.reduce_walls, &g.reduce, self.params.n_walls);
                     }
-                    direct(pass, &k.reduce_stats, &g.reduce, 1);
+                    direct_dispatch(pass, &k.reduce_stats, &g.reduce, 1);
                 }
             }
             _ => {
-                direct(pass, &k.integrate, &g.integrate, groups(n, 64));
+                direct_dispatch(pass, &k.integrate, &g.integrate, groups(n, 64));
                 if self.params.n_walls > 0 {
-                    direct(pass, &k.walls_advance, &g.integrate, 1);
+                    direct_dispatch(pass, &k.walls_advance, &g.integrate, 1);
                 }
             }
         }
+    }
+
+    /// Dispatches `kernel` over the workgroup counts at argument slot `slot` of the dispatch
+    /// arguments that `rebuild.plan` writes: [0] per particle, [1] per radix tile, [2] one
+    /// group, [3] per hash bucket, [4 + c] per particle of chunk c; zero groups when no
+    /// rebuild is due.
+    fn indirect(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        kernel: &Kernel,
+        group: &wgpu::BindGroup,
+        slot: u64,
+    ) {
+        indirect_dispatch(pass, kernel, group, &self.buffers.dispatch_args, slot);
     }
 
     /// The sort stage: cell hash, radix sort, the optional reorder, cell ranges (each a
@@ -1308,30 +1313,23 @@ impl GpuEngine {
     fn record_sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
         let (k, g) = (&self.kernels, &self.groups);
         let n = self.params.n;
-        let args = &self.buffers.dispatch_args;
-        let direct = direct_dispatch;
-        let indirect =
-            |pass: &mut wgpu::ComputePass<'_>,
-             kernel: &Kernel,
-             group: &wgpu::BindGroup,
-             slot: u64| indirect_dispatch(pass, kernel, group, args, slot);
-        indirect(pass, &k.hash, &g.hash, 0);
+        self.indirect(pass, &k.hash, &g.hash, 0);
         for p in 0..self.radix_passes as usize {
-            indirect(pass, &k.radix_count, &g.radix[p], 1);
-            indirect(pass, &k.radix_scan, &g.radix[p], 2);
-            indirect(pass, &k.radix_scatter, &g.radix[p], 1);
+            self.indirect(pass, &k.radix_count, &g.radix[p], 1);
+            self.indirect(pass, &k.radix_scan, &g.radix[p], 2);
+            self.indirect(pass, &k.radix_scatter, &g.radix[p], 1);
         }
         if reorder {
             // A rebuild was forced for this step, so the sort above ran: move every particle
             // to its sorted position.
             let pg = &g.permute;
-            direct(pass, &k.permute_invert, &pg.invert, groups(n, 64));
+            direct_dispatch(pass, &k.permute_invert, &pg.invert, groups(n, 64));
             for array in &pg.arrays {
-                direct(pass, &k.permute_save, array, groups(n, 64));
-                direct(pass, &k.permute_gather, array, groups(n, 64));
+                direct_dispatch(pass, &k.permute_save, array, groups(n, 64));
+                direct_dispatch(pass, &k.permute_gather, array, groups(n, 64));
             }
             for (c, chunk) in self.buffers.chunks.iter().enumerate() {
-                direct(
+                direct_dispatch(
                     pass,
                     &k.permute_save_slots,
                     &pg.save_slots[c],
@@ -1340,7 +1338,7 @@ impl GpuEngine {
             }
             for (d, chunk) in self.buffers.chunks.iter().enumerate() {
                 for group in &pg.gather_slots[d] {
-                    direct(
+                    direct_dispatch(
                         pass,
                         &k.permute_gather_slots,
                         group,
@@ -1348,10 +1346,10 @@ impl GpuEngine {
                     );
                 }
             }
-            direct(pass, &k.permute_identity, &pg.identity, groups(n, 64));
+            direct_dispatch(pass, &k.permute_identity, &pg.identity, groups(n, 64));
         }
-        indirect(pass, &k.ranges_clear, &g.ranges, 3);
-        indirect(pass, &k.ranges_mark, &g.ranges, 0);
+        self.indirect(pass, &k.ranges_clear, &g.ranges, 3);
+        self.indirect(pass, &k.ranges_mark, &g.ranges, 0);
     }
 
     /// Advances `steps` steps with each stage of [`STAGES`] in its own submission, waited for,
