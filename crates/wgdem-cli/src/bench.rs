@@ -37,12 +37,30 @@ pub struct BenchReport {
     pub gpu_bytes_per_particle: f64,
     /// The same by group of buffers (bytes per sphere).
     pub gpu_bytes_per_particle_by_group: Vec<(String, f64)>,
-    /// Seconds per step of each stage, from CPU timers around one submission per stage
-    /// (GPU) or none (CPU). They include a submit and wait per stage, which a batched run
-    /// does not pay, so they give the shares of the stages, not the batched rate.
-    pub stage_seconds_per_step: Vec<(String, f64)>,
+    /// Each stage of a step (GPU only).
+    pub stages: Vec<StageReport>,
     /// How the stage times were taken.
     pub stage_timer: &'static str,
+    /// Partners listed (within the neighbour skin) per sphere; 0 on the CPU.
+    pub listed_per_particle: f64,
+    /// Measured device copy bandwidth, read plus write (bytes/s); 0 on the CPU.
+    pub copy_bandwidth_bytes_per_second: f64,
+}
+
+/// One stage of a GPU step.
+#[derive(Debug, Serialize)]
+pub struct StageReport {
+    /// Stage name (`wgdem_gpu::STAGES`).
+    pub name: String,
+    /// Seconds per step, from CPU timers around one submission per stage. They include a
+    /// submit and wait per stage, which a batched run does not pay, so they give the shares
+    /// of the stages, not the batched rate.
+    pub seconds_per_step: f64,
+    /// Bytes the stage reads and writes per particle-step
+    /// (`GpuEngine::stage_bytes_per_particle`); `null` where not modelled.
+    pub bytes_per_particle_step: Option<f64>,
+    /// Those bytes for all particles over `seconds_per_step` (bytes/s).
+    pub bandwidth_bytes_per_second: Option<f64>,
 }
 
 /// Builds the specimen and measures it.
@@ -65,44 +83,29 @@ pub fn run(
         wgdem_core::bench::SHEAR_SPEED,
         sim.dt
     ));
-    let dt = sim.dt;
-    let rate = |wall: f64| n as f64 * steps as f64 / wall;
-    let report = |backend,
-                  adapter,
-                  wall: f64,
-                  after: &Simulation,
-                  bytes: Vec<(String, f64)>,
-                  stages,
-                  timer| BenchReport {
-        backend,
-        adapter,
+    let timed = |wall: f64, after: &Simulation| BenchReport {
+        backend: "cpu",
+        adapter: "CPU reference (f64, one thread)".to_owned(),
         model: model.to_owned(),
         particles: n,
         steps,
-        dt_s: dt,
+        dt_s: after.dt,
         wall_seconds: wall,
-        particle_steps_per_second: rate(wall),
+        particle_steps_per_second: n as f64 * steps as f64 / wall,
         contacts_per_particle: contacts_per_particle(after),
-        gpu_bytes_per_particle: bytes.iter().map(|(_, b)| b).sum(),
-        gpu_bytes_per_particle_by_group: bytes,
-        stage_seconds_per_step: stages,
-        stage_timer: timer,
+        gpu_bytes_per_particle: 0.0,
+        gpu_bytes_per_particle_by_group: Vec::new(),
+        stages: Vec::new(),
+        stage_timer: "none",
+        listed_per_particle: 0.0,
+        copy_bandwidth_bytes_per_second: 0.0,
     };
     if !gpu {
         let mut cpu = sim;
         cpu.run(WARM_UP);
         let t0 = Instant::now();
         cpu.run(steps);
-        let wall = t0.elapsed().as_secs_f64();
-        return Ok(report(
-            "cpu",
-            "CPU reference (f64, one thread)".to_owned(),
-            wall,
-            &cpu,
-            Vec::new(),
-            Vec::new(),
-            "none",
-        ));
+        return Ok(timed(t0.elapsed().as_secs_f64(), &cpu));
     }
     let ctx = GpuContext::new(adapter).map_err(|e| e.to_string())?;
     log(&format!("adapter: {}", ctx.describe()));
@@ -114,26 +117,43 @@ pub fn run(
     let wall = t0.elapsed().as_secs_f64();
     // Stage shares over a tenth of the timed steps (at least 5).
     let profiled = (steps / 10).max(5);
-    let stages = engine.profile_stages(profiled).map_err(|e| e.to_string())?;
+    let seconds = engine.profile_stages(profiled).map_err(|e| e.to_string())?;
     let mut after = sim.clone();
     engine.read_into(&mut after).map_err(|e| e.to_string())?;
-    Ok(report(
-        "gpu",
-        ctx.describe(),
-        wall,
-        &after,
-        engine
-            .memory_breakdown()
-            .into_iter()
-            .map(|(name, bytes)| (name.to_owned(), bytes as f64 / n as f64))
-            .collect(),
-        STAGES
+    let listed = engine.listed_per_particle().map_err(|e| e.to_string())?;
+    let touching = 2.0 * after.stats.contacts as f64 / n as f64;
+    let bytes = engine.stage_bytes_per_particle(listed, touching);
+    // 256 MiB, far beyond any cache.
+    let copy = ctx.copy_bandwidth(1 << 28).map_err(|e| e.to_string())?;
+    let by_group: Vec<(String, f64)> = engine
+        .memory_breakdown()
+        .into_iter()
+        .map(|(name, b)| (name.to_owned(), b as f64 / n as f64))
+        .collect();
+    Ok(BenchReport {
+        backend: "gpu",
+        adapter: ctx.describe(),
+        gpu_bytes_per_particle: by_group.iter().map(|(_, b)| b).sum(),
+        gpu_bytes_per_particle_by_group: by_group,
+        stages: STAGES
             .iter()
-            .zip(stages)
-            .map(|(name, s)| ((*name).to_owned(), s / profiled as f64))
+            .zip(seconds)
+            .zip(bytes)
+            .map(|((name, s), b)| {
+                let per_step = s / profiled as f64;
+                StageReport {
+                    name: (*name).to_owned(),
+                    seconds_per_step: per_step,
+                    bytes_per_particle_step: b,
+                    bandwidth_bytes_per_second: b.map(|b| b * n as f64 / per_step),
+                }
+            })
             .collect(),
-        "cpu timers around one submission per stage",
-    ))
+        stage_timer: "cpu timers around one submission per stage",
+        listed_per_particle: listed,
+        copy_bandwidth_bytes_per_second: copy,
+        ..timed(wall, &after)
+    })
 }
 
 fn contacts_per_particle(sim: &Simulation) -> f64 {
@@ -164,13 +184,32 @@ pub fn print(r: &BenchReport) {
         for (name, b) in &r.gpu_bytes_per_particle_by_group {
             println!("  {name:<34} {b:>7.0}");
         }
-        let total: f64 = r.stage_seconds_per_step.iter().map(|(_, s)| s).sum();
+        println!("listed_per_particle         {:.2}", r.listed_per_particle);
+        println!(
+            "copy_bandwidth              {:.2} GB/s (read + write)",
+            r.copy_bandwidth_bytes_per_second / 1e9
+        );
+        let total: f64 = r.stages.iter().map(|s| s.seconds_per_step).sum();
         println!("stage times per step ({}):", r.stage_timer);
-        for (name, s) in &r.stage_seconds_per_step {
+        println!(
+            "  {:<14} {:>10} {:>7} {:>12} {:>10} {:>10}",
+            "stage", "ms", "share", "B/particle", "GB/s", "of copy"
+        );
+        for st in &r.stages {
+            let (bytes, bw, frac) =
+                match (st.bytes_per_particle_step, st.bandwidth_bytes_per_second) {
+                    (Some(b), Some(bw)) => (
+                        format!("{b:.0}"),
+                        format!("{:.2}", bw / 1e9),
+                        format!("{:.1} %", 100.0 * bw / r.copy_bandwidth_bytes_per_second),
+                    ),
+                    _ => ("-".to_owned(), "-".to_owned(), "-".to_owned()),
+                };
             println!(
-                "  {name:<14} {:>10.3} ms  {:>5.1} %",
-                s * 1e3,
-                100.0 * s / total.max(f64::MIN_POSITIVE)
+                "  {:<14} {:>10.3} {:>6.1}% {bytes:>12} {bw:>10} {frac:>10}",
+                st.name,
+                st.seconds_per_step * 1e3,
+                100.0 * st.seconds_per_step / total.max(f64::MIN_POSITIVE)
             );
         }
     }

@@ -72,6 +72,41 @@ impl GpuContext {
         pollster::block_on(Self::new_async(name))
     }
 
+    /// Measured device-memory copy bandwidth (bytes per second, read plus write): the best of
+    /// five copies of `bytes` bytes between two device buffers (capped at the adapter's
+    /// largest buffer), each timed from submit to completion. The reference against which
+    /// `wgdem bench` states each stage's achieved bandwidth.
+    pub fn copy_bandwidth(&self, bytes: u64) -> Result<f64, GpuError> {
+        let limit = self.device.limits().max_buffer_size;
+        let size = (bytes.min(limit) / 4 * 4).max(4);
+        let make = |label, usage| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let src = make("dem.bandwidth.src", wgpu::BufferUsages::COPY_SRC);
+        let dst = make("dem.bandwidth.dst", wgpu::BufferUsages::COPY_DST);
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("dem.bandwidth"),
+                });
+            encoder.copy_buffer_to_buffer(&src, 0, &dst, 0, size);
+            let t0 = std::time::Instant::now();
+            self.queue.submit([encoder.finish()]);
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| GpuError::Readback(e.to_string()))?;
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+        Ok(2.0 * size as f64 / best)
+    }
+
     async fn new_async(name: Option<&str>) -> Result<Self, GpuError> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());

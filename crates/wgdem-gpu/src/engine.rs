@@ -1749,6 +1749,39 @@ impl GpuEngine {
         Ok(())
     }
 
+    /// Mean number of partners listed per particle (within the skin) at the last build.
+    pub fn listed_per_particle(&self) -> Result<f64, GpuError> {
+        let n = self.params.n as usize;
+        let k = u64::from(self.params.slots);
+        let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
+        Ok(counts.iter().map(|&c| u64::from(c).min(k)).sum::<u64>() as f64 / n as f64)
+    }
+
+    /// Bytes each stage of [`STAGES`] reads and writes per particle and step, counted from the
+    /// buffer layouts with every array element a stage touches moved once (no reuse of a
+    /// partner's data from cache), for `listed` partners listed and `touching` in contact per
+    /// particle. `None` for the rebuild stages (sort, neighbours), whose traffic depends on
+    /// the cell occupancy and on how often a rebuild is due.
+    ///
+    /// - rebuild check: position (32) and the position at the last build (16);
+    /// - contacts: the particle's position, predicted velocities (32 each), velocity,
+    ///   angular velocity (16 each), material, stable id, list length (4 each); per listed
+    ///   partner its slot read and written, its position, id and material; per touching
+    ///   partner also its velocities; the first wall slot; force and torque (32) and
+    ///   contact counts (16) written;
+    /// - integrate: position, force and torque, velocity, angular velocity, orientation read
+    ///   and written (position, velocities, orientation, predicted velocities).
+    pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
+        let slot = 4.0 * self.slot_words as f64;
+        let wall_slot = 4.0 * wall_words(self.slot_words) as f64;
+        let own = 32.0 + 32.0 + 16.0 + 16.0 + 4.0 + 4.0 + 4.0;
+        let per_listed = 2.0 * slot + 32.0 + 4.0 + 4.0;
+        let per_touching = 32.0 + 16.0 + 16.0;
+        let contacts = own + listed * per_listed + touching * per_touching + wall_slot + 48.0;
+        let integrate = (32.0 + 32.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
+        [Some(48.0), None, None, Some(contacts), Some(integrate)]
+    }
+
     /// GPU memory held by the engine (bytes): state, tables, scratch, and the per-batch
     /// backups and readback ring.
     pub fn memory_bytes(&self) -> u64 {
