@@ -29,6 +29,10 @@
 @group(0) @binding(14) var<uniform> chunk: Chunk;
 @group(0) @binding(15) var<storage, read_write> counters: Counters;
 @group(0) @binding(16) var<storage, read> ids: array<u32>;  // stable id of each particle
+// Contact work per particle where the pairs account it (wide slots; else 16 unused bytes):
+// x the elastic energy of its contacts after this step, y + z the work they have dissipated
+// since the start (double-single). A pair counts on its B side, a wall contact on its particle.
+@group(0) @binding(17) var<storage, read_write> work: array<vec4<f32>>;
 
 const MAX_WALLS: u32 = 16u;
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -89,6 +93,8 @@ fn particle(
     var n_pairs = 0u;
     var n_walls = 0u;
     var n_sliding = 0u;
+    var elastic = 0.0;
+    var dissipated = 0.0;
 
     let base = local * params.slots;  // slots of this chunk
     let n_slots = min(count[i], params.slots);
@@ -136,6 +142,8 @@ fn particle(
             torque += cross(r_b, out.force);
             n_pairs += select(0u, 1u, overlap > 0.0);  // count each pair once, on its B side
             n_sliding += out.sliding;
+            elastic += out.elastic;
+            dissipated += out.dissipated;
         } else {
             force -= out.force;
             torque += cross(r_a, -out.force);
@@ -219,6 +227,8 @@ fn particle(
         (*wall_t)[w] = vec4<f32>(cross(rel + r_p, -out.force), 0.0);
         n_walls += 1u;
         n_sliding += out.sliding;
+        elastic += out.elastic;
+        dissipated += out.dissipated;
     }
     // Slots that held a wall last step and hold none now (later ones were empty already).
     for (var k = n_touching; k < n_old; k++) {
@@ -234,6 +244,13 @@ fn particle(
     }
     ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
     stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);
+    if SLOT_WORDS == 8u {
+        // The running total in two parts, so that small steps' work is not lost against it.
+        let w = work[i];
+        let t = two_sum(vec3<f32>(w.y, 0.0, 0.0), vec3<f32>(dissipated, 0.0, 0.0), params.one);
+        let total = fast_two_sum(t.hi.xyz, t.lo.xyz + vec3<f32>(w.z, 0.0, 0.0), params.one);
+        work[i] = vec4<f32>(elastic, total.hi.x, total.lo.x, 0.0);
+    }
 }
 
 struct PairOut {
@@ -241,6 +258,8 @@ struct PairOut {
     sliding: u32,
     slot: Slot,         // the contact's new history
     lo: vec3<f32>,      // the low part of its tangential history (wall slots)
+    elastic: f32,       // energy stored in the contact after the step (J; Kuhn, hill)
+    dissipated: f32,    // work dissipated in it during the step (J; Kuhn, hill)
 }
 
 // One contact with the pair's model: the scene's spring–dashpot (`contact_force`), Kuhn's
@@ -268,7 +287,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         let o = kuhn_step(&st, &st_lo, overlap, normal, rel_displacement, twirl,
             KuhnParams(kn, kt, rec.friction, rec.flags & 1u), params.one);
         return PairOut(o.force, o.slid, with_aux(make_slot(st.tangential, slot.partner),
-            vec4<f32>(st.overlap, 0.0, 0.0, 0.0)), st_lo);
+            vec4<f32>(st.overlap, 0.0, 0.0, 0.0)), st_lo, o.elastic, o.dissipated);
     }
     if rec.model == 2u {
         var st = HillState(slot.tangential, bitcast<u32>(slot_aux(slot).x));
@@ -276,11 +295,12 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
             rec.suction);
         let o = hill_step(&st, -overlap, normal, rel_velocity, rel_displacement, twirl, hp);
         return PairOut(o.force, o.slid, with_aux(make_slot(st.shear, slot.partner),
-            vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)), vec3<f32>(0.0));
+            vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)), vec3<f32>(0.0), o.elastic,
+            o.dissipated);
     }
     let p = contact_params(rec, params.law, m_eff, r_eff);
     let out = contact_force(params.law, params.history, overlap, normal, rel_velocity,
         rel_displacement, slot.tangential, lo, params.one, p);
     return PairOut(out.force, out.sliding, make_slot(out.tangential, slot.partner),
-        out.tangential_lo);
+        out.tangential_lo, 0.0, 0.0);
 }

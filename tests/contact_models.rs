@@ -884,9 +884,42 @@ fn gpu_jager_merging_holds_the_capacity() {
 /// `contact_*` columns of timeseries.csv): 64 spheres dropped into a box with Kuhn contacts at
 /// every pair and wall and no other damping. The gravitational and kinetic energy lost equals
 /// the elastic energy stored in the contacts plus the work dissipated by friction within 1 %
-/// of that work (the rest is the integrator's O(Δt) energy error).
+/// of that work (the rest is the integrator's O(Δt) energy error, 0.1 % measured on the CPU).
 #[test]
 fn a_linear_pour_loses_exactly_the_contact_work() {
+    let mut sim = linear_pour();
+    let (start, steps) = (pour_energy(&sim), (0.2 / sim.dt).ceil() as u64);
+    sim.run(steps);
+    check_pour_work("CPU", &sim, start, true);
+}
+
+/// The same pour on the GPU engine, whose contact kernel sums each particle's contact work
+/// (f32 per contact and step, the running dissipated total in double-single per particle,
+/// the particles summed in f64 on readback). Same 1 % bound: f32 rounding adds about 1e-6 of
+/// each step's work, far below the integrator's share. The balance is checked at ten
+/// instants, so that some find spheres in contact (the bounces are elastic: only friction
+/// dissipates) and the stored elastic energy takes part.
+#[test]
+fn gpu_linear_pour_loses_exactly_the_contact_work() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let sim = linear_pour();
+    let (start, steps) = (pour_energy(&sim), (0.2 / sim.dt).ceil() as u64);
+    let mut engine = wgdem_gpu::GpuEngine::new(&ctx.device, &ctx.queue, &sim, Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut now = sim.clone();
+    let mut storing = 0;
+    for k in 1..=10 {
+        engine.run(steps / 10).unwrap_or_else(|e| panic!("{e}"));
+        engine.read_into(&mut now).unwrap_or_else(|e| panic!("{e}"));
+        check_pour_work("GPU", &now, start, k == 10);
+        storing += usize::from(now.work.elastic > 0.0);
+    }
+    assert!(storing > 0, "no instant had energy stored in a contact");
+}
+
+fn linear_pour() -> wgdem_core::cpu::Simulation {
     let toml = r#"
 [simulation]
 duration = 0.2
@@ -919,29 +952,32 @@ count = 64
 region = { min = [0.0, 0.0, 0.0], max = [0.02, 0.02, 0.03] }
 size = { distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }
 "#;
-    let mut scene = common::scene(&format!(
+    common::scene(&format!(
         "{toml}\n{}",
         common::open_box_walls("glass", 0.02)
-    ));
-    let sim = &mut scene.simulation;
-    let energy = |sim: &wgdem_core::cpu::Simulation| {
-        let p = &sim.particles;
-        let potential: f64 = (0..p.len())
-            .map(|i| p.mass[i] * 9.81 * p.position[i].z)
-            .sum();
-        potential + p.kinetic_energy()
-    };
-    let start = energy(sim);
-    let steps = (0.2 / sim.dt).ceil() as u64;
-    sim.run(steps);
-    let lost = start - energy(sim);
+    ))
+    .simulation
+}
+
+/// Gravitational plus kinetic energy (J).
+fn pour_energy(sim: &wgdem_core::cpu::Simulation) -> f64 {
+    let p = &sim.particles;
+    let potential: f64 = (0..p.len())
+        .map(|i| p.mass[i] * 9.81 * p.position[i].z)
+        .sum();
+    potential + p.kinetic_energy()
+}
+
+/// The energy balance; `end`: also that friction did most of the work by the end of the pour.
+fn check_pour_work(backend: &str, sim: &wgdem_core::cpu::Simulation, start: f64, end: bool) {
+    let lost = start - pour_energy(sim);
     let work = sim.work.elastic + sim.work.dissipated;
     eprintln!(
-        "lost {lost:.6e} J; contacts store {:.6e} J and dissipated {:.6e} J ({} contacts, {} sliding)",
+        "{backend}: lost {lost:.6e} J; contacts store {:.6e} J and dissipated {:.6e} J ({} contacts, {} sliding)",
         sim.work.elastic, sim.work.dissipated, sim.stats.contacts, sim.stats.sliding
     );
     assert!(
-        sim.work.dissipated > 0.3 * lost,
+        !end || sim.work.dissipated > 0.3 * lost,
         "friction must do most of the work"
     );
     assert!(

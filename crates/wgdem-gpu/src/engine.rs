@@ -305,13 +305,13 @@ impl Kernels {
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W],
             ),
             contacts_only: k(
                 "contact_forces",
                 "dem.contact_forces.forces_only",
                 "forces_only",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W],
             ),
             reduce_walls: k(
                 "wall_reduce",
@@ -343,6 +343,10 @@ struct Buffers {
     pair_table: wgpu::Buffer,
     walls: wgpu::Buffer,
     ft: wgpu::Buffer,
+    /// Contact work per particle (engines whose pairs account it, else 16 unused bytes): x
+    /// the elastic energy of its contacts after the last step, y + z the work they have
+    /// dissipated since the start (double-single).
+    work: wgpu::Buffer,
     stats: wgpu::Buffer,
     cells: wgpu::Buffer,
     keys: [wgpu::Buffer; 2],
@@ -470,6 +474,19 @@ fn empty_wall_slots(count: usize, wall_words: usize) -> Vec<u32> {
         slot[3] = u32::MAX;
     }
     words
+}
+
+/// The contact-work buffer of a new engine: zeros per particle where `wide` (the pairs account
+/// work), the work `sim` has already dissipated carried by the first particle; otherwise 16
+/// unused bytes.
+fn initial_work(sim: &Simulation, wide: bool) -> Vec<[f32; 4]> {
+    if !wide {
+        return vec![[0.0; 4]];
+    }
+    let mut work = vec![[0.0f32; 4]; sim.particles.len().max(1)];
+    let (hi, lo) = split(sim.work.dissipated);
+    work[0] = [0.0, hi, lo, 0.0];
+    work
 }
 
 fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
@@ -801,6 +818,7 @@ impl GpuEngine {
             pair_table: init(device, "dem.pair_table", &pair_table),
             walls: init(device, "dem.walls", &walls),
             ft: zeroed(device, "dem.force_torque", n as u64 * 32),
+            work: init(device, "dem.contact_work", &initial_work(sim, wide)),
             stats: zeroed(device, "dem.contact_stats", n as u64 * 16),
             cells: zeroed(device, "dem.cells", n as u64 * 16),
             keys: [
@@ -1013,6 +1031,11 @@ impl GpuEngine {
                 (&b.cells, 4),
                 (&b.wall_slots, wall_words),
             ];
+            // Per-particle contact work, where the engine accounts it.
+            let mut arrays = arrays;
+            if b.work.size() >= b.ft.size() / 2 {
+                arrays.push((&b.work, 4));
+            }
             PermuteGroups {
                 invert: group(
                     &one,
@@ -1133,6 +1156,7 @@ impl GpuEngine {
                         &c.range,
                         &b.counters,
                         &b.ids,
+                        &b.work,
                     ],
                 )
             })
@@ -1637,6 +1661,7 @@ impl GpuEngine {
             &b.rebuild_state,
             &b.ids,
             &b.material,
+            &b.work,
         ];
         out.extend(b.chunks.iter().map(|c| &c.slots[0]));
         out
@@ -1830,7 +1855,15 @@ impl GpuEngine {
         vec![
             (
                 "particle state",
-                sum(&[&b.pos, &b.vel, &b.omega, &b.orientation, &b.pred, &b.ft]),
+                sum(&[
+                    &b.pos,
+                    &b.vel,
+                    &b.omega,
+                    &b.orientation,
+                    &b.pred,
+                    &b.ft,
+                    &b.work,
+                ]),
             ),
             ("neighbour slots", sum(&slots)),
             ("neighbour slots, rebuild scratch", sum(&scratch)),
@@ -1926,10 +1959,16 @@ impl GpuEngine {
             w.torque = torque;
         }
         sim.stats = self.last.stats;
-        // The GPU engine does not account contact work (a reduction it does not have yet).
-        sim.work = wgdem_core::cpu::ContactWork {
-            elastic: f64::NAN,
-            dissipated: f64::NAN,
+        sim.work = if self.slot_words == 8 {
+            // Summed over the particles in f64 (each contact counted on one side).
+            let work: Vec<[f32; 4]> = self.read(&self.buffers.work, n)?;
+            wgdem_core::cpu::ContactWork {
+                elastic: work.iter().map(|w| f64::from(w[0])).sum(),
+                dissipated: work.iter().map(|w| f64::from(w[1]) + f64::from(w[2])).sum(),
+            }
+        } else {
+            // No pair accounts work (the CPU engine's values are zero then too).
+            wgdem_core::cpu::ContactWork::default()
         };
         sim.time = self.time;
         sim.steps = self.steps;
