@@ -259,6 +259,17 @@ impl Simulation {
         }
     }
 
+    /// The moisture events in time order, and how many of them the run has applied.
+    pub fn moisture_events(&self) -> (&[MoistureEvent], usize) {
+        (&self.moisture_events, self.events_applied)
+    }
+
+    /// Records that the first `n` moisture events have been applied (by another backend that
+    /// advanced this state).
+    pub fn set_moisture_events_applied(&mut self, n: usize) {
+        self.events_applied = n.min(self.moisture_events.len());
+    }
+
     /// Sets the moisture events of hill contacts (applied in time order as the run passes them).
     pub fn set_moisture_events(&mut self, mut events: Vec<MoistureEvent>) {
         events.sort_by(|a, b| a.time.total_cmp(&b.time));

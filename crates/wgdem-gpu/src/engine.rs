@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use bytemuck::Pod;
 use glam::{DQuat, DVec3};
 use wgdem_core::contact::{ContactLaw, HistoryMode};
-use wgdem_core::cpu::{Simulation, StepStats};
+use wgdem_core::cpu::{MoistureEvent, Simulation, StepStats};
 use wgdem_core::runner::Readout;
 use wgdem_core::wall::WallShape;
 use wgpu::util::DeviceExt;
@@ -254,6 +254,7 @@ struct Kernels {
     reduce_stats: Kernel,
     integrate: Kernel,
     walls_advance: Kernel,
+    moisture: Kernel,
 }
 
 impl Kernels {
@@ -327,6 +328,12 @@ impl Kernels {
             ),
             integrate: k("integrate", "dem.integrate", "main", &integrate),
             walls_advance: k("integrate", "dem.integrate.walls", "walls_main", &integrate),
+            moisture: k(
+                "moisture",
+                "dem.moisture",
+                "main",
+                &[U, R, R, R, R, W, U, U],
+            ),
         }
     }
 }
@@ -368,6 +375,8 @@ struct Buffers {
     permute_scratch: wgpu::Buffer,
     /// Stand-in for bindings a permute entry point does not use.
     dummy: wgpu::Buffer,
+    /// The moisture event being applied (`MoistureAction` in moisture.wgsl).
+    moisture_action: wgpu::Buffer,
     dispatch_args: wgpu::Buffer,
     /// Per particle, `flags[3]` wall slots: wall id and tangential history.
     wall_slots: wgpu::Buffer,
@@ -522,6 +531,8 @@ struct BindGroups {
     contacts: Vec<wgpu::BindGroup>,
     reduce: wgpu::BindGroup,
     integrate: wgpu::BindGroup,
+    /// One per slot chunk.
+    moisture: Vec<wgpu::BindGroup>,
 }
 
 /// Batches in flight at once: the host reads one batch's results while the next one runs.
@@ -564,6 +575,8 @@ struct InFlight {
     start_steps: u64,
     /// The reorder schedule before the batch, to redo it.
     next_reorder_before: u64,
+    /// Moisture events applied before the batch began (its backup holds their effect).
+    events_before: usize,
     steps: u32,
     /// Index into the backup pool and the staging ring.
     slot: usize,
@@ -606,6 +619,9 @@ pub struct GpuEngine {
     options: GpuOptions,
     /// u32 words per contact slot: 4, or 8 when some pair uses the Kuhn or hill model.
     slot_words: usize,
+    /// The scene's moisture events in time order, and how many have been applied.
+    moisture_events: Vec<MoistureEvent>,
+    events_applied: usize,
 }
 
 /// Host-side counters and the state buffers of an engine, bit for bit (a checkpoint).
@@ -620,6 +636,7 @@ struct EngineSnapshot {
     next_reorder: u64,
     last_walls: Vec<(DVec3, DVec3)>,
     last_stats: StepStats,
+    events_applied: usize,
     buffers: Vec<Vec<u8>>,
 }
 
@@ -678,11 +695,6 @@ impl GpuEngine {
                 wgdem_core::contact::model::PairModel::Spring => {}
                 _ => wide = true,
             }
-        }
-        if sim.has_moisture_events() {
-            return Err(GpuError::Unsupported(
-                "moisture events ([[contact.moisture]]) are not in the GPU engine yet; use --backend cpu".to_owned(),
-            ));
         }
         // 32-byte slots carry the Kuhn and hill models' extra state; 16 bytes otherwise.
         let slot_words: usize = if wide { 8 } else { 4 };
@@ -850,6 +862,12 @@ impl GpuEngine {
                 n as u64 * permute_words(params.flags[3], wall_words(slot_words)) * 4,
             ),
             dummy: zeroed(device, "dem.permute.unused", 16),
+            moisture_action: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("dem.moisture.action"),
+                size: 16,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
             // The flag starts set: the first step builds the lists.
             rebuild_state: init(device, "dem.rebuild_state", &[1u32, 0, 0, 0]),
 
@@ -899,6 +917,8 @@ impl GpuEngine {
             next_reorder: sim.steps + options.reorder_every.max(1),
             options,
             slot_words,
+            moisture_events: sim.moisture_events().0.to_vec(),
+            events_applied: sim.moisture_events().1,
         })
     }
 
@@ -946,6 +966,7 @@ impl GpuEngine {
             next_reorder: self.next_reorder,
             last_walls: self.last.walls.clone(),
             last_stats: self.last.stats,
+            events_applied: self.events_applied,
             buffers,
         };
         postcard::to_allocvec(&snapshot).map_err(|e| GpuError::Readback(e.to_string()))
@@ -985,6 +1006,7 @@ impl GpuEngine {
         engine.start_steps = snap.start_steps;
         engine.start_time = snap.start_time;
         engine.next_reorder = snap.next_reorder;
+        engine.events_applied = snap.events_applied;
         engine.last = WallReadout {
             steps: snap.steps,
             time: snap.time,
@@ -1258,15 +1280,90 @@ impl GpuEngine {
                     &b.walls,
                 ],
             ),
+            moisture: b
+                .chunks
+                .iter()
+                .map(|c| {
+                    bind(
+                        device,
+                        "dem.moisture",
+                        &k.moisture,
+                        &[
+                            &b.params,
+                            &b.pos,
+                            &b.material,
+                            &b.pair_table,
+                            &b.counts[0],
+                            &c.slots[0],
+                            &c.range,
+                            &b.moisture_action,
+                        ],
+                    )
+                })
+                .collect(),
         }
     }
 
     /// Records one time step into `pass`; `reduce` adds the wall-force and contact-count
     /// reduction (needed only where results are read back).
-    fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, reduce: bool, reorder: bool) {
-        for stage in 0..STAGES.len() {
+    /// `moisture` applies the action in `moisture_action` to the lists just built (before
+    /// the contact forces, as the CPU applies an event at the start of a step).
+    fn record_step(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        reduce: bool,
+        reorder: bool,
+        moisture: bool,
+    ) {
+        for (stage, name) in STAGES.iter().enumerate() {
             self.record_stage(pass, stage, reduce, reorder);
+            if moisture && *name == "neighbours" {
+                for (c, chunk) in self.buffers.chunks.iter().enumerate() {
+                    direct_dispatch(
+                        pass,
+                        &self.kernels.moisture,
+                        &self.groups.moisture[c],
+                        groups(chunk.count, 64),
+                    );
+                }
+            }
         }
+    }
+
+    /// Takes the moisture events due at the start of step `step` (Potyondy memo, Table 6) and
+    /// writes their combined action for the batch that starts there; false when none is due.
+    /// A sequence of events at one instant acts as: make everything dry if any `make_dry`
+    /// is among them, then make wet with the largest moisture gap of the `make_wet`s after the
+    /// last `make_dry`.
+    fn take_due_moisture(&mut self, step: u64) -> bool {
+        let (mut dry, mut wet_gap) = (false, None::<f64>);
+        while let Some(e) = self.moisture_events.get(self.events_applied).copied() {
+            if e.time > self.time_at(step) {
+                break;
+            }
+            if e.wet {
+                wet_gap = Some(wet_gap.map_or(e.gap, |g| g.max(e.gap)));
+            } else {
+                dry = true;
+                wet_gap = None;
+            }
+            self.events_applied += 1;
+        }
+        if !dry && wet_gap.is_none() {
+            return false;
+        }
+        let action = [
+            u32::from(dry),
+            u32::from(wet_gap.is_some()),
+            (wet_gap.unwrap_or(0.0) as f32).to_bits(),
+            0,
+        ];
+        self.queue.write_buffer(
+            &self.buffers.moisture_action,
+            0,
+            bytemuck::cast_slice(&action),
+        );
+        true
     }
 
     /// Records stage `stage` (an index into [`STAGES`]) of one time step into `pass`.
@@ -1447,7 +1544,11 @@ impl GpuEngine {
         loop {
             while submitted < target && !free.is_empty() {
                 let slot = free.pop().unwrap_or_default();
-                let n = (target - submitted).min(self.batch_steps as u64) as u32;
+                // A batch ends before the step at which the next moisture event is due, so
+                // that the event applies in the first step of a batch.
+                let n = (target - submitted)
+                    .min(self.batch_steps as u64)
+                    .min(self.steps_to_next_event(submitted)) as u32;
                 let batch = self.submit_batch(submitted, n, slot);
                 in_flight.push_back(batch);
                 submitted += n as u64;
@@ -1476,6 +1577,7 @@ impl GpuEngine {
                     }
                     self.restore(batch.slot);
                     self.next_reorder = batch.next_reorder_before;
+                    self.events_applied = batch.events_before;
                     self.steps = batch.start_steps;
                     self.time = self.time_at(self.steps);
                     submitted = self.steps;
@@ -1489,6 +1591,24 @@ impl GpuEngine {
                 }
             }
         }
+    }
+
+    /// Steps from `step` to the first step at whose start the next pending moisture event is
+    /// due (at least 1; `u64::MAX` when none is pending).
+    fn steps_to_next_event(&self, step: u64) -> u64 {
+        let Some(e) = self.moisture_events.get(self.events_applied) else {
+            return u64::MAX;
+        };
+        let mut s = step + 1;
+        // The estimate, then the exact first step with time_at(s) ≥ e.time.
+        let ahead = ((e.time - self.time_at(s)) / self.dt).floor();
+        if ahead > 1.0 {
+            s += ahead as u64 - 1;
+        }
+        while self.time_at(s) < e.time {
+            s += 1;
+        }
+        s - step
     }
 
     /// Simulated time after `steps` steps (the f64 step of the scene, as the CPU reference).
@@ -1536,6 +1656,8 @@ impl GpuEngine {
     /// the results to the staging buffer, and ask for it to be mapped.
     fn submit_batch(&mut self, start_steps: u64, steps: u32, slot: usize) -> InFlight {
         let next_reorder_before = self.next_reorder;
+        let events_before = self.events_applied;
+        let moisture = self.take_due_moisture(start_steps);
         let reorder = self.reorder_every > 0 && start_steps >= self.next_reorder;
         if reorder {
             self.next_reorder = start_steps + self.reorder_every;
@@ -1558,7 +1680,12 @@ impl GpuEngine {
                 timestamp_writes: None,
             });
             for s in 0..steps {
-                self.record_step(&mut pass, s + 1 == steps, reorder && s == 0);
+                self.record_step(
+                    &mut pass,
+                    s + 1 == steps,
+                    reorder && s == 0,
+                    moisture && s == 0,
+                );
             }
         }
         let st = &self.staging[slot];
@@ -1579,6 +1706,7 @@ impl GpuEngine {
         InFlight {
             start_steps,
             next_reorder_before,
+            events_before,
             steps,
             slot,
             submission,
@@ -1972,6 +2100,7 @@ impl GpuEngine {
         };
         sim.time = self.time;
         sim.steps = self.steps;
+        sim.set_moisture_events_applied(self.events_applied);
         Ok(())
     }
 }

@@ -4,7 +4,7 @@
 pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 
 /// Every kernel file: name and source (without the common prelude).
-pub const KERNELS: [(&str, &str); 10] = [
+pub const KERNELS: [(&str, &str); 11] = [
     ("permute", include_str!("../../../shaders/permute.wgsl")),
     ("rebuild", include_str!("../../../shaders/rebuild.wgsl")),
     ("commit", include_str!("../../../shaders/commit.wgsl")),
@@ -24,6 +24,7 @@ pub const KERNELS: [(&str, &str); 10] = [
         include_str!("../../../shaders/wall_reduce.wgsl"),
     ),
     ("integrate", include_str!("../../../shaders/integrate.wgsl")),
+    ("moisture", include_str!("../../../shaders/moisture.wgsl")),
 ];
 
 /// The contact models beyond the spring–dashpot (Kuhn, hill, Jäger), prepended after
@@ -73,7 +74,8 @@ fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
 }";
 
 /// Full source of the named kernel; `wide` selects 32-byte slots (engines whose material pairs
-/// use the Kuhn or hill model). The contact kernel also gets the models of [`MODELS`].
+/// use the Kuhn or hill model). The contact and moisture kernels also get the models of
+/// [`MODELS`].
 ///
 /// # Panics
 /// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
@@ -88,7 +90,7 @@ pub fn kernel_for(name: &str, wide: bool) -> String {
         let end = common.find("// @slot-end").expect("slot block");
         common.replace_range(begin..end, &format!("{WIDE_SLOT}\n"));
     }
-    if name == "contact_forces" {
+    if name == "contact_forces" || name == "moisture" {
         format!("{common}\n{MODELS}\n{src}")
     } else {
         format!("{common}\n{src}")
