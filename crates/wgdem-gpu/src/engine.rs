@@ -1600,8 +1600,12 @@ impl GpuEngine {
             return u64::MAX;
         };
         let mut s = step + 1;
-        // The estimate, then the exact first step with time_at(s) ≥ e.time.
+        // The estimate, then the exact first step with time_at(s) ≥ e.time. An event further
+        // away than any batch only needs to be known as far.
         let ahead = ((e.time - self.time_at(s)) / self.dt).floor();
+        if ahead >= 1e12 {
+            return 1_000_000_000_000;
+        }
         if ahead > 1.0 {
             s += ahead as u64 - 1;
         }
