@@ -2,20 +2,7 @@
 
 /// TOML of six plane walls of `material` enclosing `[0, len]² × [0, height]`.
 pub fn walls(len: f64, height: f64, material: &str) -> String {
-    let mut out = String::new();
-    for (name, point, normal) in [
-        ("floor", [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
-        ("lid", [0.0, 0.0, height], [0.0, 0.0, -1.0]),
-        ("xmin", [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
-        ("xmax", [len, 0.0, 0.0], [-1.0, 0.0, 0.0]),
-        ("ymin", [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
-        ("ymax", [0.0, len, 0.0], [0.0, -1.0, 0.0]),
-    ] {
-        out.push_str(&format!(
-            "[[walls]]\nkind = \"plane\"\nname = \"{name}\"\nmaterial = \"{material}\"\npoint = {point:?}\nnormal = {normal:?}\n"
-        ));
-    }
-    out
+    wgdem_core::bench::plane_box_walls(len, Some(height), material)
 }
 
 /// `(side, layers, spacing)` of a simple-cubic lattice of about `n` spheres of 5 mm at 0.5 %

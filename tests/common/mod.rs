@@ -65,17 +65,5 @@ pub fn short_shear() -> String {
 /// TOML of an open-topped box of plane walls named floor, xmin, xmax, ymin, ymax, from the
 /// origin to `(len, len)`, of `material`.
 pub fn open_box_walls(material: &str, len: f64) -> String {
-    let mut out = String::new();
-    for (name, point, normal) in [
-        ("floor", [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
-        ("xmin", [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
-        ("xmax", [len, 0.0, 0.0], [-1.0, 0.0, 0.0]),
-        ("ymin", [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
-        ("ymax", [0.0, len, 0.0], [0.0, -1.0, 0.0]),
-    ] {
-        out.push_str(&format!(
-            "[[walls]]\nkind = \"plane\"\nname = \"{name}\"\nmaterial = \"{material}\"\npoint = {point:?}\nnormal = {normal:?}\n"
-        ));
-    }
-    out
+    wgdem_core::bench::plane_box_walls(len, None, material)
 }

@@ -38,6 +38,29 @@ pub const MODELS: [(&str, &str); 4] = [
     ),
 ];
 
+/// TOML of plane walls of `material` around `[0, len]² × [0, height]`: floor, a lid at
+/// `height` when given, and the four sides (named floor, lid, xmin, xmax, ymin, ymax).
+pub fn plane_box_walls(len: f64, lid: Option<f64>, material: &str) -> String {
+    let mut walls = vec![("floor", [0.0, 0.0, 0.0], [0.0, 0.0, 1.0])];
+    if let Some(height) = lid {
+        walls.push(("lid", [0.0, 0.0, height], [0.0, 0.0, -1.0]));
+    }
+    walls.extend([
+        ("xmin", [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ("xmax", [len, 0.0, 0.0], [-1.0, 0.0, 0.0]),
+        ("ymin", [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        ("ymax", [0.0, len, 0.0], [0.0, -1.0, 0.0]),
+    ]);
+    walls
+        .iter()
+        .map(|(name, point, normal)| {
+            format!(
+                "[[walls]]\nkind = \"plane\"\nname = \"{name}\"\nmaterial = \"{material}\"\npoint = {point:?}\nnormal = {normal:?}\n"
+            )
+        })
+        .collect()
+}
+
 /// `(side, layers)` of the lattice closest to `n` spheres: `side × side` spheres per layer.
 pub fn lattice_shape(n: u32) -> (u32, u32) {
     let side = (f64::from(n)).cbrt().round().max(1.0) as u32;

@@ -48,6 +48,9 @@ pub const STAGES: [&str; 5] = [
     "integrate",
 ];
 
+/// Index in [`STAGES`] of the stage that brings the neighbour lists up to date.
+const NEIGHBOURS_STAGE: usize = 2;
+
 /// Options of the GPU engine.
 #[derive(Debug, Clone, Copy)]
 pub struct GpuOptions {
@@ -1315,9 +1318,9 @@ impl GpuEngine {
         reorder: bool,
         moisture: bool,
     ) {
-        for (stage, name) in STAGES.iter().enumerate() {
+        for stage in 0..STAGES.len() {
             self.record_stage(pass, stage, reduce, reorder);
-            if moisture && *name == "neighbours" {
+            if moisture && stage == NEIGHBOURS_STAGE {
                 for (c, chunk) in self.buffers.chunks.iter().enumerate() {
                     direct_dispatch(
                         pass,
@@ -1382,7 +1385,7 @@ impl GpuEngine {
                 direct_dispatch(pass, &k.rebuild_plan, &g.rebuild, 1);
             }
             1 => self.record_sort(pass, reorder),
-            2 => {
+            NEIGHBOURS_STAGE => {
                 for c in 0..self.buffers.chunks.len() {
                     self.indirect(pass, &k.neighbours, &g.neighbours[c], 4 + c as u64);
                 }
