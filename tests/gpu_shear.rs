@@ -33,9 +33,9 @@ fn run_gpu(ctx: &GpuContext, setup: ShearSetup, dir: &Path) -> ShearSummary {
 /// The GPU (f32 forces, double-single positions) and the CPU (f64) start from the same
 /// specimen but a packing is chaotic: trajectories part after a few thousand steps, so the two
 /// runs are two realisations of the same test, not the same numbers. Their peak stress
-/// ratios must agree as realisations do: within 15 %, the spread measured on the CPU between
-/// seeds 1–4 of this preset (peaks 2.499, 2.872, 2.535, 2.515; largest difference 14.9 %;
-/// docs/shear.md, "Verification").
+/// ratios must agree as realisations do: within 23 %, the spread measured on the CPU between
+/// seeds 1–4 of this preset (peaks 2.194, 2.372, 2.237, 2.694; largest difference 22.8 % of
+/// the smaller; docs/shear.md, "Verification").
 #[test]
 fn gpu_and_cpu_agree_on_the_peak_stress_ratio() {
     let Some(ctx) = common::gpu() else { return };
@@ -67,7 +67,11 @@ fn gpu_and_cpu_agree_on_the_peak_stress_ratio() {
     );
     assert!(gpu.normal_stress_error_max <= 0.02);
     let d = common::rel(gpu.peak_stress_ratio, cpu.peak_stress_ratio);
-    assert!(d <= 0.15, "GPU and CPU peaks differ by {:.1} %", 100.0 * d);
+    assert!(
+        d <= 0.23,
+        "GPU and CPU peaks differ by {:.1} % (bound: the 22.8 % spread between seeds)",
+        100.0 * d
+    );
 }
 
 #[test]

@@ -226,12 +226,20 @@ fn default_checkpoint_rows() -> u32 {
 pub mod walls {
     /// Bottom plate (moves with the lower box).
     pub const BOTTOM: usize = 0;
-    /// The lower box: bottom and four sides.
-    pub const LOWER: [usize; 5] = [0, 1, 2, 3, 4];
-    /// The upper box's four sides.
-    pub const UPPER: [usize; 4] = [5, 6, 7, 8];
+    /// The lower box: bottom, four sides and the lip of its trailing (−x) side.
+    pub const LOWER: [usize; 6] = [0, 1, 2, 3, 4, LOWER_LIP];
+    /// The upper box: four sides and the lip of its leading (+x) side.
+    pub const UPPER: [usize; 5] = [5, 6, 7, 8, UPPER_LIP];
     /// The servo-controlled top plate.
     pub const TOP: usize = 9;
+    /// Horizontal plate at the top of the lower box's −x side, reaching outwards by the shear
+    /// displacement: as the lower box moves, it closes the opening that appears under the
+    /// upper box's −x end (the top face of a real box's wall).
+    pub const LOWER_LIP: usize = 10;
+    /// Horizontal plate at the bottom of the upper box's +x side, reaching outwards by the
+    /// shear displacement: it closes the part of the lower box that moves out from under the
+    /// upper box.
+    pub const UPPER_LIP: usize = 11;
 }
 
 /// A validated configuration with its built scene.
@@ -447,6 +455,22 @@ fn build(config: ShearConfig, text: &str, file: &str) -> Result<ShearSetup> {
         plate("upper_y0", [0.0, -0.5 * w, zu], y, z, [0.5 * hu, reach]),
         plate("upper_y1", [0.0, 0.5 * w, zu], y, z, [0.5 * hu, reach]),
         plate("top", [0.0, 0.0, park], z, x, [0.5 * l, 0.5 * w]),
+        // Without the lips, once the shear displacement exceeds a diameter, spheres fall out
+        // of the specimen through the opening under the upper box's −x end.
+        plate(
+            "lower_lip",
+            [-0.5 * l - 0.5 * config.shear.displacement, 0.0, hl],
+            z,
+            x,
+            [0.5 * config.shear.displacement, 0.5 * w],
+        ),
+        plate(
+            "upper_lip",
+            [0.5 * l + 0.5 * config.shear.displacement, 0.0, upper_bottom],
+            z,
+            x,
+            [0.5 * config.shear.displacement, 0.5 * w],
+        ),
     ];
     let scene_config = SceneConfig {
         simulation: SimulationConfig {

@@ -234,7 +234,7 @@ pub struct ShearProgress<'a> {
 }
 
 const CHECKPOINT: &str = "checkpoint.bin";
-const CHECKPOINT_FORMAT: u32 = 1;
+const CHECKPOINT_FORMAT: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {
