@@ -112,10 +112,11 @@ struct ForceTorque {
 
 // Overflow and capacity counters read back by the host.
 struct Counters {
-    failed: atomic<u32>,             // bit 0: a neighbour list overflowed; bit 1: wall slots did
+    failed: atomic<u32>,             // bit 0: a neighbour list overflowed; bit 1: wall slots did;
+                                     // bit 2: a wall touched outside its skin (a defect)
     max_neighbours: atomic<u32>,     // largest neighbour count any particle needed
-    max_wall_contacts: atomic<u32>,  // most walls any particle touched at once
-    _p0: u32,
+    max_wall_contacts: atomic<u32>,  // most walls within the skin of an overflowing particle
+    steps: atomic<u32>,              // steps begun since the host cleared the counters
 }
 
 const NO_WALL: u32 = 0xFFFFFFFFu;

@@ -6,9 +6,10 @@
 // holds exactly, and the sum order is fixed, so a run is bitwise reproducible on a device.
 // Each side stores its own copy of the pair's history; both copies are computed from the same
 // inputs, so they stay identical. Particle–wall contacts follow, each particle keeping a few
-// wall slots (wall id and a two-part tangential history) carried over by wall id, overflow
-// flagged for regrowth; each workgroup sums its particles' wall forces with a fixed tree and
-// writes one partial per wall, which `wall_reduce` sums in a fixed order.
+// wall slots (wall id and a two-part tangential history) carried over by wall id, sized at each
+// rebuild for the walls within the skin (`rebuild.walls_near`); each workgroup sums its
+// particles' wall forces with a fixed tree and writes one partial per wall, which `wall_reduce`
+// sums in a fixed order.
 // Dispatched once per chunk of particles (see `Chunk`).
 // CPU twin: `Simulation::compute_forces`.
 
@@ -33,6 +34,9 @@
 // x the elastic energy of its contacts after this step, y + z the work they have dissipated
 // since the start (double-single). A pair counts on its B side, a wall contact on its particle.
 @group(0) @binding(17) var<storage, read_write> work: array<vec4<f32>>;
+// Walls within the particle's skin at the last build (bit w; `rebuild.walls_near`): no other
+// wall can touch it before the next build, so only these are visited.
+@group(0) @binding(18) var<storage, read> wall_mask: array<u32>;
 
 const MAX_WALLS: u32 = 16u;
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -170,7 +174,10 @@ fn particle(
         n_old = k + 1u;
     }
     var n_touching = 0u;
-    for (var w = 0u; w < params.n_walls; w++) {
+    var near = wall_mask[i];
+    while near != 0u {
+        let w = firstTrailingBit(near);  // ascending wall order, as the slots are filled
+        near &= near - 1u;
         let wall = walls[w];
         let rel = ds_diff(Position(wall.point_hi, wall.point_lo), pi, params.one);  // x − wall point
         var hit = false;
@@ -234,13 +241,10 @@ fn particle(
     for (var k = n_touching; k < n_old; k++) {
         wall_slots[wbase + k] = WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
     }
+    // `rebuild.walls_near` sized the slots for every wall within the skin at the last build,
+    // which bounds the walls touched until the next: more is a defect, reported as one.
     if n_touching > ws {
-        atomicOr(&counters.failed, 2u);
-    }
-    // Atomics on one address serialise; the maximum starts at 0, so only touching particles
-    // need to report.
-    if n_touching > 0u {
-        atomicMax(&counters.max_wall_contacts, n_touching);
+        atomicOr(&counters.failed, 4u);
     }
     ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
     stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);

@@ -3,7 +3,8 @@
 // this side's copy of each pair's tangential history carried over from the previous list by
 // partner id. A new contact starts from zero; a pair no longer listed is dropped. A list that
 // needs more than `slots` entries sets bit 0 of `counters.failed` and records the count it
-// needed, so the host can regrow the table and redo the batch: nothing is dropped silently.
+// needed; `rebuild.halt` then stops the batch before the lists are committed, so the host can
+// regrow the table and continue from that step: nothing is dropped silently.
 // Dispatched once per chunk of particles (slot tables are split to fit binding limits).
 // CPU twin: `Simulation::update_neighbours` with `broadphase::pairs_within`.
 
@@ -64,8 +65,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     new_count[i] = count;
+    // Only an overflowing list reports: atomics on one address serialise.
     if count > k {
         atomicOr(&counters.failed, 1u);
+        atomicMax(&counters.max_neighbours, count);
     }
-    atomicMax(&counters.max_neighbours, count);
 }

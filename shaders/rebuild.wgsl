@@ -1,8 +1,18 @@
 // rebuild.wgsl — decides on the GPU, without a host round trip, whether this step rebuilds the
-// neighbour lists: `check` flags any particle that has moved more than half the skin since the
-// last build (so no pair can have closed the skin in between: the lists stay exact), `plan`
-// turns the flag into the indirect dispatch sizes of the rebuild kernels (full or zero); the
-// rebuild ends with `commit.wgsl`.
+// neighbour lists, and stops a batch in place when a table overflows.
+// - `check` flags any particle that has moved more than half the skin since the last build (so
+//   no pair can have closed the skin in between: the lists stay exact);
+// - `plan` adds any wall that has moved more than half the skin (so the walls within a
+//   particle's skin at the build are the only ones it can touch before the next), and turns
+//   the flags into the indirect dispatch sizes of the step: the rebuild kernels full or zero,
+//   every other kernel full — or everything zero once a table has overflowed;
+// - `walls_near` (at a rebuild) marks each particle's walls within its radius plus the skin,
+//   the only walls it can touch until the next build (`contact_forces` visits just those),
+//   and flags a particle whose wall slots cannot hold them all;
+// - `halt`, after the lists are built and before anything of the step is committed: if a
+//   table overflowed, zero every remaining dispatch of the batch. The state is then exactly
+//   that at the start of the failed step; the host regrows the table and continues from it.
+// The rebuild ends with `commit.wgsl`.
 // CPU twin: `Simulation::update_neighbours`.
 
 struct RebuildState {
@@ -17,6 +27,12 @@ struct RebuildState {
 @group(0) @binding(2) var<storage, read> built_at: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> state: RebuildState;
 @group(0) @binding(4) var<storage, read_write> args: array<u32>;
+@group(0) @binding(5) var<storage, read> walls: array<Wall>;
+// Wall points at the last build, double-single: [2w] high part, [2w + 1] low part.
+@group(0) @binding(6) var<storage, read_write> walls_built: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> counters: Counters;
+// Per particle, bit w set for each wall w within its skin at the last build.
+@group(0) @binding(8) var<storage, read_write> wall_mask: array<u32>;
 
 @compute @workgroup_size(64)
 fn check(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -32,31 +48,99 @@ fn check(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-// Indirect arguments, three u32 each: [0] per particle, [1] per radix tile, [2] one group,
-// [3] per hash bucket, [4 + c] per particle of chunk c.
+fn set_args(k: u32, groups: u32) {
+    args[3u * k] = groups;
+    args[3u * k + 1u] = 1u;
+    args[3u * k + 2u] = 1u;
+}
+
+// Indirect arguments, three u32 each, C = params.flags.z chunks. Rebuild kernels (zero unless
+// a rebuild is due): [0] per particle, [1] per radix tile, [2] one group, [3] per hash bucket,
+// [4 + c] per particle of chunk c. Every step (zero once a table overflowed): [4 + C] per
+// particle, [5 + C] one group, [6 + C] one group per wall, [7 + C + c] per particle of chunk c.
 @compute @workgroup_size(1)
 fn plan() {
-    let go = atomicLoad(&state.flag) != 0u || params.flags.x != 0u;
-    atomicStore(&state.flag, 0u);
-    var sizes = array<u32, 4>(
-        (params.n + WG - 1u) / WG,
-        params.n_tiles,
-        1u,
-        ((1u << params.table_bits) + WG - 1u) / WG,
-    );
-    for (var k = 0u; k < 4u; k++) {
-        args[3u * k] = select(0u, sizes[k], go);
-        args[3u * k + 1u] = 1u;
-        args[3u * k + 2u] = 1u;
+    let failed = atomicLoad(&counters.failed) != 0u;
+    let limit = 0.5 * params.skin;
+    var walls_moved = false;
+    for (var w = 0u; w < params.n_walls; w++) {
+        let d = (walls[w].point_hi.xyz - walls_built[2u * w].xyz)
+            + (walls[w].point_lo.xyz - walls_built[2u * w + 1u].xyz);
+        walls_moved = walls_moved || dot(d, d) > limit * limit;
     }
+    let go = !failed && (atomicLoad(&state.flag) != 0u || params.flags.x != 0u || walls_moved);
+    atomicStore(&state.flag, 0u);
+    let chunks = params.flags.z;
     let per_chunk = params.flags.y;
-    for (var c = 0u; c < params.flags.z; c++) {
+    set_args(0u, select(0u, (params.n + WG - 1u) / WG, go));
+    set_args(1u, select(0u, params.n_tiles, go));
+    set_args(2u, select(0u, 1u, go));
+    set_args(3u, select(0u, ((1u << params.table_bits) + WG - 1u) / WG, go));
+    set_args(4u + chunks, select(0u, (params.n + WG - 1u) / WG, !failed));
+    set_args(5u + chunks, select(0u, 1u, !failed));
+    set_args(6u + chunks, select(0u, params.n_walls, !failed));
+    for (var c = 0u; c < chunks; c++) {
         let count = min(per_chunk, params.n - c * per_chunk);
-        args[3u * (4u + c)] = select(0u, (count + WG - 1u) / WG, go);
-        args[3u * (4u + c) + 1u] = 1u;
-        args[3u * (4u + c) + 2u] = 1u;
+        set_args(4u + c, select(0u, (count + WG - 1u) / WG, go));
+        set_args(7u + chunks + c, select(0u, (count + WG - 1u) / WG, !failed));
     }
     if go {
         atomicAdd(&state.builds, 1u);
+        for (var w = 0u; w < params.n_walls; w++) {
+            walls_built[2u * w] = walls[w].point_hi;
+            walls_built[2u * w + 1u] = walls[w].point_lo;
+        }
+    }
+    if !failed {
+        atomicAdd(&counters.steps, 1u);
+    }
+}
+
+// Distance from a particle centre (double-single parts `hi`, `lo`) to a wall: |signed distance|
+// for a plane (two-sided, as in `contact_forces`), the distance to the rectangle for a plate.
+fn wall_distance(wall: Wall, p: Position) -> f32 {
+    let rel = (p.hi.xyz - wall.point_hi.xyz) + (p.lo.xyz - wall.point_lo.xyz);
+    if wall.kind == 0u {
+        return abs(dot(rel, wall.normal.xyz));
+    }
+    let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
+    let cu = clamp(dot(rel, wall.u_axis.xyz), -wall.extents.x, wall.extents.x);
+    let cv = clamp(dot(rel, v_axis), -wall.extents.y, wall.extents.y);
+    return length(rel - wall.u_axis.xyz * cu - v_axis * cv);
+}
+
+@compute @workgroup_size(64)
+fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.n {
+        return;
+    }
+    let p = pos[i];
+    // Both distances are 1-Lipschitz in the particle and wall positions, and neither moves
+    // more than half the skin before the next build, so a wall beyond R + skin now stays
+    // beyond R until then (f32 rounding here is ~1e-7 R, far inside that margin).
+    let reach = p.hi.w + params.skin;
+    var near = 0u;
+    var mask = 0u;
+    for (var w = 0u; w < params.n_walls; w++) {
+        if wall_distance(walls[w], p) < reach {
+            near += 1u;
+            mask |= 1u << w;
+        }
+    }
+    wall_mask[i] = mask;
+    if near > params.flags.w {
+        atomicOr(&counters.failed, 2u);
+        atomicMax(&counters.max_wall_contacts, near);
+    }
+}
+
+@compute @workgroup_size(1)
+fn halt() {
+    if atomicLoad(&counters.failed) == 0u {
+        return;
+    }
+    for (var k = 0u; k < 7u + 2u * params.flags.z; k++) {
+        args[3u * k] = 0u;
     }
 }

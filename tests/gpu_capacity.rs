@@ -178,7 +178,8 @@ fn what_cannot_be_split_is_refused_by_name() {
 }
 
 /// A sphere pushed into a corner touches three walls at once. Starting with one wall slot per
-/// particle, the wall table overflows, is regrown (to three) and the batch redone; the run is
+/// particle, the rebuild finds three walls within the skin, the batch stops before that step
+/// commits anything, the table is regrown (to three) and the batch continues; the run is
 /// bitwise identical to one that had enough wall slots from the start, and its history holds
 /// the sphere still in the corner (static friction on three walls under tilted gravity).
 #[test]

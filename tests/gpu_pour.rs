@@ -166,7 +166,8 @@ fn gpu_pour_matches_the_cpu_reference() {
 
 /// Two GPU runs of the same input are bitwise identical (no float atomics; every sum has a
 /// fixed order), and a run whose neighbour table starts far too small (1 slot per particle)
-/// is regrown and redone to exactly the same result as one that had enough from the start.
+/// stops at each overflow, is regrown and continues from the failed step to exactly the same
+/// result as one that had enough from the start.
 /// 3 000 steps take the pour into its collisional phase, where any difference in summation
 /// order would show.
 #[test]

@@ -1,25 +1,30 @@
 //! The GPU engine: buffers, pipelines and the passes of one time step.
 //!
 //! One step, in order (see [`GpuEngine::record_step`]; each line is a labelled dispatch):
-//! 1. `rebuild.check`, `rebuild.plan`: has any particle moved half the skin since the last
-//!    build? The answer becomes the indirect dispatch sizes of steps 2–5 (full or zero), so
-//!    the lists are rebuilt only when needed and the host never has to ask;
+//! 1. `rebuild.check`, `rebuild.plan`: has any particle or wall moved half the skin since the
+//!    last build? The answer becomes the indirect dispatch sizes of steps 2–5 (full or zero),
+//!    so the lists are rebuilt only when needed and the host never has to ask;
 //! 2. `hash`: cell and bucket of every particle;
 //! 3. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
 //!    (every `reorder_every` steps, at a batch start, with a rebuild forced: `permute.*`
 //!    reorders all particle data, neighbour slots and stable ids into that order;)
 //! 4. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
-//! 5. `neighbours`, `rebuild.commit`: each particle's partners within the skin, history carried
-//!    over by partner id, copied into the current lists;
+//! 5. `neighbours`, `rebuild.walls_near`, `rebuild.halt`, `rebuild.commit`: each particle's
+//!    partners within the skin, history carried over by partner id; its walls within the skin
+//!    counted; on an overflow the batch stops here; else the lists are copied into the current
+//!    ones;
 //! 6. `contact_forces`: pair and wall forces, summed per particle in list order;
 //! 7. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
 //! 8. `integrate`: semi-implicit Euler in double-single; walls move.
 //!
 //! Steps are recorded `batch_steps` at a time into one compute pass and one submit; the host
 //! reads back only the counters, wall forces and contact counts at the end of a batch. If a
-//! neighbour list overflowed during the batch, the state saved at the batch start is restored,
-//! the slots are regrown to what was needed, and the batch is run again: the result is the one
-//! a table large enough from the start would give.
+//! neighbour list or a particle's wall slots would overflow, the rebuild finds it before
+//! anything of that step is committed (`rebuild.walls_near` bounds the walls a particle can
+//! touch until the next build) and `rebuild.halt` zeroes every remaining dispatch of the batch,
+//! leaving the state exactly as at the start of the failed step; the host regrows the table to
+//! what was needed and finishes the batch from there. The result is the one a table large
+//! enough from the start would give, and no copy of the state is kept for it.
 
 use std::borrow::Cow;
 
@@ -242,6 +247,8 @@ struct Kernels {
     permute_gather_slots: Kernel,
     rebuild_check: Kernel,
     rebuild_plan: Kernel,
+    rebuild_walls: Kernel,
+    rebuild_halt: Kernel,
     rebuild_commit: Kernel,
     hash: Kernel,
     radix_count: Kernel,
@@ -275,7 +282,7 @@ impl Kernels {
         let radix = [U, U, R, R, W, W, W];
         let reduce = [U, R, R, W, W];
         let integrate = [U, W, W, W, W, W, R, W];
-        let rebuild = [U, R, R, W, W];
+        let rebuild = [U, R, R, W, W, R, W, W, W];
         let permute = [U, U, R, R, W, W, U];
         let commit = [U, R, W, R, R, W, W, U];
         Self {
@@ -292,6 +299,8 @@ impl Kernels {
             ),
             rebuild_check: k("rebuild", "dem.rebuild.check", "check", &rebuild),
             rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
+            rebuild_walls: k("rebuild", "dem.rebuild.walls_near", "walls_near", &rebuild),
+            rebuild_halt: k("rebuild", "dem.rebuild.halt", "halt", &rebuild),
             rebuild_commit: k("commit", "dem.rebuild.commit", "main", &commit),
             hash: k("hash", "dem.hash", "main", &[U, R, W, W, W]),
             radix_count: k("radix", "dem.radix.count", "count", &radix),
@@ -309,13 +318,13 @@ impl Kernels {
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W, R],
             ),
             contacts_only: k(
                 "contact_forces",
                 "dem.contact_forces.forces_only",
                 "forces_only",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W, R],
             ),
             reduce_walls: k(
                 "wall_reduce",
@@ -369,13 +378,16 @@ struct Buffers {
     /// the device's limit.
     chunks: Vec<SlotChunk>,
     built_at: wgpu::Buffer,
+    /// Wall points at the last build (double-single), for `rebuild.plan`.
+    walls_built: wgpu::Buffer,
     rebuild_state: wgpu::Buffer,
     /// Stable id of the particle at each index (particles are reordered by cell).
     ids: wgpu::Buffer,
     /// Old index → new index during a reorder.
     new_index: wgpu::Buffer,
-    /// Scratch copy of one per-particle array during a reorder.
-    permute_scratch: wgpu::Buffer,
+    /// Scratch copy of one per-particle array during a reorder, where the neighbour slots'
+    /// rebuild scratch cannot hold it (see [`own_permute_scratch`]).
+    permute_scratch: Option<wgpu::Buffer>,
     /// Stand-in for bindings a permute entry point does not use.
     dummy: wgpu::Buffer,
     /// The moisture event being applied (`MoistureAction` in moisture.wgsl).
@@ -383,6 +395,8 @@ struct Buffers {
     dispatch_args: wgpu::Buffer,
     /// Per particle, `flags[3]` wall slots: wall id and tangential history.
     wall_slots: wgpu::Buffer,
+    /// Per particle, the walls within its skin at the last build (bit per wall).
+    wall_mask: wgpu::Buffer,
     wall_partial: wgpu::Buffer,
     wall_out: wgpu::Buffer,
     stats_out: wgpu::Buffer,
@@ -460,6 +474,23 @@ fn slot_chunks(
 }
 
 /// u32 words per particle of the largest array a reorder gathers (positions or wall slots).
+/// The reorder's scratch buffer when the neighbour slots' rebuild scratch cannot serve:
+/// `None` when the lists fit one chunk whose scratch holds `n` elements of `words` u32 (the
+/// reorder runs before the step's rebuild writes that scratch, and nothing else is live in it
+/// between steps).
+fn own_permute_scratch(
+    device: &wgpu::Device,
+    chunks: &[SlotChunk],
+    n: u32,
+    words: u64,
+) -> Option<wgpu::Buffer> {
+    let bytes = n as u64 * words * 4;
+    match chunks {
+        [only] if only.slots[1].size() >= bytes => None,
+        _ => Some(zeroed(device, "dem.permute.scratch", bytes)),
+    }
+}
+
 fn permute_words(wall_slots: u32, wall_words: usize) -> u64 {
     (wall_slots as u64 * wall_words as u64).max(8)
 }
@@ -501,10 +532,47 @@ fn initial_work(sim: &Simulation, wide: bool) -> Vec<[f32; 4]> {
     work
 }
 
+/// Slots of the indirect dispatch arguments (`plan` in rebuild.wgsl writes them each step).
+#[derive(Debug, Clone, Copy)]
+enum Args {
+    /// Rebuild kernels, zero-sized unless a rebuild is due: per particle, per radix tile, one
+    /// group, per hash bucket, per particle of slot chunk c.
+    RebuildParticles,
+    RebuildTiles,
+    RebuildOne,
+    RebuildBuckets,
+    RebuildChunk(usize),
+    /// Every other kernel of a step, zero-sized once a table has overflowed: per particle,
+    /// one group, one group per wall, per particle of slot chunk c.
+    Particles,
+    One,
+    Walls,
+    Chunk(usize),
+}
+
+impl Args {
+    /// Index of the argument triple with `chunks` slot chunks.
+    fn slot(self, chunks: usize) -> u64 {
+        (match self {
+            Args::RebuildParticles => 0,
+            Args::RebuildTiles => 1,
+            Args::RebuildOne => 2,
+            Args::RebuildBuckets => 3,
+            Args::RebuildChunk(c) => 4 + c,
+            Args::Particles => 4 + chunks,
+            Args::One => 5 + chunks,
+            Args::Walls => 6 + chunks,
+            Args::Chunk(c) => 7 + chunks + c,
+        }) as u64
+    }
+}
+
+/// Indirect dispatch arguments of a step (written by `rebuild.plan`, zeroed by `rebuild.halt`;
+/// see [`Args`]).
 fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("dem.rebuild.dispatch_args"),
-        size: (4 + chunks as u64) * 12,
+        size: (7 + 2 * chunks as u64) * 12,
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
         mapped_at_creation: false,
     })
@@ -523,6 +591,9 @@ struct PermuteGroups {
 struct BindGroups {
     permute: PermuteGroups,
     rebuild: wgpu::BindGroup,
+    /// `rebuild` with a stand-in for the dispatch arguments, for `rebuild.walls_near`, which
+    /// is itself dispatched from them.
+    rebuild_walls: wgpu::BindGroup,
     hash: wgpu::BindGroup,
     radix: Vec<wgpu::BindGroup>,
     ranges: wgpu::BindGroup,
@@ -558,12 +629,16 @@ pub struct WallReadout {
 pub struct WallControl<'a> {
     queue: &'a wgpu::Queue,
     walls: &'a wgpu::Buffer,
+    velocities: &'a mut Vec<DVec3>,
 }
 
 impl WallControl<'_> {
     /// Sets wall `wall`'s velocity (m/s) from the next submitted batch on.
     pub fn set_velocity(&mut self, wall: usize, velocity: DVec3) {
         write_wall_velocity(self.queue, self.walls, wall, velocity);
+        if let Some(v) = self.velocities.get_mut(wall) {
+            *v = velocity;
+        }
     }
 }
 
@@ -574,14 +649,19 @@ fn write_wall_velocity(queue: &wgpu::Queue, walls: &wgpu::Buffer, wall: usize, v
 
 /// A submitted batch whose results have not been read yet.
 struct InFlight {
-    /// Steps before the batch, to redo it.
+    /// Steps before the batch.
     start_steps: u64,
-    /// The reorder schedule before the batch, to redo it.
-    next_reorder_before: u64,
-    /// Moisture events applied before the batch began (its backup holds their effect).
+    /// The reorder schedule after the batch was recorded (a reorder it began is kept when
+    /// it is finished after an overflow).
+    next_reorder_after: u64,
+    /// Moisture events applied before the batch began (applied again if it stops in its
+    /// first step).
     events_before: usize,
+    /// Wall velocities the batch was submitted with (set again to finish it after an
+    /// overflow: the host may have steered the walls for later batches meanwhile).
+    velocities: Vec<DVec3>,
     steps: u32,
-    /// Index into the backup pool and the staging ring.
+    /// Index into the staging ring.
     slot: usize,
     submission: wgpu::SubmissionIndex,
     mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
@@ -605,9 +685,11 @@ pub struct GpuEngine {
     radix_passes: u32,
     batch_steps: u32,
     last: WallReadout,
-    /// State copies at the start of each in-flight batch (one set per slot).
-    backups: Vec<Vec<wgpu::Buffer>>,
     staging: Vec<Staging>,
+    /// Wall velocities as last written (m/s).
+    wall_velocity: Vec<DVec3>,
+    /// The step at which the GPU counters were last cleared (they count steps begun).
+    counted_from: u64,
     /// Steps taken.
     pub steps: u64,
     /// Simulated time (s).
@@ -806,6 +888,12 @@ impl GpuEngine {
         ] {
             check_table(device, label, bytes, &what)?;
         }
+        let permute_scratch = own_permute_scratch(
+            device,
+            &chunks,
+            n as u32,
+            permute_words(params.flags[3], wall_words(slot_words)),
+        );
         let buffers = Buffers {
             params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("dem.params"),
@@ -853,17 +941,22 @@ impl GpuEngine {
             dispatch_args: dispatch_args(device, chunks.len()),
             chunks,
             built_at: zeroed(device, "dem.built_at", n as u64 * 16),
+            walls_built: init(
+                device,
+                "dem.walls_built",
+                &walls
+                    .iter()
+                    .flat_map(|w| [w.point_hi, w.point_lo])
+                    .chain(std::iter::once([0.0f32; 4]))
+                    .collect::<Vec<_>>(),
+            ),
             ids: init(
                 device,
                 "dem.stable_id",
                 &(0..n as u32).collect::<Vec<u32>>(),
             ),
             new_index: zeroed(device, "dem.permute.new_index", n as u64 * 4),
-            permute_scratch: zeroed(
-                device,
-                "dem.permute.scratch",
-                n as u64 * permute_words(params.flags[3], wall_words(slot_words)) * 4,
-            ),
+            permute_scratch,
             dummy: zeroed(device, "dem.permute.unused", 16),
             moisture_action: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("dem.moisture.action"),
@@ -879,6 +972,7 @@ impl GpuEngine {
                 "dem.wall_history",
                 &empty_wall_slots(n * params.flags[3] as usize, wall_words(slot_words)),
             ),
+            wall_mask: zeroed(device, "dem.wall_mask", n as u64 * 4),
             wall_partial: zeroed(
                 device,
                 "dem.wall_partial",
@@ -906,8 +1000,9 @@ impl GpuEngine {
             radix_passes,
             batch_steps: options.batch_steps.max(1),
             last: WallReadout::default(),
-            backups: Vec::new(),
             staging: Vec::new(),
+            wall_velocity: sim.walls.iter().map(|w| w.velocity).collect(),
+            counted_from: sim.steps,
             steps: sim.steps,
             time: sim.time,
             regrowths: 0,
@@ -934,6 +1029,7 @@ impl GpuEngine {
     /// Uploads the walls of `sim` (geometry, velocity), e.g. a plate the host moved.
     pub fn update_walls(&mut self, sim: &Simulation) {
         let walls: Vec<Wall> = sim.walls.iter().map(gpu_wall).collect();
+        self.wall_velocity = sim.walls.iter().map(|w| w.velocity).collect();
         if !walls.is_empty() {
             self.queue
                 .write_buffer(&self.buffers.walls, 0, bytemuck::cast_slice(&walls));
@@ -1043,6 +1139,7 @@ impl GpuEngine {
             };
             let stride = |words: u32| uniform_words(device, "dem.permute.info", [words, 0, 0, 0]);
             let chunk0 = &b.chunks[0].range;
+            let scratch = b.permute_scratch.as_ref().unwrap_or(&b.chunks[0].slots[1]);
             let one = stride(1);
             let arrays: Vec<(&wgpu::Buffer, u32)> = vec![
                 (&b.pos, 8),
@@ -1067,7 +1164,7 @@ impl GpuEngine {
                     &b.vals[sorted],
                     &b.dummy,
                     &b.new_index,
-                    &b.permute_scratch,
+                    scratch,
                     chunk0,
                 ),
                 identity: group(
@@ -1075,7 +1172,7 @@ impl GpuEngine {
                     &b.dummy,
                     &b.new_index,
                     &b.vals[sorted],
-                    &b.permute_scratch,
+                    scratch,
                     chunk0,
                 ),
                 arrays: arrays
@@ -1086,7 +1183,7 @@ impl GpuEngine {
                             &b.vals[sorted],
                             &b.new_index,
                             data,
-                            &b.permute_scratch,
+                            scratch,
                             chunk0,
                         )
                     })
@@ -1182,22 +1279,31 @@ impl GpuEngine {
                         &b.counters,
                         &b.ids,
                         &b.work,
+                        &b.wall_mask,
                     ],
                 )
             })
             .collect();
-        let rebuild = bind(
-            device,
-            "dem.rebuild",
-            &k.rebuild_check,
-            &[
-                &b.params,
-                &b.pos,
-                &b.built_at,
-                &b.rebuild_state,
-                &b.dispatch_args,
-            ],
-        );
+        let rebuild_group = |args: &wgpu::Buffer| {
+            bind(
+                device,
+                "dem.rebuild",
+                &k.rebuild_check,
+                &[
+                    &b.params,
+                    &b.pos,
+                    &b.built_at,
+                    &b.rebuild_state,
+                    args,
+                    &b.walls,
+                    &b.walls_built,
+                    &b.counters,
+                    &b.wall_mask,
+                ],
+            )
+        };
+        let rebuild = rebuild_group(&b.dispatch_args);
+        let rebuild_walls = rebuild_group(&b.dummy);
         let commit = b
             .chunks
             .iter()
@@ -1222,6 +1328,7 @@ impl GpuEngine {
         BindGroups {
             permute,
             rebuild,
+            rebuild_walls,
             commit,
             hash: bind(
                 device,
@@ -1321,12 +1428,12 @@ impl GpuEngine {
         for stage in 0..STAGES.len() {
             self.record_stage(pass, stage, reduce, reorder);
             if moisture && stage == NEIGHBOURS_STAGE {
-                for (c, chunk) in self.buffers.chunks.iter().enumerate() {
-                    direct_dispatch(
+                for c in 0..self.buffers.chunks.len() {
+                    self.indirect(
                         pass,
                         &self.kernels.moisture,
                         &self.groups.moisture[c],
-                        groups(chunk.count, 64),
+                        Args::Chunk(c),
                     );
                 }
             }
@@ -1378,19 +1485,35 @@ impl GpuEngine {
         reorder: bool,
     ) {
         let (k, g) = (&self.kernels, &self.groups);
-        let n = self.params.n;
+        let chunks = self.buffers.chunks.len();
         match stage {
             0 => {
-                direct_dispatch(pass, &k.rebuild_check, &g.rebuild, groups(n, 64));
+                direct_dispatch(
+                    pass,
+                    &k.rebuild_check,
+                    &g.rebuild,
+                    groups(self.params.n, 64),
+                );
                 direct_dispatch(pass, &k.rebuild_plan, &g.rebuild, 1);
             }
             1 => self.record_sort(pass, reorder),
             NEIGHBOURS_STAGE => {
-                for c in 0..self.buffers.chunks.len() {
-                    self.indirect(pass, &k.neighbours, &g.neighbours[c], 4 + c as u64);
+                for c in 0..chunks {
+                    self.indirect(pass, &k.neighbours, &g.neighbours[c], Args::RebuildChunk(c));
                 }
-                for c in 0..self.buffers.chunks.len() {
-                    self.indirect(pass, &k.rebuild_commit, &g.commit[c], 4 + c as u64);
+                if self.params.n_walls > 0 {
+                    self.indirect(
+                        pass,
+                        &k.rebuild_walls,
+                        &g.rebuild_walls,
+                        Args::RebuildParticles,
+                    );
+                }
+                // Nothing of the step is committed before this point: on an overflow, the
+                // rest of the batch is dispatched with zero workgroups.
+                direct_dispatch(pass, &k.rebuild_halt, &g.rebuild, 1);
+                for c in 0..chunks {
+                    self.indirect(pass, &k.rebuild_commit, &g.commit[c], Args::RebuildChunk(c));
                 }
             }
             3 => {
@@ -1399,36 +1522,34 @@ impl GpuEngine {
                 } else {
                     &k.contacts_only
                 };
-                for (c, chunk) in self.buffers.chunks.iter().enumerate() {
-                    direct_dispatch(pass, kernel, &g.contacts[c], groups(chunk.count, 64));
+                for c in 0..chunks {
+                    self.indirect(pass, kernel, &g.contacts[c], Args::Chunk(c));
                 }
                 if reduce {
                     if self.params.n_walls > 0 {
-                        direct_dispatch(pass, &k.reduce_walls, &g.reduce, self.params.n_walls);
+                        self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
                     }
-                    direct_dispatch(pass, &k.reduce_stats, &g.reduce, 1);
+                    self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
                 }
             }
             _ => {
-                direct_dispatch(pass, &k.integrate, &g.integrate, groups(n, 64));
+                self.indirect(pass, &k.integrate, &g.integrate, Args::Particles);
                 if self.params.n_walls > 0 {
-                    direct_dispatch(pass, &k.walls_advance, &g.integrate, 1);
+                    self.indirect(pass, &k.walls_advance, &g.integrate, Args::One);
                 }
             }
         }
     }
 
-    /// Dispatches `kernel` over the workgroup counts at argument slot `slot` of the dispatch
-    /// arguments that `rebuild.plan` writes: [0] per particle, [1] per radix tile, [2] one
-    /// group, [3] per hash bucket, [4 + c] per particle of chunk c; zero groups when no
-    /// rebuild is due.
+    /// Dispatches `kernel` over the workgroup counts that `rebuild.plan` wrote for `args`.
     fn indirect(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         kernel: &Kernel,
         group: &wgpu::BindGroup,
-        slot: u64,
+        args: Args,
     ) {
+        let slot = args.slot(self.buffers.chunks.len());
         indirect_dispatch(pass, kernel, group, &self.buffers.dispatch_args, slot);
     }
 
@@ -1436,44 +1557,33 @@ impl GpuEngine {
     /// zero-sized dispatch when no rebuild is due).
     fn record_sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
         let (k, g) = (&self.kernels, &self.groups);
-        let n = self.params.n;
-        self.indirect(pass, &k.hash, &g.hash, 0);
+        self.indirect(pass, &k.hash, &g.hash, Args::RebuildParticles);
         for p in 0..self.radix_passes as usize {
-            self.indirect(pass, &k.radix_count, &g.radix[p], 1);
-            self.indirect(pass, &k.radix_scan, &g.radix[p], 2);
-            self.indirect(pass, &k.radix_scatter, &g.radix[p], 1);
+            self.indirect(pass, &k.radix_count, &g.radix[p], Args::RebuildTiles);
+            self.indirect(pass, &k.radix_scan, &g.radix[p], Args::RebuildOne);
+            self.indirect(pass, &k.radix_scatter, &g.radix[p], Args::RebuildTiles);
         }
         if reorder {
             // A rebuild was forced for this step, so the sort above ran: move every particle
             // to its sorted position.
             let pg = &g.permute;
-            direct_dispatch(pass, &k.permute_invert, &pg.invert, groups(n, 64));
+            self.indirect(pass, &k.permute_invert, &pg.invert, Args::Particles);
             for array in &pg.arrays {
-                direct_dispatch(pass, &k.permute_save, array, groups(n, 64));
-                direct_dispatch(pass, &k.permute_gather, array, groups(n, 64));
+                self.indirect(pass, &k.permute_save, array, Args::Particles);
+                self.indirect(pass, &k.permute_gather, array, Args::Particles);
             }
-            for (c, chunk) in self.buffers.chunks.iter().enumerate() {
-                direct_dispatch(
-                    pass,
-                    &k.permute_save_slots,
-                    &pg.save_slots[c],
-                    groups(chunk.count, 64),
-                );
+            for (c, group) in pg.save_slots.iter().enumerate() {
+                self.indirect(pass, &k.permute_save_slots, group, Args::Chunk(c));
             }
-            for (d, chunk) in self.buffers.chunks.iter().enumerate() {
-                for group in &pg.gather_slots[d] {
-                    direct_dispatch(
-                        pass,
-                        &k.permute_gather_slots,
-                        group,
-                        groups(chunk.count, 64),
-                    );
+            for (d, sources) in pg.gather_slots.iter().enumerate() {
+                for group in sources {
+                    self.indirect(pass, &k.permute_gather_slots, group, Args::Chunk(d));
                 }
             }
-            direct_dispatch(pass, &k.permute_identity, &pg.identity, groups(n, 64));
+            self.indirect(pass, &k.permute_identity, &pg.identity, Args::Particles);
         }
-        self.indirect(pass, &k.ranges_clear, &g.ranges, 3);
-        self.indirect(pass, &k.ranges_mark, &g.ranges, 0);
+        self.indirect(pass, &k.ranges_clear, &g.ranges, Args::RebuildBuckets);
+        self.indirect(pass, &k.ranges_mark, &g.ranges, Args::RebuildParticles);
     }
 
     /// Advances `steps` steps with each stage of [`STAGES`] in its own submission, waited for,
@@ -1532,16 +1642,25 @@ impl GpuEngine {
     /// that the host can steer walls (a servo) through [`WallControl`] without stalling the
     /// device. A velocity set there applies from the next batch submitted.
     ///
-    /// A batch whose neighbour table overflowed is not reported: its starting state is
-    /// restored, later batches in flight are dropped, the table regrown and the batch redone.
+    /// A batch in which a table overflowed stops on the GPU at the start of the failed step
+    /// (`rebuild.halt`), before anything of that step is committed, and is not reported; the
+    /// later batches in flight do nothing. The table is regrown and the batch finished from
+    /// that step with the wall velocities it was submitted with; the velocities the host set
+    /// meanwhile apply from the batch after it, as they would have. The result is the one a
+    /// table large enough from the start gives, bit for bit, without a copy of the state.
     pub fn run_streaming(
         &mut self,
         steps: u64,
         mut on_batch: impl FnMut(&WallReadout, &mut WallControl<'_>),
     ) -> Result<(), GpuError> {
-        self.ensure_pools();
+        self.ensure_staging();
+        self.clear_counters();
         let target = self.steps + steps;
         let mut submitted = self.steps;
+        // After an overflow: where the interrupted batch was to end, and the wall velocities
+        // the host had set meanwhile for the batches after it.
+        let mut finish_at: Option<u64> = None;
+        let mut steered: Option<Vec<DVec3>> = None;
         let mut in_flight: std::collections::VecDeque<InFlight> = Default::default();
         let mut free: Vec<usize> = (0..IN_FLIGHT).rev().collect();
         loop {
@@ -1549,12 +1668,21 @@ impl GpuEngine {
                 let slot = free.pop().unwrap_or_default();
                 // A batch ends before the step at which the next moisture event is due, so
                 // that the event applies in the first step of a batch.
-                let n = (target - submitted)
+                let mut n = (target - submitted)
                     .min(self.batch_steps as u64)
-                    .min(self.steps_to_next_event(submitted)) as u32;
-                let batch = self.submit_batch(submitted, n, slot);
+                    .min(self.steps_to_next_event(submitted));
+                if let Some(end) = finish_at.take() {
+                    n = n.min(end - submitted);
+                }
+                let batch = self.submit_batch(submitted, n as u32, slot);
                 in_flight.push_back(batch);
-                submitted += n as u64;
+                submitted += n;
+                if let Some(velocities) = steered.take() {
+                    for (w, &v) in velocities.iter().enumerate() {
+                        write_wall_velocity(&self.queue, &self.buffers.walls, w, v);
+                    }
+                    self.wall_velocity = velocities;
+                }
             }
             let Some(batch) = in_flight.pop_front() else {
                 return Ok(());
@@ -1569,31 +1697,78 @@ impl GpuEngine {
                     let mut control = WallControl {
                         queue: &self.queue,
                         walls: &self.buffers.walls,
+                        velocities: &mut self.wall_velocity,
                     };
                     on_batch(&self.last, &mut control);
                 }
                 Err(counters) => {
-                    // Let the later batches finish, discard them, rewind and regrow.
+                    // The later batches found the flag set and did nothing.
                     for later in in_flight.drain(..) {
                         let _ = self.wait_for(&later)?;
                         free.push(later.slot);
                     }
-                    self.restore(batch.slot);
-                    self.next_reorder = batch.next_reorder_before;
-                    self.events_applied = batch.events_before;
-                    self.steps = batch.start_steps;
+                    let failed_at = self.failed_step(&batch, &counters)?;
+                    if failed_at == batch.start_steps {
+                        self.events_applied = batch.events_before;
+                    }
+                    self.next_reorder = batch.next_reorder_after;
+                    self.steps = failed_at;
                     self.time = self.time_at(self.steps);
-                    submitted = self.steps;
+                    for (w, &v) in batch.velocities.iter().enumerate() {
+                        write_wall_velocity(&self.queue, &self.buffers.walls, w, v);
+                    }
+                    steered = Some(std::mem::replace(
+                        &mut self.wall_velocity,
+                        batch.velocities.clone(),
+                    ));
                     if counters.failed & 1 != 0 {
                         self.regrow(counters.max_neighbours)?;
                     }
                     if counters.failed & 2 != 0 {
                         self.regrow_wall_slots(counters.max_wall_contacts)?;
                     }
-                    self.ensure_pools();
+                    // The failed step had begun a rebuild; it begins it again.
+                    self.queue.write_buffer(
+                        &self.buffers.rebuild_state,
+                        0,
+                        bytemuck::bytes_of(&1u32),
+                    );
+                    self.clear_counters();
+                    submitted = self.steps;
+                    finish_at = Some(batch.start_steps + batch.steps as u64);
+                    self.ensure_staging();
                 }
             }
         }
+    }
+
+    /// Clears the GPU counters (overflow flags and steps begun) before the next submission.
+    fn clear_counters(&mut self) {
+        self.queue.write_buffer(
+            &self.buffers.counters,
+            0,
+            bytemuck::bytes_of(&Counters::default()),
+        );
+        self.counted_from = self.steps;
+    }
+
+    /// The step of `batch` in which a table overflowed: the counters count the steps begun
+    /// since they were cleared (modulo 2^32), the failed one last.
+    fn failed_step(&self, batch: &InFlight, counters: &Counters) -> Result<u64, GpuError> {
+        if counters.failed & 4 != 0 {
+            return Err(GpuError::Readback(
+                "a particle touched a wall that was beyond its skin at the last neighbour build (a defect of the GPU engine; --backend cpu runs the scene)".to_owned(),
+            ));
+        }
+        let before = batch.start_steps.wrapping_sub(self.counted_from) as u32;
+        let offset = counters.steps.wrapping_sub(1).wrapping_sub(before);
+        if offset >= batch.steps {
+            return Err(GpuError::Readback(format!(
+                "a table overflowed in a batch of {} steps, but {} steps were counted since step {} (the batch began at step {})",
+                batch.steps, counters.steps, self.counted_from, batch.start_steps
+            )));
+        }
+        Ok(batch.start_steps + offset as u64)
     }
 
     /// Steps from `step` to the first step at whose start the next pending moisture event is
@@ -1623,24 +1798,8 @@ impl GpuEngine {
         self.start_time + (steps - self.start_steps) as f64 * self.dt
     }
 
-    /// (Re)creates the backup pool and staging ring if missing or sized for an older table.
-    fn ensure_pools(&mut self) {
-        let sizes: Vec<u64> = self.mutable().iter().map(|b| b.size()).collect();
-        let fits = self.backups.len() == IN_FLIGHT
-            && self
-                .backups
-                .iter()
-                .all(|set| set.iter().map(|b| b.size()).eq(sizes.iter().copied()));
-        if !fits {
-            self.backups = (0..IN_FLIGHT)
-                .map(|_| {
-                    sizes
-                        .iter()
-                        .map(|&s| zeroed(&self.device, "dem.batch_backup", s))
-                        .collect()
-                })
-                .collect();
-        }
+    /// Creates the staging ring if missing.
+    fn ensure_staging(&mut self) {
         if self.staging.len() != IN_FLIGHT {
             let walls_offset = size_of::<Counters>() as u64;
             let stats_offset = walls_offset + self.params.n_walls.max(1) as u64 * 32;
@@ -1659,10 +1818,9 @@ impl GpuEngine {
         }
     }
 
-    /// Records and submits one batch: back up the state, clear the counters, the steps, copy
-    /// the results to the staging buffer, and ask for it to be mapped.
+    /// Records and submits one batch: the steps, then copies of the results to the staging
+    /// buffer, which it asks to be mapped.
     fn submit_batch(&mut self, start_steps: u64, steps: u32, slot: usize) -> InFlight {
-        let next_reorder_before = self.next_reorder;
         let events_before = self.events_applied;
         let moisture = self.take_due_moisture(start_steps);
         let reorder = self.reorder_every > 0 && start_steps >= self.next_reorder;
@@ -1677,10 +1835,6 @@ impl GpuEngine {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("dem.batch"),
             });
-        for (src, dst) in self.mutable().iter().zip(&self.backups[slot]) {
-            encoder.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
-        }
-        encoder.clear_buffer(&self.buffers.counters, 0, None);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("dem.steps"),
@@ -1712,8 +1866,9 @@ impl GpuEngine {
         });
         InFlight {
             start_steps,
-            next_reorder_before,
+            next_reorder_after: self.next_reorder,
             events_before,
+            velocities: self.wall_velocity.clone(),
             steps,
             slot,
             submission,
@@ -1780,7 +1935,7 @@ impl GpuEngine {
         Ok(result)
     }
 
-    /// Buffers a batch changes: backed up before it, restored to redo it.
+    /// Buffers a batch changes: the state a checkpoint holds.
     fn mutable(&self) -> Vec<&wgpu::Buffer> {
         let b = &self.buffers;
         let mut out = vec![
@@ -1791,8 +1946,10 @@ impl GpuEngine {
             &b.pred,
             &b.walls,
             &b.wall_slots,
+            &b.wall_mask,
             &b.counts[0],
             &b.built_at,
+            &b.walls_built,
             &b.rebuild_state,
             &b.ids,
             &b.material,
@@ -1800,19 +1957,6 @@ impl GpuEngine {
         ];
         out.extend(b.chunks.iter().map(|c| &c.slots[0]));
         out
-    }
-
-    fn restore(&mut self, slot: usize) {
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("dem.restore"),
-            });
-        for (src, dst) in self.backups[slot].iter().zip(self.mutable()) {
-            // Backups are at least 16 bytes; copy what the buffer holds.
-            encoder.copy_buffer_to_buffer(src, 0, dst, 0, dst.size());
-        }
-        self.queue.submit([encoder.finish()]);
     }
 
     /// Regrows the neighbour slots to hold `needed` partners per particle, keeping the current
@@ -1831,7 +1975,7 @@ impl GpuEngine {
                 .copy_from_slice(&slots[i * old_k * w..(i * old_k + c) * w]);
         }
         log::info!(
-            "neighbour table dem.contact_history: capacity {old_k} per particle, a particle needed {needed}; regrown to {new_k} and the batch redone"
+            "neighbour table dem.contact_history: capacity {old_k} per particle, a particle needed {needed}; regrown to {new_k}, the batch continues from the step that needed it"
         );
         self.buffers.chunks = slot_chunks(
             &self.device,
@@ -1841,6 +1985,12 @@ impl GpuEngine {
             Some(&relaid),
         )?;
         self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
+        self.buffers.permute_scratch = own_permute_scratch(
+            &self.device,
+            &self.buffers.chunks,
+            n as u32,
+            permute_words(self.params.flags[3], wall_words(self.slot_words)),
+        );
         self.params.flags[1] = self.buffers.chunks[0].count;
         self.params.flags[2] = self.buffers.chunks.len() as u32;
         self.params.slots = new_k as u32;
@@ -1884,7 +2034,7 @@ impl GpuEngine {
             "dem.wall_history",
             (n * new * 4 * wall_words(self.slot_words)) as u64,
             &format!(
-                "capacity {old} walls per particle was full, a particle touched {needed}; regrowing to {new} × {n} particles × {} B",
+                "capacity {old} walls per particle was full, a particle had {needed} within its skin; regrowing to {new} × {n} particles × {} B",
                 4 * wall_words(self.slot_words)
             ),
         )?;
@@ -1896,13 +2046,14 @@ impl GpuEngine {
                 .copy_from_slice(&slots[i * old * w..(i + 1) * old * w]);
         }
         log::info!(
-            "wall table dem.wall_history: capacity {old} per particle, a particle touched {needed} walls; regrown to {new} and the batch redone"
+            "wall table dem.wall_history: capacity {old} per particle, a particle had {needed} walls within its skin; regrown to {new}, the batch continues from the step that needed it"
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
-        self.buffers.permute_scratch = zeroed(
+        self.buffers.permute_scratch = own_permute_scratch(
             &self.device,
-            "dem.permute.scratch",
-            n as u64 * permute_words(new as u32, wall_words(self.slot_words)) * 4,
+            &self.buffers.chunks,
+            n as u32,
+            permute_words(new as u32, wall_words(self.slot_words)),
         );
         self.params.flags[3] = new as u32;
         self.tables_resized();
@@ -1942,15 +2093,14 @@ impl GpuEngine {
         [Some(48.0), None, None, Some(contacts), Some(integrate)]
     }
 
-    /// GPU memory held by the engine (bytes): state, tables, scratch, and the per-batch
-    /// backups and readback ring.
+    /// GPU memory held by the engine (bytes): state, tables, scratch and the readback ring.
     pub fn memory_bytes(&self) -> u64 {
         self.memory_breakdown().iter().map(|(_, bytes)| bytes).sum()
     }
 
     /// [`GpuEngine::memory_bytes`] by group of buffers: particle state, neighbour slots (the
     /// current table and the scratch copy a rebuild carries history through), wall slots, the
-    /// spatial hash and sort, the reorder scratch, the per-batch backups, and the rest.
+    /// spatial hash and sort, the reorder scratch, and the rest.
     pub fn memory_breakdown(&self) -> Vec<(&'static str, u64)> {
         let b = &self.buffers;
         let sum = |buffers: &[&wgpu::Buffer]| buffers.iter().map(|b| b.size()).sum::<u64>();
@@ -1975,6 +2125,7 @@ impl GpuEngine {
             &b.counts[0],
             &b.counts[1],
             &b.built_at,
+            &b.walls_built,
             &b.rebuild_state,
             &b.dispatch_args,
             &b.wall_partial,
@@ -1986,7 +2137,6 @@ impl GpuEngine {
         ];
         other.extend(b.chunks.iter().map(|c| &c.range));
         other.extend(self.staging.iter().map(|s| &s.buffer));
-        let backups: Vec<&wgpu::Buffer> = self.backups.iter().flatten().collect();
         vec![
             (
                 "particle state",
@@ -2002,10 +2152,12 @@ impl GpuEngine {
             ),
             ("neighbour slots", sum(&slots)),
             ("neighbour slots, rebuild scratch", sum(&scratch)),
-            ("wall slots", sum(&[&b.wall_slots])),
+            ("wall slots", sum(&[&b.wall_slots, &b.wall_mask])),
             ("hash and sort", sum(&sort)),
-            ("reorder scratch", sum(&[&b.permute_scratch, &b.new_index])),
-            ("batch backups", sum(&backups)),
+            (
+                "reorder scratch",
+                sum(&[&b.new_index]) + b.permute_scratch.as_ref().map_or(0, |s| s.size()),
+            ),
             ("other", sum(&other)),
         ]
     }

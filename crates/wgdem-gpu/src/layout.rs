@@ -185,14 +185,16 @@ pub struct ForceTorque {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq, Default)]
 pub struct Counters {
-    /// Bit 0: a neighbour list overflowed; bit 1: a particle's wall slots did.
+    /// Bit 0: a neighbour list overflowed; bit 1: a particle's wall slots did; bit 2: a particle
+    /// touched a wall that was not within its skin at the last build (a defect).
     pub failed: u32,
     /// Largest neighbour count any particle needed.
     pub max_neighbours: u32,
-    /// Most walls any particle touched at once.
+    /// Most walls within the skin of a particle whose wall slots overflowed.
     pub max_wall_contacts: u32,
-    /// Padding.
-    pub pad: u32,
+    /// Steps begun since the host cleared the counters (a step that overflows counts; none
+    /// after it does).
+    pub steps: u32,
 }
 
 /// `RadixPass` (radix.wgsl).
