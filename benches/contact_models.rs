@@ -8,8 +8,7 @@
 //! - `hertz`: Fleischmann's Hertzian spring–dashpot with true history (the reference);
 //! - `linear`: Kuhn, Suzuki & Daouadji's linear-frictional contact, PFC deformability E* = 8 MPa;
 //! - `hill`: Potyondy's hill model (E, ν of quartz, α_h = 0.07, dry);
-//! - `jager`: Jäger's contact with |Δp_max| = 0.1 μ and a capacity of 32 points (CPU only: the
-//!   GPU engine does not hold Jäger histories).
+//! - `jager`: Jäger's contact with |Δp_max| = 0.1 μ and a capacity of 32 points.
 //!
 //! Walls stay on the spring model. `WGDEM_BENCH_BACKENDS` (default `cpu,gpu`) picks backends.
 //! Output: one line per measurement with `particle_steps_per_second` and `relative_to_hertz`,
@@ -99,7 +98,7 @@ fn main() {
                         .map(|(l, c)| format!("{l}:{c}"))
                         .collect();
                     println!(
-                        "jager history points per contact after {} steps: mean {mean:.2}, max {}, distribution {}; memory per contact: CPU {:.0} B at the mean length ({} B per point + {} B of state and pointer), GPU layout {} B at capacity 32",
+                        "jager history points per contact after {} steps: mean {mean:.2}, max {}, distribution {}; memory per contact: CPU {:.0} B at the mean length ({} B per point + {} B of state and pointer), GPU history layout {} B at capacity 32",
                         steps + 20,
                         lengths.iter().max().unwrap_or(&0),
                         shown.join(" "),
@@ -119,9 +118,11 @@ fn main() {
                         let rate = particles * steps as f64 / t0.elapsed().as_secs_f64();
                         let base = *reference[1].get_or_insert(rate);
                         println!(
-                            "model={model} backend=gpu particles={particles} steps={steps} particle_steps_per_second={rate:.3e} relative_to_hertz={:.2} gpu_bytes_per_particle={:.0}",
+                            "model={model} backend=gpu particles={particles} steps={steps} particle_steps_per_second={rate:.3e} relative_to_hertz={:.2} gpu_bytes_per_particle={:.0} slot_bytes={} slots_per_particle={}",
                             rate / base,
-                            engine.memory_bytes() as f64 / particles
+                            engine.memory_bytes() as f64 / particles,
+                            engine.slot_bytes(),
+                            engine.slots()
                         );
                     }
                     Err(e) => println!("model={model} backend=gpu unsupported: {e}"),

@@ -51,7 +51,7 @@ struct PairRecord {
     damping: f32,
     v_char: f32,
     suction: f32,
-    _q1: f32,
+    dp_max: f32,         // Jäger: |Δp_max| (model 3: kn = Ē, kt = κ, flags = capacity)
     _q2: f32,
 }
 

@@ -248,7 +248,7 @@ fn particle(
     }
     ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
     stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);
-    if SLOT_WORDS == 8u {
+    if SLOT_WORDS >= 8u {
         // The running total in two parts, so that small steps' work is not lost against it.
         let w = work[i];
         let t = two_sum(vec3<f32>(w.y, 0.0, 0.0), vec3<f32>(dissipated, 0.0, 0.0), params.one);
@@ -267,8 +267,8 @@ struct PairOut {
 }
 
 // One contact with the pair's model: the scene's spring–dashpot (`contact_force`), Kuhn's
-// linear contact or the hill model (models.wgsl, state in the slot's `aux` words: Kuhn keeps
-// the last overlap, hill its moisture state). Radii and masses of a wall are 1e30.
+// linear contact, the hill model (models.wgsl, state in the slot's `aux` words: Kuhn keeps
+// the last overlap, hill its moisture state) or Jäger's (its history in Jäger slots). Radii and masses of a wall are 1e30.
 // CPU twin: `contact::model::evaluate`.
 fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, normal: vec3<f32>,
                  rel_velocity: vec3<f32>, rel_displacement: vec3<f32>, twirl: f32,
@@ -301,6 +301,21 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         return PairOut(o.force, o.slid, with_aux(make_slot(st.shear, slot.partner),
             vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)), vec3<f32>(0.0), o.elastic,
             o.dissipated);
+    }
+    if rec.model == 3u {
+        // Jäger: the history stack and contact frame live in the slot (Jäger slots only). The
+        // pair radius R = 2 r_a r_b / (r_a + r_b), 2 r against a wall.
+        var st = jager_load(slot);
+        var radius = 2.0 * r_a * r_b / (r_a + r_b);
+        if r_a >= 1e29 {
+            radius = 2.0 * r_b;
+        }
+        let jp = JagerParams(rec.kn, rec.kt, rec.friction, radius, rec.dp_max, rec.flags, 0u, 0u);
+        let o = jager_step(&st, overlap, normal, rel_displacement, twirl, jp);
+        let sliding = o.normal_force > 0.0
+            && length(st.tangential) >= rec.friction * o.normal_force * (1.0 - 1e-6);
+        return PairOut(o.force, select(0u, 1u, sliding), jager_store(&st, slot), vec3<f32>(0.0),
+            0.0, 0.0);
     }
     let p = contact_params(rec, params.law, m_eff, r_eff);
     let out = contact_force(params.law, params.history, overlap, normal, rel_velocity,

@@ -40,7 +40,7 @@ use crate::context::{GpuError, read_buffer};
 use crate::layout::{
     Counters, ForceTorque, PairRecord, Position, Predicted, RadixPass, SimParams, Wall,
 };
-use crate::shaders;
+use crate::shaders::{self, SlotKind};
 
 /// The stages of one step, in order (see [`GpuEngine::profile_stages`]): the rebuild check,
 /// the sort (cell hash, radix sort, reorder, cell ranges), the neighbour lists (build and
@@ -268,13 +268,13 @@ struct Kernels {
 }
 
 impl Kernels {
-    fn new(device: &wgpu::Device, wide: bool) -> Self {
+    fn new(device: &wgpu::Device, slots: SlotKind) -> Self {
         use Bind::{Read as R, Uniform as U, Write as W};
         let k = |name: &str, label: &str, entry: &str, binds: &[Bind]| {
             make_kernel(
                 device,
                 label,
-                &shaders::kernel_for(name, wide),
+                &shaders::kernel_with(name, slots),
                 entry,
                 binds,
             )
@@ -768,21 +768,37 @@ impl GpuEngine {
         }
         let nm = sim.n_materials();
         let mut wide = false;
+        let mut jager_points = 0u32;
         for k in 0..nm * nm {
             match sim.pair(k / nm, k % nm).model() {
-                wgdem_core::contact::model::PairModel::Jager { .. } => {
-                    return Err(GpuError::Unsupported(format!(
-                        "material pair ({}, {}) uses the Jäger contact model, whose history stacks the GPU engine does not hold yet (`wgdem contact --backend gpu` runs it); use --backend cpu",
-                        k / nm,
-                        k % nm
-                    )));
+                wgdem_core::contact::model::PairModel::Jager { capacity, .. } => {
+                    if capacity > crate::contact_probe::JAGER_GPU_CAPACITY {
+                        return Err(GpuError::Unsupported(format!(
+                            "material pair ({}, {}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {}; set capacity ≤ {} or use --backend cpu",
+                            k / nm,
+                            k % nm,
+                            crate::contact_probe::JAGER_GPU_CAPACITY,
+                            crate::contact_probe::JAGER_GPU_CAPACITY
+                        )));
+                    }
+                    jager_points = jager_points.max(capacity.max(3) as u32);
                 }
                 wgdem_core::contact::model::PairModel::Spring => {}
                 _ => wide = true,
             }
         }
-        // 32-byte slots carry the Kuhn and hill models' extra state; 16 bytes otherwise.
-        let slot_words: usize = if wide { 8 } else { 4 };
+        // 16-byte slots for the spring–dashpot; 32 bytes carry the Kuhn and hill models' extra
+        // state; Jäger slots add the contact frame and the largest history capacity in points.
+        let slot_kind = if jager_points > 0 {
+            SlotKind::Jager(jager_points)
+        } else if wide {
+            SlotKind::Wide
+        } else {
+            SlotKind::Narrow
+        };
+        let slot_words = slot_kind.words();
+        // Slots of 8 words and more belong to engines whose pairs may account their work.
+        let wide = slot_words >= 8;
         let table_bits = (2 * n).next_power_of_two().trailing_zeros().max(1);
         // The CPU reference's skin: 10 % of the smallest diameter.
         let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
@@ -982,7 +998,7 @@ impl GpuEngine {
             stats_out: zeroed(device, "dem.contact_stats.total", 16),
             counters: zeroed(device, "dem.counters", 16),
         };
-        let kernels = Kernels::new(device, wide);
+        let kernels = Kernels::new(device, slot_kind);
         let groups = Self::bind_groups(
             device,
             &kernels,
@@ -2205,6 +2221,12 @@ impl GpuEngine {
     /// Neighbour-list builds so far (read back from the GPU).
     pub fn neighbour_builds(&self) -> Result<u32, GpuError> {
         Ok(self.read::<[u32; 4]>(&self.buffers.rebuild_state, 1)?[0][1])
+    }
+
+    /// Bytes of one neighbour slot (one side of one pair's history): 16 for the spring–dashpot,
+    /// 32 with the Kuhn or hill model, 48 + 16 × capacity with Jäger's history stack.
+    pub fn slot_bytes(&self) -> usize {
+        4 * self.slot_words
     }
 
     /// Current neighbour-slot capacity per particle.

@@ -46,7 +46,8 @@ pub struct SimParams {
 pub struct PairRecord {
     /// 1 for elastic constants, 0 for direct.
     pub elastic: u32,
-    /// 0 spring–dashpot, 1 Kuhn linear, 2 hill.
+    /// 0 spring–dashpot, 1 Kuhn linear, 2 hill, 3 Jäger (`k[0]` Ē, `k[1]` κ, `v[2]` |Δp_max|,
+    /// `flags` the history capacity).
     pub model: u32,
     /// Linear: bit 0 twirl, bit 1 PFC deformability (E* in `m[1]`, κ* in `m[3]`).
     pub flags: u32,
@@ -61,8 +62,7 @@ pub struct PairRecord {
 }
 
 impl PairRecord {
-    /// The GPU record of a material pair, its contact model included (a Jäger pair is refused
-    /// by the engine before this is reached and maps to the spring model here).
+    /// The GPU record of a material pair, its contact model included.
     pub fn from_pair(p: &wgdem_core::material::PairParams) -> Self {
         use wgdem_core::contact::model::{LinearStiffness, PairModel};
         let r = p.record();
@@ -111,7 +111,22 @@ impl PairRecord {
                 rec.m[3] = damping_constant as f32;
                 rec.v[1] = suction as f32;
             }
-            PairModel::Spring | PairModel::Jager { .. } => {}
+            PairModel::Jager {
+                shear_modulus,
+                poisson_ratio,
+                dp_max,
+                capacity,
+            } => {
+                // Ē and κ of Kuhn & Jäger Eq. 1 and 5 (as `contact::jager::JagerParams::new`);
+                // the pair's radius comes from the spheres in the kernel.
+                let nu = poisson_ratio;
+                rec.model = 3;
+                rec.flags = capacity.max(3) as u32;
+                rec.k[0] = (8.0 * shear_modulus / (3.0 * (1.0 - nu))) as f32;
+                rec.k[1] = ((2.0 - nu) / (2.0 * (1.0 - nu))) as f32;
+                rec.v[2] = dp_max as f32;
+            }
+            PairModel::Spring => {}
         }
         rec
     }

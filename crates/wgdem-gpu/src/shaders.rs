@@ -73,6 +73,88 @@ fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
     return Slot(s.tangential, s.partner, aux);
 }";
 
+/// Layout of the neighbour slots an engine compiles its kernels for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotKind {
+    /// 16 bytes: the spring–dashpot history.
+    Narrow,
+    /// 32 bytes: plus four words of model state for the Kuhn and hill models.
+    Wide,
+    /// A wide slot plus a Jäger history of this many points and its contact frame.
+    Jager(u32),
+}
+
+impl SlotKind {
+    /// u32 words per slot.
+    pub fn words(self) -> usize {
+        match self {
+            SlotKind::Narrow => 4,
+            SlotKind::Wide => 8,
+            SlotKind::Jager(points) => 12 + 4 * points as usize,
+        }
+    }
+}
+
+/// Helpers of the contact kernels that move a Jäger history between a slot and the models'
+/// `JagerState`: without Jäger slots, an empty history.
+const NO_JAGER: &str = "fn jager_load(s: Slot) -> JagerState {
+    var st: JagerState;
+    st.frame = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    return st;
+}
+fn jager_store(st: ptr<function, JagerState>, s: Slot) -> Slot {
+    return s;
+}";
+
+/// The Jäger slot: the wide slot, the contact frame and `JAGER_POINTS` history points; the
+/// tangential force in the contact frame and the point count live in `tangential`.
+fn jager_slot(points: u32) -> String {
+    format!(
+        "struct Slot {{
+    tangential: vec3<f32>,
+    partner: u32,
+    aux: vec4<f32>,
+    frame: vec4<f32>,
+    points: array<vec4<f32>, {points}u>,
+}}
+const JAGER_POINTS: u32 = {points}u;
+const SLOT_WORDS: u32 = {words}u;
+fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {{
+    return Slot(tangential, partner, vec4<f32>(0.0), vec4<f32>(0.0), array<vec4<f32>, {points}u>());
+}}
+fn slot_aux(s: Slot) -> vec4<f32> {{
+    return s.aux;
+}}
+fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {{
+    var out = s;
+    out.aux = aux;
+    return out;
+}}",
+        words = SlotKind::Jager(points).words()
+    )
+}
+
+/// [`NO_JAGER`] for Jäger slots: the count in `tangential.z`'s bits, the force in `.xy`.
+const JAGER_HELPERS: &str = "fn jager_load(s: Slot) -> JagerState {
+    var st: JagerState;
+    st.count = bitcast<u32>(s.tangential.z);
+    st.tangential = s.tangential.xy;
+    st.frame = s.frame;
+    for (var k = 0u; k < min(st.count, JAGER_POINTS); k++) {
+        st.points[k] = s.points[k];
+    }
+    return st;
+}
+fn jager_store(st: ptr<function, JagerState>, s: Slot) -> Slot {
+    var out = s;
+    out.tangential = vec3<f32>((*st).tangential, bitcast<f32>((*st).count));
+    out.frame = (*st).frame;
+    for (var k = 0u; k < min((*st).count, JAGER_POINTS); k++) {
+        out.points[k] = (*st).points[k];
+    }
+    return out;
+}";
+
 /// Full source of the named kernel; `wide` selects 32-byte slots (engines whose material pairs
 /// use the Kuhn or hill model). The contact and moisture kernels also get the models of
 /// [`MODELS`].
@@ -80,18 +162,52 @@ fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
 /// # Panics
 /// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
 pub fn kernel_for(name: &str, wide: bool) -> String {
+    kernel_with(
+        name,
+        if wide {
+            SlotKind::Wide
+        } else {
+            SlotKind::Narrow
+        },
+    )
+}
+
+/// Full source of the named kernel for slots of kind `slots`.
+///
+/// # Panics
+/// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
+pub fn kernel_with(name: &str, slots: SlotKind) -> String {
     let (_, src) = KERNELS
         .iter()
         .find(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("no kernel named {name}"));
     let mut common = COMMON.to_owned();
-    if wide {
+    let slot = match slots {
+        SlotKind::Narrow => None,
+        SlotKind::Wide => Some(WIDE_SLOT.to_owned()),
+        SlotKind::Jager(points) => Some(jager_slot(points)),
+    };
+    if let Some(slot) = slot {
         let begin = common.find("// @slot-begin").expect("slot block");
         let end = common.find("// @slot-end").expect("slot block");
-        common.replace_range(begin..end, &format!("{WIDE_SLOT}\n"));
+        common.replace_range(begin..end, &format!("{slot}\n"));
     }
     if name == "contact_forces" || name == "moisture" {
-        format!("{common}\n{MODELS}\n{src}")
+        // The models' working history holds one point more than a slot (a step may add one
+        // before merging); without Jäger slots it is never used, and kept small.
+        let cap = match slots {
+            SlotKind::Jager(points) => points + 1,
+            _ => 4,
+        };
+        let models = MODELS.replace(
+            "const JAGER_CAP: u32 = 33u;",
+            &format!("const JAGER_CAP: u32 = {cap}u;"),
+        );
+        let helpers = match slots {
+            SlotKind::Jager(_) => JAGER_HELPERS,
+            _ => NO_JAGER,
+        };
+        format!("{common}\n{models}\n{helpers}\n{src}")
     } else {
         format!("{common}\n{src}")
     }

@@ -3,7 +3,8 @@
 
 use wgdem_gpu::layout;
 use wgdem_gpu::shaders::{
-    CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, kernel_for, source, with_models,
+    CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, SlotKind, kernel_for, kernel_with, source,
+    with_models,
 };
 
 /// Parses, validates and translates to SPIR-V (the Vulkan backend's path), so that a shader
@@ -38,6 +39,10 @@ fn every_kernel_validates() {
     for (name, _) in KERNELS {
         validate(name, &kernel_for(name, false));
         validate(&format!("{name} (wide slots)"), &kernel_for(name, true));
+        validate(
+            &format!("{name} (Jäger slots)"),
+            &kernel_with(name, SlotKind::Jager(32)),
+        );
     }
     validate("contact_law_probe", &source(CONTACT_LAW_PROBE));
     validate("contact_probe", &with_models(CONTACT_PROBE));
