@@ -7,18 +7,9 @@ use glam::DVec3;
 use wgdem_core::wall::WallShape;
 use wgdem_gpu::{GpuEngine, GpuOptions};
 
-/// Batches of 100 steps, two in flight. A sphere rests on the floor under a lid; when the
-/// readout of the batch ending at step 200 arrives, the host sets the lid moving down at
-/// 1 cm/s. The batch 200–300 was already submitted by then, so the lid starts moving at step
-/// 300 (the streaming contract: a change applies from the next batch submitted), and after
-/// 1 000 steps it has moved by 0.01 m/s × 700 Δt. Readouts arrive once per batch, in order,
-/// and the streamed floor force equals the CPU reference's at the same step (same lid
-/// schedule) within 1e-4: the sphere is still bouncing towards its Hertz rest overlap, a smooth
-/// damped oscillation over which f32 rounding (≈ 1e-6 per step) cannot grow much.
-#[test]
-fn wall_forces_stream_and_wall_velocities_steer() {
-    let Some(ctx) = gpu() else { return };
-    let s = scene(
+/// One sphere of 5 mm resting on a floor, under a lid at height `lid` (m).
+fn lid_scene(lid: f64) -> wgdem_core::scene::Scene {
+    scene(&format!(
         r#"
         [simulation]
         duration = 1.0
@@ -37,7 +28,7 @@ fn wall_forces_stream_and_wall_velocities_steer() {
         [[particles]]
         kind = "explicit"
         material = "m"
-        spheres = [{ position = [0.0, 0.0, 0.004998], radius = 0.005 }]
+        spheres = [{{ position = [0.0, 0.0, 0.004998], radius = 0.005 }}]
         [[walls]]
         kind = "plane"
         name = "floor"
@@ -48,10 +39,24 @@ fn wall_forces_stream_and_wall_velocities_steer() {
         kind = "plane"
         name = "lid"
         material = "m"
-        point = [0.0, 0.0, 0.05]
+        point = [0.0, 0.0, {lid}]
         normal = [0.0, 0.0, -1.0]
-        "#,
-    );
+        "#
+    ))
+}
+
+/// Batches of 100 steps, two in flight. A sphere rests on the floor under a lid; when the
+/// readout of the batch ending at step 200 arrives, the host sets the lid moving down at
+/// 1 cm/s. The batch 200–300 was already submitted by then, so the lid starts moving at step
+/// 300 (the streaming contract: a change applies from the next batch submitted), and after
+/// 1 000 steps it has moved by 0.01 m/s × 700 Δt. Readouts arrive once per batch, in order,
+/// and the streamed floor force equals the CPU reference's at the same step (same lid
+/// schedule) within 1e-4: the sphere is still bouncing towards its Hertz rest overlap, a smooth
+/// damped oscillation over which f32 rounding (≈ 1e-6 per step) cannot grow much.
+#[test]
+fn wall_forces_stream_and_wall_velocities_steer() {
+    let Some(ctx) = gpu() else { return };
+    let s = lid_scene(0.05);
     let options = GpuOptions {
         batch_steps: 100,
         ..GpuOptions::default()
@@ -110,40 +115,7 @@ fn wall_forces_stream_and_wall_velocities_steer() {
 #[test]
 fn an_overflow_after_steering_finishes_its_batch_as_steered() {
     let Some(ctx) = gpu() else { return };
-    let s = scene(
-        r#"
-        [simulation]
-        duration = 1.0
-        output_interval = 1.0
-        dt = 1e-5
-        [contact]
-        law = "hertz"
-        history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
-        [[particles]]
-        kind = "explicit"
-        material = "m"
-        spheres = [{ position = [0.0, 0.0, 0.004998], radius = 0.005 }]
-        [[walls]]
-        kind = "plane"
-        name = "floor"
-        material = "m"
-        point = [0.0, 0.0, 0.0]
-        normal = [0.0, 0.0, 1.0]
-        [[walls]]
-        kind = "plane"
-        name = "lid"
-        material = "m"
-        point = [0.0, 0.0, 0.0124]
-        normal = [0.0, 0.0, -1.0]
-        "#,
-    );
+    let s = lid_scene(0.0124);
     let run = |wall_slots: u32| {
         let options = GpuOptions {
             batch_steps: 100,
