@@ -68,6 +68,14 @@ struct Wall {
     velocity: vec4<f32>,
 }
 
+// From a plate's closest point to a point at `rel` from its centre (zero inside its outline).
+fn plate_gap(wall: Wall, rel: vec3<f32>) -> vec3<f32> {
+    let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
+    let cu = clamp(dot(rel, wall.u_axis.xyz), -wall.extents.x, wall.extents.x);
+    let cv = clamp(dot(rel, v_axis), -wall.extents.y, wall.extents.y);
+    return rel - wall.u_axis.xyz * cu - v_axis * cv;
+}
+
 // Position as double-single (hi + lo); hi.w is the radius.
 struct Position {
     hi: vec4<f32>,

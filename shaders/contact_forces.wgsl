@@ -195,10 +195,7 @@ fn particle(
             let rel_lo = pi.lo.xyz - wall.point_lo.xyz;
             overlap = (pi.hi.w - dot(rel_hi, normal)) * params.one - dot(rel_lo, normal);
         } else {
-            let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
-            let cu = clamp(dot(rel, wall.u_axis.xyz), -wall.extents.x, wall.extents.x);
-            let cv = clamp(dot(rel, v_axis), -wall.extents.y, wall.extents.y);
-            let gap = rel - wall.u_axis.xyz * cu - v_axis * cv;
+            let gap = plate_gap(wall, rel);
             let dn = length(gap);
             hit = dn < pi.hi.w;
             overlap = pi.hi.w - dn;
@@ -304,12 +301,10 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
     }
     if rec.model == 3u {
         // Jäger: the history stack and contact frame live in the slot (Jäger slots only). The
-        // pair radius R = 2 r_a r_b / (r_a + r_b), 2 r against a wall.
+        // pair radius R = 2 r_a r_b / (r_a + r_b); sphere–sphere only (the configuration
+        // refuses Jäger wall pairs).
         var st = jager_load(slot);
-        var radius = 2.0 * r_a * r_b / (r_a + r_b);
-        if r_a >= 1e29 {
-            radius = 2.0 * r_b;
-        }
+        let radius = 2.0 * r_a * r_b / (r_a + r_b);
         let jp = JagerParams(rec.kn, rec.kt, rec.friction, radius, rec.dp_max, rec.flags, 0u, 0u);
         let o = jager_step(&st, overlap, normal, rel_displacement, twirl, jp);
         let sliding = o.normal_force > 0.0

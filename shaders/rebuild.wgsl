@@ -103,10 +103,7 @@ fn wall_distance(wall: Wall, p: Position) -> f32 {
     if wall.kind == 0u {
         return abs(dot(rel, wall.normal.xyz));
     }
-    let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
-    let cu = clamp(dot(rel, wall.u_axis.xyz), -wall.extents.x, wall.extents.x);
-    let cv = clamp(dot(rel, v_axis), -wall.extents.y, wall.extents.y);
-    return length(rel - wall.u_axis.xyz * cu - v_axis * cv);
+    return length(plate_gap(wall, rel));
 }
 
 @compute @workgroup_size(64)

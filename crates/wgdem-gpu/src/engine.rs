@@ -1752,7 +1752,6 @@ impl GpuEngine {
                     self.clear_counters();
                     submitted = self.steps;
                     finish_at = Some(batch.start_steps + batch.steps as u64);
-                    self.ensure_staging();
                 }
             }
         }

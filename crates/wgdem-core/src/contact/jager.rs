@@ -71,12 +71,7 @@ impl JagerParams {
             e_bar: 8.0 * shear_modulus / (3.0 * (1.0 - nu)),
             kappa: (2.0 - nu) / (2.0 * (1.0 - nu)),
             friction,
-            // 2 r₁r₂/(r₁ + r₂); against a wall (r₁ = ∞) its limit 2 r₂.
-            radius: if radii.0.is_infinite() {
-                2.0 * radii.1
-            } else {
-                2.0 * radii.0 * radii.1 / (radii.0 + radii.1)
-            },
+            radius: 2.0 * radii.0 * radii.1 / (radii.0 + radii.1),
             dp_max,
             capacity: capacity.max(3),
         }
