@@ -102,24 +102,32 @@ fn particle(
 
     let base = local * params.slots;  // slots of this chunk
     let n_slots = min(count[i], params.slots);
+    // This particle's own data, loaded once: each pair loads only its partner's and picks A
+    // and B from the two.
+    let vi = vel[i];
+    let wi = omega[i];
+    let qi = pred[i];
+    let id_i = ids[i];
+    let mat_i = material[i];
     for (var s = 0u; s < n_slots; s++) {
-        let j = slots[base + s].partner;
+        let slot = slots[base + s];
+        let j = slot.partner;
         // Canonical order by stable id: it fixes which body is A (and so the sign of the stored
         // history) whatever order the particles currently sit in.
-        let i_first = ids[i] < ids[j];
-        let a = select(j, i, i_first);
-        let b = select(i, j, i_first);
-        let pa = pos[a];
-        let pb = pos[b];
+        let i_first = id_i < ids[j];
+        let pj = pos[j];
+        let pa = Position(select(pj.hi, pi.hi, i_first), select(pj.lo, pi.lo, i_first));
+        let pb = Position(select(pi.hi, pj.hi, i_first), select(pi.lo, pj.lo, i_first));
         let d = ds_diff(pa, pb, params.one);
         let dist = length(d);
         let overlap = pa.hi.w + pb.hi.w - dist;
-        let rec = pair_table[material[a] * params.n_materials + material[b]];
-        let slot = slots[base + s];
+        let mat_j = material[j];
+        let rec = pair_table[select(mat_j, mat_i, i_first) * params.n_materials
+            + select(mat_i, mat_j, i_first)];
         let aux = slot_aux(slot);
         // A wet hill contact acts across a gap (its liquid bridge); every other one only while
         // the spheres overlap.
-        let bridged = rec.model == 2u && bitcast<u32>(aux.x) == WET;
+        let bridged = uses_model(2u) && rec.model == 2u && bitcast<u32>(aux.x) == WET;
         if overlap <= 0.0 && !bridged {
             slots[base + s] = make_slot(vec3<f32>(0.0), slot.partner);  // a later contact starts afresh
             continue;
@@ -130,18 +138,26 @@ fn particle(
         }
         let r_a = normal * (pa.hi.w - 0.5 * overlap);
         let r_b = -normal * (pb.hi.w - 0.5 * overlap);
-        let qa = pred[a];
-        let qb = pred[b];
-        let rel_velocity = (qb.v.xyz + cross(qb.w.xyz, r_b)) - (qa.v.xyz + cross(qa.w.xyz, r_a));
-        let rel_displacement = ((vel[b].xyz + cross(omega[b].xyz, r_b))
-            - (vel[a].xyz + cross(omega[a].xyz, r_a))) * params.dt;
-        let twirl = 0.5 * dot(omega[a].xyz + omega[b].xyz, normal) * params.dt;
+        let qj = pred[j];
+        let vj = vel[j].xyz;
+        let wj = omega[j].xyz;
+        let qa_v = select(qj.v.xyz, qi.v.xyz, i_first);
+        let qa_w = select(qj.w.xyz, qi.w.xyz, i_first);
+        let qb_v = select(qi.v.xyz, qj.v.xyz, i_first);
+        let qb_w = select(qi.w.xyz, qj.w.xyz, i_first);
+        let va = select(vj, vi.xyz, i_first);
+        let wa = select(wj, wi.xyz, i_first);
+        let vb = select(vi.xyz, vj, i_first);
+        let wb = select(wi.xyz, wj, i_first);
+        let rel_velocity = (qb_v + cross(qb_w, r_b)) - (qa_v + cross(qa_w, r_a));
+        let rel_displacement = ((vb + cross(wb, r_b)) - (va + cross(wa, r_a))) * params.dt;
+        let twirl = 0.5 * dot(wa + wb, normal) * params.dt;
         let m_eff = pa.lo.w * pb.lo.w / (pa.lo.w + pb.lo.w);
         let r_eff = pa.hi.w * pb.hi.w / (pa.hi.w + pb.hi.w);
         // Neighbour slots keep a single-f32 history (no low part).
         let out = evaluate_pair(rec, slot, vec3<f32>(0.0), overlap, normal, rel_velocity,
             rel_displacement, twirl, pa.hi.w, pb.hi.w, pa.lo.w, pb.lo.w, m_eff, r_eff);
-        if i == b {
+        if !i_first {
             force += out.force;
             torque += cross(r_b, out.force);
             n_pairs += select(0u, 1u, overlap > 0.0);  // count each pair once, on its B side
@@ -155,9 +171,6 @@ fn particle(
         slots[base + s] = out.slot;
     }
 
-    let vi = vel[i];
-    let wi = omega[i];
-    let qi = pred[i];
     // This particle's wall slots of the last step, read before they are rewritten. Slots in
     // use come first, so reading stops at the first empty one: most particles touch no wall,
     // and their slots are neither read past the first nor rewritten.
@@ -263,6 +276,12 @@ struct PairOut {
     dissipated: f32,    // work dissipated in it during the step (J; Kuhn, hill)
 }
 
+// Whether some pair of the scene uses model `m` (`PairRecord::model`); `MODELS_PRESENT` is set
+// when the kernel is compiled (shaders.rs), so the models no pair uses are compiled out.
+fn uses_model(m: u32) -> bool {
+    return (MODELS_PRESENT & (1u << m)) != 0u;
+}
+
 // One contact with the pair's model: the scene's spring–dashpot (`contact_force`), Kuhn's
 // linear contact, the hill model (models.wgsl, state in the slot's `aux` words: Kuhn keeps
 // the last overlap, hill its moisture state) or Jäger's (its history in Jäger slots). Radii and masses of a wall are 1e30.
@@ -270,7 +289,7 @@ struct PairOut {
 fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, normal: vec3<f32>,
                  rel_velocity: vec3<f32>, rel_displacement: vec3<f32>, twirl: f32,
                  r_a: f32, r_b: f32, m_a: f32, m_b: f32, m_eff: f32, r_eff: f32) -> PairOut {
-    if rec.model == 1u {
+    if uses_model(1u) && rec.model == 1u {
         var kn = rec.kn;
         var kt = rec.kt;
         if (rec.flags & 2u) != 0u {
@@ -290,7 +309,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         return PairOut(o.force, o.slid, with_aux(make_slot(st.tangential, slot.partner),
             vec4<f32>(st.overlap, 0.0, 0.0, 0.0)), st_lo, o.elastic, o.dissipated);
     }
-    if rec.model == 2u {
+    if uses_model(2u) && rec.model == 2u {
         var st = HillState(slot.tangential, bitcast<u32>(slot_aux(slot).x));
         let hp = hill_params(rec.e_star, rec.g_star, r_a, r_b, m_a, m_b, rec.damping, rec.friction,
             rec.suction);
@@ -299,7 +318,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
             vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)), vec3<f32>(0.0), o.elastic,
             o.dissipated);
     }
-    if rec.model == 3u {
+    if uses_model(3u) && rec.model == 3u {
         // Jäger: the history stack and contact frame live in the slot (Jäger slots only). The
         // pair radius R = 2 r_a r_b / (r_a + r_b); sphere–sphere only (the configuration
         // refuses Jäger wall pairs).

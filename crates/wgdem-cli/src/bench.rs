@@ -21,6 +21,9 @@ pub struct BenchReport {
     pub adapter: String,
     /// Contact model (`--model`).
     pub model: String,
+    /// Whether the contact kernels were compiled for the specimen's contact model alone
+    /// (`false` with `--generic-kernels`: for every model; the CPU reference: `false`).
+    pub specialized_kernels: bool,
     /// Spheres in the specimen.
     pub particles: usize,
     /// Timed steps (after the warm-up).
@@ -70,6 +73,7 @@ pub fn run(
     gpu: bool,
     adapter: Option<&str>,
     model: &str,
+    specialize: bool,
     mut log: impl FnMut(&str),
 ) -> Result<BenchReport, String> {
     if steps == 0 {
@@ -87,6 +91,7 @@ pub fn run(
         backend: "cpu",
         adapter: "CPU reference (f64, one thread)".to_owned(),
         model: model.to_owned(),
+        specialized_kernels: false,
         particles: n,
         steps,
         dt_s: after.dt,
@@ -109,8 +114,12 @@ pub fn run(
     }
     let ctx = GpuContext::new(adapter).map_err(|e| e.to_string())?;
     log(&format!("adapter: {}", ctx.describe()));
-    let mut engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
-        .map_err(|e| e.to_string())?;
+    let options = GpuOptions {
+        specialize,
+        ..GpuOptions::default()
+    };
+    let mut engine =
+        GpuEngine::new(&ctx.device, &ctx.queue, &sim, options).map_err(|e| e.to_string())?;
     engine.run(WARM_UP).map_err(|e| e.to_string())?;
     let t0 = Instant::now();
     engine.run(steps).map_err(|e| e.to_string())?;
@@ -133,6 +142,7 @@ pub fn run(
     Ok(BenchReport {
         backend: "gpu",
         adapter: ctx.describe(),
+        specialized_kernels: specialize,
         gpu_bytes_per_particle: by_group.iter().map(|(_, b)| b).sum(),
         gpu_bytes_per_particle_by_group: by_group,
         stages: STAGES
@@ -165,6 +175,16 @@ pub fn print(r: &BenchReport) {
     println!("backend                     {}", r.backend);
     println!("adapter                     {}", r.adapter);
     println!("model                       {}", r.model);
+    if r.backend == "gpu" {
+        println!(
+            "contact kernels             {}",
+            if r.specialized_kernels {
+                "for this model alone"
+            } else {
+                "for every model (--generic-kernels)"
+            }
+        );
+    }
     println!("particles                   {}", r.particles);
     println!(
         "steps                       {} (dt {:.3e} s)",

@@ -106,6 +106,10 @@ enum Command {
         /// Contact model: hertz or hooke (Fleischmann, true history), linear (Kuhn) or hill.
         #[arg(long, default_value = "hertz")]
         model: String,
+        /// Compile the GPU contact kernels for every contact model instead of the specimen's
+        /// alone (same results, slower; for comparison).
+        #[arg(long)]
+        generic_kernels: bool,
         /// Print one JSON object on stdout instead of text (log lines go to stderr).
         #[arg(long)]
         json: bool,
@@ -333,6 +337,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             backend,
             adapter,
             model,
+            generic_kernels,
             json,
         } => {
             let report = bench::run(
@@ -341,6 +346,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                 backend == Backend::Gpu,
                 adapter.as_deref(),
                 &model,
+                !generic_kernels,
                 |line| log::info!("{line}"),
             )?;
             if json {

@@ -71,6 +71,9 @@ pub struct GpuOptions {
     pub wall_slots: u32,
     /// Reorder particle data by cell at the first batch after every this many steps (0: never).
     pub reorder_every: u64,
+    /// Compile the contact kernels for the scene's contact models, law and history mode only
+    /// (see [`shaders::Specialization`]); `false` compiles them for all (same results, slower).
+    pub specialize: bool,
 }
 
 impl Default for GpuOptions {
@@ -81,6 +84,7 @@ impl Default for GpuOptions {
             rebuild_every_step: false,
             wall_slots: 4,
             reorder_every: 2000,
+            specialize: true,
         }
     }
 }
@@ -268,13 +272,13 @@ struct Kernels {
 }
 
 impl Kernels {
-    fn new(device: &wgpu::Device, slots: SlotKind) -> Self {
+    fn new(device: &wgpu::Device, slots: SlotKind, spec: shaders::Specialization) -> Self {
         use Bind::{Read as R, Uniform as U, Write as W};
         let k = |name: &str, label: &str, entry: &str, binds: &[Bind]| {
             make_kernel(
                 device,
                 label,
-                &shaders::kernel_with(name, slots),
+                &shaders::kernel_specialized(name, slots, spec),
                 entry,
                 binds,
             )
@@ -704,6 +708,9 @@ pub struct GpuEngine {
     options: GpuOptions,
     /// u32 words per contact slot: 4, or 8 when some pair uses the Kuhn or hill model.
     slot_words: usize,
+    slot_kind: SlotKind,
+    /// What the contact kernels are compiled for.
+    spec: shaders::Specialization,
     /// The scene's moisture events in time order, and how many have been applied.
     moisture_events: Vec<MoistureEvent>,
     events_applied: usize,
@@ -998,7 +1005,14 @@ impl GpuEngine {
             stats_out: zeroed(device, "dem.contact_stats.total", 16),
             counters: zeroed(device, "dem.counters", 16),
         };
-        let kernels = Kernels::new(device, slot_kind);
+        let spec = if options.specialize {
+            shaders::Specialization {
+                models: model_mask(&pair_table),
+            }
+        } else {
+            shaders::Specialization::ANY
+        };
+        let kernels = Kernels::new(device, slot_kind, spec);
         let groups = Self::bind_groups(
             device,
             &kernels,
@@ -1031,6 +1045,8 @@ impl GpuEngine {
             next_reorder: sim.steps + options.reorder_every.max(1),
             options,
             slot_words,
+            slot_kind,
+            spec,
             moisture_events: sim.moisture_events().0.to_vec(),
             events_applied: sim.moisture_events().1,
         })
@@ -1052,11 +1068,38 @@ impl GpuEngine {
         }
     }
 
-    /// Uploads the material-pair table of `sim` (contact history is kept).
-    pub fn update_pair_table(&mut self, sim: &Simulation) {
+    /// Uploads the material-pair table of `sim` (contact history is kept). The contact kernels
+    /// are compiled for the models the pairs use (see [`shaders::Specialization`]): a table
+    /// that brings in another model recompiles them; one that needs another slot layout (wider
+    /// history) is refused.
+    pub fn update_pair_table(&mut self, sim: &Simulation) -> Result<(), GpuError> {
         let table = pair_table(sim);
+        let models = model_mask(&table);
+        let needs = |model: u32| models & (1 << model) != 0;
+        let kind_fits = match self.slot_kind {
+            SlotKind::Narrow => models == 1,
+            SlotKind::Wide => !needs(3),
+            SlotKind::Jager(_) => true,
+        };
+        if !kind_fits {
+            return Err(GpuError::Unsupported(
+                "the new material-pair table uses a contact model whose history does not fit this engine's slots; start a new engine for it".to_owned(),
+            ));
+        }
         self.queue
             .write_buffer(&self.buffers.pair_table, 0, bytemuck::cast_slice(&table));
+        if models & !self.spec.models != 0 {
+            self.spec.models |= models;
+            self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
+            self.groups = Self::bind_groups(
+                &self.device,
+                &self.kernels,
+                &self.buffers,
+                self.radix_passes,
+                self.params.flags[3] * wall_words(self.slot_words) as u32,
+            );
+        }
+        Ok(())
     }
 
     /// A new engine on the same device for `sim`, with this one's options (history empty).
@@ -2285,6 +2328,11 @@ impl GpuEngine {
     }
 }
 
+/// Bit m set where some record uses model m (`PairRecord::model`).
+fn model_mask(table: &[PairRecord]) -> u32 {
+    table.iter().fold(0, |mask, r| mask | 1 << r.model)
+}
+
 fn pair_table(sim: &Simulation) -> Vec<PairRecord> {
     let nm = sim.n_materials();
     (0..nm * nm)
@@ -2367,8 +2415,7 @@ impl wgdem_core::runner::Backend for GpuBackend {
     }
 
     fn update_pair_params(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
-        self.engine.update_pair_table(sim);
-        Ok(())
+        self.engine.update_pair_table(sim).map_err(backend_error)
     }
 
     fn reload(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {

@@ -172,11 +172,39 @@ pub fn kernel_for(name: &str, wide: bool) -> String {
     )
 }
 
-/// Full source of the named kernel for slots of kind `slots`.
+/// Full source of the named kernel for slots of kind `slots`, for any contact model, law and
+/// history mode.
 ///
 /// # Panics
 /// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
 pub fn kernel_with(name: &str, slots: SlotKind) -> String {
+    kernel_specialized(name, slots, Specialization::ANY)
+}
+
+/// What the contact kernel is compiled for beyond its slot layout: the contact models a
+/// scene's pairs use. The branches of the others are compiled out; on lavapipe this makes the
+/// Hertz contact stage 2–3 times faster, and the results are bitwise those of the kernel
+/// compiled for every model (`tests/gpu_specialization.rs`). The law and history mode stay
+/// run-time values: fixing them as constants gained nothing measurable and let the compiler
+/// contract the arithmetic differently, which changes the last bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Specialization {
+    /// Bit m set where some pair uses model m (`PairRecord::model`: 0 spring–dashpot, 1 Kuhn,
+    /// 2 hill, 3 Jäger).
+    pub models: u32,
+}
+
+impl Specialization {
+    /// Every model.
+    pub const ANY: Self = Self { models: 0xf };
+}
+
+/// Full source of the named kernel for slots of kind `slots`, specialised by `spec` (the
+/// contact and moisture kernels; the others do not depend on it).
+///
+/// # Panics
+/// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
+pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> String {
     let (_, src) = KERNELS
         .iter()
         .find(|(n, _)| *n == name)
@@ -207,7 +235,10 @@ pub fn kernel_with(name: &str, slots: SlotKind) -> String {
             SlotKind::Jager(_) => JAGER_HELPERS,
             _ => NO_JAGER,
         };
-        format!("{common}\n{models}\n{helpers}\n{src}")
+        format!(
+            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\n{src}",
+            spec.models
+        )
     } else {
         format!("{common}\n{src}")
     }

@@ -3,8 +3,8 @@
 
 use wgdem_gpu::layout;
 use wgdem_gpu::shaders::{
-    CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, SlotKind, kernel_for, kernel_with, source,
-    with_models,
+    CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, SlotKind, Specialization, kernel_for,
+    kernel_specialized, kernel_with, source, with_models,
 };
 
 /// Parses, validates and translates to SPIR-V (the Vulkan backend's path), so that a shader
@@ -46,6 +46,26 @@ fn every_kernel_validates() {
     }
     validate("contact_law_probe", &source(CONTACT_LAW_PROBE));
     validate("contact_probe", &with_models(CONTACT_PROBE));
+}
+
+/// The contact kernels as engines compile them: for the spring–dashpot alone, and for each
+/// other model alone with the slots it needs.
+#[test]
+fn specialized_contact_kernels_validate() {
+    for name in ["contact_forces", "moisture"] {
+        for (model, slots) in [
+            (0, SlotKind::Narrow),
+            (1, SlotKind::Wide),
+            (2, SlotKind::Wide),
+            (3, SlotKind::Jager(8)),
+        ] {
+            let spec = Specialization { models: 1 << model };
+            validate(
+                &format!("{name} (model {model} alone)"),
+                &kernel_specialized(name, slots, spec),
+            );
+        }
+    }
 }
 
 #[test]

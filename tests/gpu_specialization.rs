@@ -1,0 +1,197 @@
+//! The contact kernels are compiled for the contact models a scene uses
+//! (`GpuOptions::specialize`, on by default). Dropping the other models' branches must not
+//! change a single bit of what is computed: each run here is compared bitwise with the same run
+//! on kernels compiled for every model. A pair table that brings in a model the kernels lack
+//! recompiles them; one whose history needs wider slots is refused by name.
+
+mod common;
+
+use common::{gpu, scene};
+use wgdem_core::cpu::Simulation;
+use wgdem_core::material::PairParams;
+use wgdem_gpu::{GpuEngine, GpuOptions};
+
+/// 1 000 spheres poured onto a floor with the given extra `[contact]` keys (for the pairs of
+/// material "m"; the floor is of material "floor").
+fn pour(law: &str, history: &str, pairs: &str) -> Simulation {
+    scene(&format!(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        seed = 5
+        [contact]
+        law = "{law}"
+        history = "{history}"
+        {pairs}
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5
+        [[materials]]
+        name = "floor"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5
+        [[particles]]
+        kind = "random"
+        material = "m"
+        count = 1000
+        region = {{ min = [0.0, 0.0, 0.0], max = [0.035, 0.035, 0.03] }}
+        size = {{ distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }}
+        [[walls]]
+        kind = "plane"
+        name = "floor"
+        material = "floor"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        "#
+    ))
+    .simulation
+}
+
+const LINEAR: &str = r#"
+    [[contact.pairs]]
+    materials = ["m", "m"]
+    model = "linear"
+    kn = 2000.0
+    kt = 2000.0
+"#;
+
+const HILL: &str = r#"
+    [[contact.pairs]]
+    materials = ["m", "m"]
+    model = "hill"
+    damping_constant = 0.2
+"#;
+
+fn pairs_of(sim: &Simulation) -> Vec<PairParams> {
+    let nm = sim.n_materials();
+    (0..nm * nm).map(|k| *sim.pair(k / nm, k % nm)).collect()
+}
+
+/// Runs `sim` for `steps`, then, if given, switches to the pair table `then` for `steps`
+/// more; returns the final state.
+fn run(
+    ctx: &wgdem_gpu::GpuContext,
+    sim: &Simulation,
+    specialize: bool,
+    steps: u64,
+    then: Option<&[PairParams]>,
+) -> Simulation {
+    let options = GpuOptions {
+        specialize,
+        ..GpuOptions::default()
+    };
+    let mut engine =
+        GpuEngine::new(&ctx.device, &ctx.queue, sim, options).unwrap_or_else(|e| panic!("{e}"));
+    engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
+    let mut out = sim.clone();
+    if let Some(pairs) = then {
+        out.set_pair_params(pairs.to_vec());
+        engine
+            .update_pair_table(&out)
+            .unwrap_or_else(|e| panic!("{e}"));
+        engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
+    }
+    engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
+    out
+}
+
+/// Steps of `sim` in `seconds` of simulated time.
+fn steps_for(sim: &Simulation, seconds: f64) -> u64 {
+    (seconds / sim.dt).ceil() as u64
+}
+
+fn assert_same_bits(what: &str, a: &Simulation, b: &Simulation) {
+    let n = a.particles.len();
+    let differ = (0..n)
+        .filter(|&i| {
+            a.particles.position[i] != b.particles.position[i]
+                || a.particles.velocity[i] != b.particles.velocity[i]
+                || a.particles.angular_velocity[i] != b.particles.angular_velocity[i]
+        })
+        .count();
+    let worst = (0..n)
+        .map(|i| (a.particles.position[i] - b.particles.position[i]).length())
+        .fold(0.0, f64::max);
+    assert_eq!(
+        differ, 0,
+        "{what}: {differ} of {n} particles differ (positions by up to {worst:e} m)"
+    );
+    assert_eq!(a.stats, b.stats, "{what}: contact counts");
+    assert_eq!(a.walls[0].force, b.walls[0].force, "{what}: floor force");
+}
+
+/// Hooke and Hertz with true, pseudo and no history: the specialised kernels give the generic
+/// kernels' bits after 50 ms of a pour (the spheres land: hundreds of contacts form, slide and
+/// stick).
+#[test]
+fn specialized_spring_kernels_give_the_generic_bits() {
+    let Some(ctx) = gpu() else { return };
+    for (law, history) in [("hertz", "true"), ("hertz", "pseudo"), ("hooke", "none")] {
+        let sim = pour(law, history, "");
+        let steps = steps_for(&sim, 0.05);
+        let generic = run(&ctx, &sim, false, steps, None);
+        let specialized = run(&ctx, &sim, true, steps, None);
+        eprintln!(
+            "{law}/{history}: {steps} steps, {} contacts",
+            generic.stats.contacts
+        );
+        assert!(
+            generic.stats.contacts > 300,
+            "too few contacts to test anything"
+        );
+        assert_same_bits(&format!("{law}, {history} history"), &generic, &specialized);
+    }
+}
+
+/// Kuhn's linear contact for 30 ms of a pour, then the hill model for 30 ms: the kernels compiled for the
+/// linear model alone are recompiled for the hill model when its table arrives, and give the
+/// bits of kernels compiled for every model from the start.
+#[test]
+fn a_pair_table_with_a_new_model_recompiles_the_kernels() {
+    let Some(ctx) = gpu() else { return };
+    let sim = pour("hertz", "true", LINEAR);
+    let hill = pairs_of(&pour("hertz", "true", HILL));
+    let steps = steps_for(&sim, 0.03);
+    let generic = run(&ctx, &sim, false, steps, Some(&hill));
+    let specialized = run(&ctx, &sim, true, steps, Some(&hill));
+    let linear_only = run(&ctx, &sim, true, 2 * steps, None);
+    eprintln!(
+        "linear then hill: 2 × {steps} steps, {} contacts",
+        generic.stats.contacts
+    );
+    assert!(
+        generic.stats.contacts > 300,
+        "too few contacts to test anything"
+    );
+    // The switch mattered: the hill model moved the spheres differently.
+    assert_ne!(
+        linear_only.particles.position, generic.particles.position,
+        "the hill table changed nothing"
+    );
+    assert_same_bits("linear then hill", &generic, &specialized);
+}
+
+/// An engine with 16-byte slots (spring–dashpot pairs only) cannot take a table whose model
+/// keeps more state per contact: the update is refused with a message saying what to do.
+#[test]
+fn a_pair_table_needing_wider_slots_is_refused() {
+    let Some(ctx) = gpu() else { return };
+    let sim = pour("hertz", "true", "");
+    let mut engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut linear = sim.clone();
+    linear.set_pair_params(pairs_of(&pour("hertz", "true", LINEAR)));
+    let err = engine
+        .update_pair_table(&linear)
+        .expect_err("a spring engine took a linear-model table")
+        .to_string();
+    assert!(err.contains("new engine"), "{err}");
+}
