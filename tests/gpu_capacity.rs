@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{gpu, scene};
+use common::{gpu, random_spheres_on_a_floor, scene};
 use wgdem_gpu::{GpuEngine, GpuOptions};
 
 /// A device like the test machine's, but binding at most `limit` bytes per storage buffer.
@@ -31,40 +31,14 @@ fn packing(count: u32, box_len: f64) -> wgdem_core::cpu::Simulation {
     packing_with(count, box_len, "")
 }
 
-/// The packing with extra `[contact]` keys (a pair model).
+/// The packing with extra `[contact]` keys (a pair model for the spheres).
 fn packing_with(count: u32, box_len: f64, pairs: &str) -> wgdem_core::cpu::Simulation {
-    scene(&format!(
-        r#"
-        [simulation]
-        duration = 1.0
-        output_interval = 1.0
-        seed = 9
-        [contact]
-        law = "hertz"
-        history = "true"
-        {pairs}
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
-        [[particles]]
-        kind = "random"
-        material = "m"
-        count = {count}
-        region = {{ min = [0.0, 0.0, 0.0], max = [{box_len}, {box_len}, 0.04] }}
-        size = {{ distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }}
-        [[walls]]
-        kind = "plane"
-        name = "floor"
-        material = "m"
-        point = [0.0, 0.0, 0.0]
-        normal = [0.0, 0.0, 1.0]
-        "#
-    ))
-    .simulation
+    random_spheres_on_a_floor(
+        count,
+        [box_len, box_len, 0.04],
+        9,
+        &format!("law = \"hertz\"\nhistory = \"true\"\n{pairs}"),
+    )
 }
 
 /// 3 000 particles start with 4 slots each (192 000 B of contact history, one chunk under a
@@ -77,7 +51,7 @@ fn slot_tables_over_the_binding_limit_are_split_without_changing_results() {
     split_without_changing_results(packing(3000, 0.05), 256 * 1024, 300);
 }
 
-/// The same with Kuhn's linear contact at every pair (32-byte slots carrying the model's state):
+/// The same with Kuhn's linear contact at every sphere pair (32-byte slots carrying the model's state):
 /// regrowth, splitting and reordering move the wider slots whole.
 #[test]
 fn wide_slot_tables_over_the_binding_limit_are_split_without_changing_results() {

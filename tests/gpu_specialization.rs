@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{gpu, scene};
+use common::{gpu, random_spheres_on_a_floor};
 use wgdem_core::cpu::Simulation;
 use wgdem_core::material::PairParams;
 use wgdem_gpu::{GpuEngine, GpuOptions};
@@ -14,45 +14,12 @@ use wgdem_gpu::{GpuEngine, GpuOptions};
 /// 1 000 spheres poured onto a floor with the given extra `[contact]` keys (for the pairs of
 /// material "m"; the floor is of material "floor").
 fn pour(law: &str, history: &str, pairs: &str) -> Simulation {
-    scene(&format!(
-        r#"
-        [simulation]
-        duration = 1.0
-        output_interval = 1.0
-        seed = 5
-        [contact]
-        law = "{law}"
-        history = "{history}"
-        {pairs}
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
-        [[materials]]
-        name = "floor"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
-        [[particles]]
-        kind = "random"
-        material = "m"
-        count = 1000
-        region = {{ min = [0.0, 0.0, 0.0], max = [0.035, 0.035, 0.03] }}
-        size = {{ distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }}
-        [[walls]]
-        kind = "plane"
-        name = "floor"
-        material = "floor"
-        point = [0.0, 0.0, 0.0]
-        normal = [0.0, 0.0, 1.0]
-        "#
-    ))
-    .simulation
+    random_spheres_on_a_floor(
+        1000,
+        [0.035, 0.035, 0.03],
+        5,
+        &format!("law = \"{law}\"\nhistory = \"{history}\"\n{pairs}"),
+    )
 }
 
 const LINEAR: &str = r#"

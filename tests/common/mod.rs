@@ -67,3 +67,56 @@ pub fn short_shear() -> String {
 pub fn open_box_walls(material: &str, len: f64) -> String {
     wgdem_core::bench::plane_box_walls(len, None, material)
 }
+
+/// Spheres of 2–3 mm (material "m": glass-like, E = 1e7 Pa, μ 0.5) placed at random in
+/// `[0, max]` above a floor plane of material "floor" (the same constants), falling under
+/// gravity. `contact` is the body of the `[contact]` table (law, history, pairs).
+pub fn random_spheres_on_a_floor(
+    count: u32,
+    max: [f64; 3],
+    seed: u64,
+    contact: &str,
+) -> wgdem_core::cpu::Simulation {
+    let material = |name: &str| {
+        format!(
+            r#"
+        [[materials]]
+        name = "{name}"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5"#
+        )
+    };
+    scene(&format!(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        seed = {seed}
+        [contact]
+        {contact}
+        {}
+        {}
+        [[particles]]
+        kind = "random"
+        material = "m"
+        count = {count}
+        region = {{ min = [0.0, 0.0, 0.0], max = [{}, {}, {}] }}
+        size = {{ distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }}
+        [[walls]]
+        kind = "plane"
+        name = "floor"
+        material = "floor"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        "#,
+        material("m"),
+        material("floor"),
+        max[0],
+        max[1],
+        max[2]
+    ))
+    .simulation
+}

@@ -279,6 +279,15 @@ fn bench_reports_json_on_both_backends() {
                     .as_f64()
                     .is_some_and(|b| b > 500.0)
             );
+            // Timed on the GPU (timestamp queries) where the adapter can, and by CPU timers.
+            for key in ["seconds_per_step", "cpu_seconds_per_step"] {
+                assert!(
+                    contacts[key].as_f64().is_some_and(|t| t > 0.0),
+                    "contacts {key}: {}",
+                    contacts[key]
+                );
+            }
+            assert_eq!(v["specialized_kernels"], true);
         }
     }
     for (args, field) in [

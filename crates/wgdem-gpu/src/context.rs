@@ -62,8 +62,9 @@ pub struct GpuContext {
 }
 
 impl GpuContext {
-    /// Picks an adapter and creates a device with the adapter's own limits and no optional
-    /// features.
+    /// Picks an adapter and creates a device with the adapter's own limits and, of the
+    /// optional features, only timestamp queries where the adapter has them (for
+    /// [`crate::GpuEngine::profile_stages`]).
     ///
     /// `name` (or, when `None`, the `WGPU_ADAPTER_NAME` environment variable) selects the first
     /// adapter whose name contains it, case-insensitively; otherwise a high-performance adapter
@@ -141,7 +142,7 @@ impl GpuContext {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("dem.device"),
-                required_features: wgpu::Features::empty(),
+                required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
                 required_limits: adapter.limits(),
                 experimental_features: wgpu::ExperimentalFeatures::disabled(),
                 memory_hints: wgpu::MemoryHints::Performance,

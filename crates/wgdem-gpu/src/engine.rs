@@ -56,6 +56,16 @@ pub const STAGES: [&str; 5] = [
 /// Index in [`STAGES`] of the stage that brings the neighbour lists up to date.
 const NEIGHBOURS_STAGE: usize = 2;
 
+/// Seconds each stage of [`STAGES`] took over the steps of [`GpuEngine::profile_stages`].
+#[derive(Debug, Clone, Copy)]
+pub struct StageTimes {
+    /// Wall-clock, from submit to completion of each stage's own submission.
+    pub cpu: [f64; STAGES.len()],
+    /// On the GPU, from the beginning to the end of each stage's compute pass (timestamp
+    /// queries), where the device has them.
+    pub gpu: Option<[f64; STAGES.len()]>,
+}
+
 /// Options of the GPU engine.
 #[derive(Debug, Clone, Copy)]
 pub struct GpuOptions {
@@ -1091,13 +1101,7 @@ impl GpuEngine {
         if models & !self.spec.models != 0 {
             self.spec.models |= models;
             self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
-            self.groups = Self::bind_groups(
-                &self.device,
-                &self.kernels,
-                &self.buffers,
-                self.radix_passes,
-                self.params.flags[3] * wall_words(self.slot_words) as u32,
-            );
+            self.rebind();
         }
         Ok(())
     }
@@ -1646,19 +1650,42 @@ impl GpuEngine {
     }
 
     /// Advances `steps` steps with each stage of [`STAGES`] in its own submission, waited for,
-    /// and returns the wall-clock seconds each stage took in all (CPU timers around the
+    /// and returns the seconds each stage took in all: wall-clock (CPU timers around the
     /// submissions: they include the submit and wait overhead that a batched run amortises,
-    /// so their sum exceeds a batched run's time). The rebuild stages are dispatched with zero
-    /// workgroups on steps that need no rebuild, as in a batched run, so their time is the
-    /// average over rebuild and non-rebuild steps. For measurements (`wgdem bench`): a table
-    /// that overflows here is reported as an error (run a batched warm-up first, which regrows
-    /// the tables), not regrown.
-    pub fn profile_stages(&mut self, steps: u64) -> Result<[f64; STAGES.len()], GpuError> {
-        let mut seconds = [0.0; STAGES.len()];
+    /// so their sum exceeds a batched run's time) and, where the device has timestamp queries
+    /// ([`wgpu::Features::TIMESTAMP_QUERY`]), on the GPU from the start to the end of each
+    /// stage's compute pass. The rebuild stages are dispatched with zero workgroups on steps
+    /// that need no rebuild, as in a batched run, so their time is the average over rebuild and
+    /// non-rebuild steps. For measurements (`wgdem bench`): a table that overflows here is
+    /// reported as an error (run a batched warm-up first, which regrows the tables), not
+    /// regrown.
+    pub fn profile_stages(&mut self, steps: u64) -> Result<StageTimes, GpuError> {
+        let mut cpu = [0.0; STAGES.len()];
+        let mut gpu = [0.0; STAGES.len()];
+        let timer = self
+            .device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+            .then(|| {
+                let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("dem.profile.timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2,
+                });
+                let resolved = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("dem.profile.timestamps"),
+                    size: 2 * wgpu::QUERY_SIZE as u64,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                });
+                (set, resolved)
+            });
+        // Nanoseconds per timestamp tick.
+        let period = f64::from(self.queue.get_timestamp_period());
         self.queue
             .write_buffer(&self.buffers.counters, 0, &[0u8; 16]);
         for _ in 0..steps {
-            for (stage, total) in seconds.iter_mut().enumerate() {
+            for stage in 0..STAGES.len() {
                 let t0 = std::time::Instant::now();
                 let mut encoder =
                     self.device
@@ -1668,15 +1695,28 @@ impl GpuEngine {
                 {
                     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some(STAGES[stage]),
-                        timestamp_writes: None,
+                        timestamp_writes: timer.as_ref().map(|(set, _)| {
+                            wgpu::ComputePassTimestampWrites {
+                                query_set: set,
+                                beginning_of_pass_write_index: Some(0),
+                                end_of_pass_write_index: Some(1),
+                            }
+                        }),
                     });
                     self.record_stage(&mut pass, stage, false, false);
+                }
+                if let Some((set, resolved)) = &timer {
+                    encoder.resolve_query_set(set, 0..2, resolved, 0);
                 }
                 self.queue.submit([encoder.finish()]);
                 self.device
                     .poll(wgpu::PollType::wait_indefinitely())
                     .map_err(|e| GpuError::Readback(e.to_string()))?;
-                *total += t0.elapsed().as_secs_f64();
+                cpu[stage] += t0.elapsed().as_secs_f64();
+                if let Some((_, resolved)) = &timer {
+                    let ticks: Vec<u64> = self.read(resolved, 2)?;
+                    gpu[stage] += ticks[1].saturating_sub(ticks[0]) as f64 * period * 1e-9;
+                }
             }
         }
         self.steps += steps;
@@ -1688,7 +1728,10 @@ impl GpuEngine {
                 counters[0]
             )));
         }
-        Ok(seconds)
+        Ok(StageTimes {
+            cpu,
+            gpu: timer.map(|_| gpu),
+        })
     }
 
     /// Advances `steps` steps, in batches of `batch_steps` per submit.
@@ -2224,6 +2267,12 @@ impl GpuEngine {
     fn tables_resized(&mut self) {
         self.queue
             .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
+        self.rebind();
+        self.regrowths += 1;
+    }
+
+    /// New bind groups for the current kernels, buffers and table sizes.
+    fn rebind(&mut self) {
         self.groups = Self::bind_groups(
             &self.device,
             &self.kernels,
@@ -2231,7 +2280,6 @@ impl GpuEngine {
             self.radix_passes,
             self.params.flags[3] * wall_words(self.slot_words) as u32,
         );
-        self.regrowths += 1;
     }
 
     /// Wall slots per particle.

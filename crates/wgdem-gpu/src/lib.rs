@@ -15,4 +15,4 @@ pub mod probe;
 pub mod shaders;
 
 pub use context::{GpuContext, GpuError};
-pub use engine::{GpuBackend, GpuEngine, GpuOptions, STAGES, WallControl, WallReadout};
+pub use engine::{GpuBackend, GpuEngine, GpuOptions, STAGES, StageTimes, WallControl, WallReadout};
