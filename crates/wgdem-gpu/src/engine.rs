@@ -81,8 +81,9 @@ pub struct GpuOptions {
     pub wall_slots: u32,
     /// Reorder particle data by cell at the first batch after every this many steps (0: never).
     pub reorder_every: u64,
-    /// Compile the contact kernels for the scene's contact models, law and history mode only
-    /// (see [`shaders::Specialization`]); `false` compiles them for all (same results, slower).
+    /// Compile the contact kernels for the scene's contact models only (see
+    /// [`shaders::Specialization`]); `false` compiles them for every model (same results,
+    /// slower).
     pub specialize: bool,
 }
 
@@ -783,36 +784,7 @@ impl GpuEngine {
                 "the GPU engine handles at most 16 walls; this scene has {n_walls} (use --backend cpu)"
             )));
         }
-        let nm = sim.n_materials();
-        let mut wide = false;
-        let mut jager_points = 0u32;
-        for k in 0..nm * nm {
-            match sim.pair(k / nm, k % nm).model() {
-                wgdem_core::contact::model::PairModel::Jager { capacity, .. } => {
-                    if capacity > crate::contact_probe::JAGER_GPU_CAPACITY {
-                        return Err(GpuError::Unsupported(format!(
-                            "material pair ({}, {}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {}; set capacity ≤ {} or use --backend cpu",
-                            k / nm,
-                            k % nm,
-                            crate::contact_probe::JAGER_GPU_CAPACITY,
-                            crate::contact_probe::JAGER_GPU_CAPACITY
-                        )));
-                    }
-                    jager_points = jager_points.max(capacity.max(3) as u32);
-                }
-                wgdem_core::contact::model::PairModel::Spring => {}
-                _ => wide = true,
-            }
-        }
-        // 16-byte slots for the spring–dashpot; 32 bytes carry the Kuhn and hill models' extra
-        // state; Jäger slots add the contact frame and the largest history capacity in points.
-        let slot_kind = if jager_points > 0 {
-            SlotKind::Jager(jager_points)
-        } else if wide {
-            SlotKind::Wide
-        } else {
-            SlotKind::Narrow
-        };
+        let slot_kind = slot_kind_for(sim)?;
         let slot_words = slot_kind.words();
         // Slots of 8 words and more belong to engines whose pairs may account their work.
         let wide = slot_words >= 8;
@@ -1083,19 +1055,13 @@ impl GpuEngine {
     /// that brings in another model recompiles them; one that needs another slot layout (wider
     /// history) is refused.
     pub fn update_pair_table(&mut self, sim: &Simulation) -> Result<(), GpuError> {
-        let table = pair_table(sim);
-        let models = model_mask(&table);
-        let needs = |model: u32| models & (1 << model) != 0;
-        let kind_fits = match self.slot_kind {
-            SlotKind::Narrow => models == 1,
-            SlotKind::Wide => !needs(3),
-            SlotKind::Jager(_) => true,
-        };
-        if !kind_fits {
+        if !self.slot_kind.holds(slot_kind_for(sim)?) {
             return Err(GpuError::Unsupported(
                 "the new material-pair table uses a contact model whose history does not fit this engine's slots; start a new engine for it".to_owned(),
             ));
         }
+        let table = pair_table(sim);
+        let models = model_mask(&table);
         self.queue
             .write_buffer(&self.buffers.pair_table, 0, bytemuck::cast_slice(&table));
         if models & !self.spec.models != 0 {
@@ -1667,14 +1633,16 @@ impl GpuEngine {
             .features()
             .contains(wgpu::Features::TIMESTAMP_QUERY)
             .then(|| {
+                // Two per stage; each step's are resolved into its own aligned block and all
+                // are read back once at the end.
                 let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
                     label: Some("dem.profile.timestamps"),
                     ty: wgpu::QueryType::Timestamp,
-                    count: 2,
+                    count: 2 * STAGES.len() as u32,
                 });
                 let resolved = self.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("dem.profile.timestamps"),
-                    size: 2 * wgpu::QUERY_SIZE as u64,
+                    size: steps.max(1) * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT,
                     usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                     mapped_at_creation: false,
                 });
@@ -1684,7 +1652,7 @@ impl GpuEngine {
         let period = f64::from(self.queue.get_timestamp_period());
         self.queue
             .write_buffer(&self.buffers.counters, 0, &[0u8; 16]);
-        for _ in 0..steps {
+        for step in 0..steps {
             for stage in 0..STAGES.len() {
                 let t0 = std::time::Instant::now();
                 let mut encoder =
@@ -1698,24 +1666,38 @@ impl GpuEngine {
                         timestamp_writes: timer.as_ref().map(|(set, _)| {
                             wgpu::ComputePassTimestampWrites {
                                 query_set: set,
-                                beginning_of_pass_write_index: Some(0),
-                                end_of_pass_write_index: Some(1),
+                                beginning_of_pass_write_index: Some(2 * stage as u32),
+                                end_of_pass_write_index: Some(2 * stage as u32 + 1),
                             }
                         }),
                     });
                     self.record_stage(&mut pass, stage, false, false);
-                }
-                if let Some((set, resolved)) = &timer {
-                    encoder.resolve_query_set(set, 0..2, resolved, 0);
                 }
                 self.queue.submit([encoder.finish()]);
                 self.device
                     .poll(wgpu::PollType::wait_indefinitely())
                     .map_err(|e| GpuError::Readback(e.to_string()))?;
                 cpu[stage] += t0.elapsed().as_secs_f64();
-                if let Some((_, resolved)) = &timer {
-                    let ticks: Vec<u64> = self.read(resolved, 2)?;
-                    gpu[stage] += ticks[1].saturating_sub(ticks[0]) as f64 * period * 1e-9;
+            }
+            if let Some((set, resolved)) = &timer {
+                // Outside the timed submissions; queue order keeps the set's reuse safe.
+                let mut encoder =
+                    self.device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("dem.profile.resolve"),
+                        });
+                let offset = step * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
+                encoder.resolve_query_set(set, 0..2 * STAGES.len() as u32, resolved, offset);
+                self.queue.submit([encoder.finish()]);
+            }
+        }
+        if let Some((_, resolved)) = &timer {
+            let block = (wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT / 8) as usize;
+            let ticks: Vec<u64> = self.read(resolved, steps as usize * block)?;
+            for step_ticks in ticks.chunks(block) {
+                for (stage, total) in gpu.iter_mut().enumerate() {
+                    let elapsed = step_ticks[2 * stage + 1].saturating_sub(step_ticks[2 * stage]);
+                    *total += elapsed as f64 * period * 1e-9;
                 }
             }
         }
@@ -2374,6 +2356,40 @@ impl GpuEngine {
         sim.set_moisture_events_applied(self.events_applied);
         Ok(())
     }
+}
+
+/// The slots the pairs of `sim` need: 16 bytes for the spring–dashpot; 32 bytes carry the Kuhn
+/// and hill models' extra state; Jäger slots add the contact frame and the largest history
+/// capacity in points.
+fn slot_kind_for(sim: &Simulation) -> Result<SlotKind, GpuError> {
+    let nm = sim.n_materials();
+    let mut wide = false;
+    let mut jager_points = 0u32;
+    for k in 0..nm * nm {
+        match sim.pair(k / nm, k % nm).model() {
+            wgdem_core::contact::model::PairModel::Jager { capacity, .. } => {
+                if capacity > crate::contact_probe::JAGER_GPU_CAPACITY {
+                    return Err(GpuError::Unsupported(format!(
+                        "material pair ({}, {}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {}; set capacity ≤ {} or use --backend cpu",
+                        k / nm,
+                        k % nm,
+                        crate::contact_probe::JAGER_GPU_CAPACITY,
+                        crate::contact_probe::JAGER_GPU_CAPACITY
+                    )));
+                }
+                jager_points = jager_points.max(capacity.max(3) as u32);
+            }
+            wgdem_core::contact::model::PairModel::Spring => {}
+            _ => wide = true,
+        }
+    }
+    Ok(if jager_points > 0 {
+        SlotKind::Jager(jager_points)
+    } else if wide {
+        SlotKind::Wide
+    } else {
+        SlotKind::Narrow
+    })
 }
 
 /// Bit m set where some record uses model m (`PairRecord::model`).

@@ -93,6 +93,17 @@ impl SlotKind {
             SlotKind::Jager(points) => 12 + 4 * points as usize,
         }
     }
+
+    /// Whether slots of this kind can hold the history of slots of kind `other`.
+    pub fn holds(self, other: SlotKind) -> bool {
+        match (self, other) {
+            (_, SlotKind::Narrow) => true,
+            (SlotKind::Narrow, _) => false,
+            (_, SlotKind::Wide) => true,
+            (SlotKind::Jager(have), SlotKind::Jager(need)) => need <= have,
+            (SlotKind::Wide, SlotKind::Jager(_)) => false,
+        }
+    }
 }
 
 /// Helpers of the contact kernels that move a Jäger history between a slot and the models'
