@@ -176,9 +176,9 @@ fn particle(
     // and their slots are neither read past the first nor rewritten.
     let ws = params.flags.w;
     let wbase = i * ws;
-    var old_walls: array<WallSlot, MAX_WALLS>;
+    var old_walls: array<WallSlot, WALL_SLOTS>;  // ws ≤ WALL_SLOTS (shaders::Specialization)
     var n_old = 0u;
-    for (var k = 0u; k < ws; k++) {
+    for (var k = 0u; k < min(ws, WALL_SLOTS); k++) {
         let old = wall_slots[wbase + k];
         if old.slot.partner == NO_WALL {
             break;

@@ -1146,26 +1146,29 @@ fn jager_stack() -> wgdem_core::scene::Scene {
 /// The Jäger contact's history holds sphere 2 on sphere 1 by static friction (Eq. 3–8: the
 /// tangential force m g sin θ is carried by the stack from step to step; a contact that lost
 /// it would restart from zero force each step and let the sphere slide). On both backends,
-/// after 20 000 steps of settling, sphere 2's offset from sphere 1 changes by less than 1e-9 m
-/// over the next 20 000 and the contact is not at the Coulomb limit. GPU against CPU: the
+/// after 20 000 steps of settling, the contact is not at the Coulomb limit, and over the next
+/// 20 000 sphere 2's offset from sphere 1 changes by less than 1e-9 m on the CPU and less
+/// than the f32 stack's rounding allows on the GPU (below). GPU against CPU: the
 /// settled offsets agree within 1e-8 m, 0.2 % of the 4.6e-6 m tangential offset the stack
 /// carries (f32 forces round at ~1e-7 relative, and the settled state depends on the path
 /// through the damped transient only through them; measured 2e-10 m). With the history not
 /// stored back into the slot, the GPU's sphere 2 slides 13 mm off (checked).
 #[test]
 fn gpu_jager_pairs_hold_a_stacked_sphere_as_the_cpu_does() {
+    const SETTLE: u64 = 20_000;
+    const HOLD: u64 = 20_000;
     let Some(ctx) = common::gpu() else { return };
     let s = jager_stack();
     let offset =
         |sim: &wgdem_core::cpu::Simulation| sim.particles.position[1] - sim.particles.position[0];
     let mut cpu = s.simulation.clone();
-    cpu.run(20_000);
+    cpu.run(SETTLE);
     let cpu_settled = offset(&cpu);
-    cpu.run(20_000);
+    cpu.run(HOLD);
     let cpu_end = offset(&cpu);
     let options = wgdem_gpu::GpuOptions::default();
-    let (gpu_settled, _) = common::run_gpu(&ctx, &s.simulation, 20_000, options);
-    let (gpu_end, engine) = common::run_gpu(&ctx, &s.simulation, 40_000, options);
+    let (gpu_settled, _) = common::run_gpu(&ctx, &s.simulation, SETTLE, options);
+    let (gpu_end, engine) = common::run_gpu(&ctx, &s.simulation, SETTLE + HOLD, options);
     let (g0, g1) = (offset(&gpu_settled), offset(&gpu_end));
     eprintln!(
         "offset of sphere 2: CPU {:.6e} → {:.6e} m, GPU {:.6e} → {:.6e} m (x); GPU slot {} B",
@@ -1175,15 +1178,23 @@ fn gpu_jager_pairs_hold_a_stacked_sphere_as_the_cpu_does() {
         g1.x,
         engine.slot_bytes()
     );
-    for (name, a, b, sim) in [
-        ("CPU", cpu_settled, cpu_end, &cpu),
-        ("GPU", g0, g1, &gpu_end),
+    // The GPU's Jäger slots keep the stack in single f32 (no low part like the spring
+    // history's): a step's tangential increment below half an ulp of the stored displacement is
+    // dropped while the sphere still moves by it. Over HOLD steps that lets the sphere wander
+    // by at most HOLD · ½ ulp(u_t), 4.5e-9 m here (measured: 2.6e-10 to 1.2e-9 m in successive
+    // 20 000-step windows, back and forth, not a drift). The CPU's f64 stack holds to 1e-9 m
+    // (measured 5e-18 m). A lost history slides 13 mm.
+    let half_ulp = 2f64.powi(cpu_end.x.abs().log2().floor() as i32 - 24);
+    let gpu_bound = HOLD as f64 * half_ulp;
+    for (name, a, b, sim, bound) in [
+        ("CPU", cpu_settled, cpu_end, &cpu, 1e-9),
+        ("GPU", g0, g1, &gpu_end, gpu_bound),
     ] {
         assert_eq!(sim.stats.contacts, 1, "{name}: the spheres parted");
         assert_eq!(sim.stats.sliding, 0, "{name}: the Jäger contact slides");
         assert!(
-            (b - a).length() < 1e-9,
-            "{name}: sphere 2 moved {:e} m on sphere 1",
+            (b - a).length() < bound,
+            "{name}: sphere 2 moved {:e} m on sphere 1 (bound {bound:e} m)",
             (b - a).length()
         );
     }

@@ -779,9 +779,10 @@ impl GpuEngine {
             )));
         }
         let n_walls = sim.walls.len() as u32;
-        if n_walls > 16 {
+        if n_walls > shaders::MAX_WALLS {
             return Err(GpuError::Unsupported(format!(
-                "the GPU engine handles at most 16 walls; this scene has {n_walls} (use --backend cpu)"
+                "the GPU engine handles at most {} walls; this scene has {n_walls} (use --backend cpu)",
+                shaders::MAX_WALLS
             )));
         }
         let slot_kind = slot_kind_for(sim)?;
@@ -990,6 +991,7 @@ impl GpuEngine {
         let spec = if options.specialize {
             shaders::Specialization {
                 models: model_mask(&pair_table),
+                wall_slots: params.flags[3],
             }
         } else {
             shaders::Specialization::ANY
@@ -2139,6 +2141,11 @@ impl GpuEngine {
             permute_words(new as u32, wall_words(self.slot_words)),
         );
         self.params.flags[3] = new as u32;
+        if self.spec.wall_slots < new as u32 {
+            // The contact kernel's copy of the old wall slots must hold them all.
+            self.spec.wall_slots = new as u32;
+            self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
+        }
         self.tables_resized();
         Ok(())
     }

@@ -198,16 +198,31 @@ pub fn kernel_with(name: &str, slots: SlotKind) -> String {
 /// compiled for every model (`tests/gpu_specialization.rs`). The law and history mode stay
 /// run-time values: fixing them as constants gained nothing measurable and let the compiler
 /// contract the arithmetic differently, which changes the last bits.
+///
+/// The contact kernel also copies a particle's wall slots of the last step into a private
+/// array before rewriting them; sized for the engine's wall slots per particle rather than for
+/// the most walls a scene may have, that array costs lavapipe about an eighth less time in the
+/// contact stage (each invocation's private arrays are zeroed and indexed lane by lane).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Specialization {
     /// Bit m set where some pair uses model m (`PairRecord::model`: 0 spring–dashpot, 1 Kuhn,
     /// 2 hill, 3 Jäger).
     pub models: u32,
+    /// Wall slots per particle the kernel can hold (`WALL_SLOTS`, 1 to [`MAX_WALLS`]); the
+    /// engine's must not exceed it (a regrown wall table recompiles the kernels).
+    pub wall_slots: u32,
 }
 
+/// The most walls a scene may have (`MAX_WALLS` in contact_forces.wgsl; one bit each in a
+/// particle's wall mask).
+pub const MAX_WALLS: u32 = 16;
+
 impl Specialization {
-    /// Every model.
-    pub const ANY: Self = Self { models: 0xf };
+    /// Every model, and as many wall slots as walls.
+    pub const ANY: Self = Self {
+        models: 0xf,
+        wall_slots: MAX_WALLS,
+    };
 }
 
 /// Full source of the named kernel for slots of kind `slots`, specialised by `spec` (the
@@ -247,8 +262,9 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
             _ => NO_JAGER,
         };
         format!(
-            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\n{src}",
-            spec.models
+            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst WALL_SLOTS: u32 = {}u;\n{src}",
+            spec.models,
+            spec.wall_slots.clamp(1, MAX_WALLS)
         )
     } else {
         format!("{common}\n{src}")

@@ -59,7 +59,10 @@ fn specialized_contact_kernels_validate() {
             (2, SlotKind::Wide),
             (3, SlotKind::Jager(8)),
         ] {
-            let spec = Specialization { models: 1 << model };
+            let spec = Specialization {
+                models: 1 << model,
+                wall_slots: 4,
+            };
             validate(
                 &format!("{name} (model {model} alone)"),
                 &kernel_specialized(name, slots, spec),
