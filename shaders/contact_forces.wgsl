@@ -38,7 +38,7 @@
 // wall can touch it before the next build, so only these are visited.
 @group(0) @binding(18) var<storage, read> wall_mask: array<u32>;
 
-const MAX_WALLS: u32 = 16u;
+// MAX_WALLS and WALL_SLOTS are set where the kernel is compiled (shaders::kernel_specialized).
 var<workgroup> red_f: array<vec4<f32>, 64>;
 var<workgroup> red_t: array<vec4<f32>, 64>;
 

@@ -214,8 +214,8 @@ pub struct Specialization {
     pub wall_slots: u32,
 }
 
-/// The most walls a scene may have (`MAX_WALLS` in contact_forces.wgsl; one bit each in a
-/// particle's wall mask).
+/// The most walls a scene may have (one bit each in a particle's wall mask); also the
+/// contact kernel's `MAX_WALLS`, set where it is compiled.
 pub const MAX_WALLS: u32 = 16;
 
 impl Specialization {
@@ -263,7 +263,7 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
             _ => NO_JAGER,
         };
         format!(
-            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst WALL_SLOTS: u32 = {}u;\n{src}",
+            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\nconst WALL_SLOTS: u32 = {}u;\n{src}",
             spec.models,
             spec.wall_slots.clamp(1, MAX_WALLS)
         )
