@@ -1,10 +1,19 @@
 // neighbours.wgsl — each particle's list of partners closer than the skin, in a fixed order
 // (neighbour cells dx, dy, dz from −1 to 1, then ascending particle index inside a bucket), with
 // this side's copy of each pair's tangential history carried over from the previous list by
-// partner id. A new contact starts from zero; a pair no longer listed is dropped. A list that
-// needs more than `slots` entries sets bit 0 of `counters.failed` and records the count it
-// needed; `rebuild.halt` then stops the batch before the lists are committed, so the host can
-// regrow the table and continue from that step: nothing is dropped silently.
+// partner id. A new contact starts from zero; a pair no longer listed is dropped.
+//
+// The list is rebuilt in place: each invocation reads and rewrites only its own particle's
+// row, so no second table is needed. The new list is first enumerated without writing (partner
+// ids and where each one sat in the old row, in private arrays of `NEIGHBOUR_SLOTS`, the
+// engine's slots per particle, set where the kernel is compiled); only a list that fits is then
+// written, its slots moved within the row along the chains and cycles of that old → new map
+// (one slot of private scratch for a cycle). A list that needs more than `slots` entries
+// leaves its row and count untouched, sets bit 0 of `counters.failed` and records the count
+// it needed; `rebuild.halt` then stops the batch. Every row is then either its old list or a
+// new one carrying the same histories, so the host can regrow the table and repeat the step:
+// nothing is dropped silently, and the repeated build gives the lists and histories a large
+// enough table would have given.
 // Dispatched once per chunk of particles (slot tables are split to fit binding limits).
 // CPU twin: `Simulation::update_neighbours` with `broadphase::pairs_within`.
 
@@ -13,12 +22,12 @@
 @group(0) @binding(2) var<storage, read> cells: array<vec4<i32>>;
 @group(0) @binding(3) var<storage, read> sorted_vals: array<u32>;
 @group(0) @binding(4) var<storage, read> ranges: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read> old_count: array<u32>;
-@group(0) @binding(6) var<storage, read> old_slots: array<Slot>;
-@group(0) @binding(7) var<storage, read_write> new_count: array<u32>;
-@group(0) @binding(8) var<storage, read_write> new_slots: array<Slot>;
-@group(0) @binding(9) var<storage, read_write> counters: Counters;
-@group(0) @binding(10) var<uniform> chunk: Chunk;
+@group(0) @binding(5) var<storage, read_write> count: array<u32>;
+@group(0) @binding(6) var<storage, read_write> slots: array<Slot>;
+@group(0) @binding(7) var<storage, read_write> counters: Counters;
+@group(0) @binding(8) var<uniform> chunk: Chunk;
+
+const NONE: u32 = 0xffffffffu;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -26,12 +35,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let i = chunk.first + gid.x;
-    let k = params.slots;
-    let base = gid.x * k;
+    let k = min(params.slots, NEIGHBOUR_SLOTS);
+    let base = gid.x * params.slots;
     let pi = pos[i];
     let c = cells[i].xyz;
-    let n_old = min(old_count[i], k);
-    var count = 0u;
+    let n_old = min(count[i], k);
+    var old_ids: array<u32, NEIGHBOUR_SLOTS>;
+    for (var o = 0u; o < n_old; o++) {
+        old_ids[o] = slots[base + o].partner;
+    }
+    // new_ids[t]: partner of new slot t; src[t]: its old slot, or NONE for a new contact;
+    // needed[o]: old slot o is carried into the new list.
+    var new_ids: array<u32, NEIGHBOUR_SLOTS>;
+    var src: array<u32, NEIGHBOUR_SLOTS>;
+    var needed: array<bool, NEIGHBOUR_SLOTS>;
+    var n = 0u;
     for (var dx = -1; dx <= 1; dx++) {
         for (var dy = -1; dy <= 1; dy++) {
             for (var dz = -1; dz <= 1; dz++) {
@@ -48,26 +66,73 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     if dot(d, d) >= reach * reach {
                         continue;
                     }
-                    if count < k {
-                        var slot = make_slot(vec3<f32>(0.0), j);
+                    if n < k {
+                        new_ids[n] = j;
+                        src[n] = NONE;
                         for (var o = 0u; o < n_old; o++) {
-                            let old = old_slots[base + o];
-                            if old.partner == j {
-                                slot = old;
+                            if old_ids[o] == j {
+                                src[n] = o;
+                                needed[o] = true;
                                 break;
                             }
                         }
-                        new_slots[base + count] = slot;
                     }
-                    count += 1u;
+                    n += 1u;
                 }
             }
         }
     }
-    new_count[i] = count;
-    // Only an overflowing list reports: atomics on one address serialise.
-    if count > k {
+    if n > k {
+        // Only an overflowing list reports: atomics on one address serialise.
         atomicOr(&counters.failed, 1u);
-        atomicMax(&counters.max_neighbours, count);
+        atomicMax(&counters.max_neighbours, n);
+        return;
     }
+    // Move the carried slots to their new places. In the map t ← src[t] every old slot feeds
+    // at most one new one, so its pieces are chains and cycles. A chain starts at a new slot
+    // whose old content nobody needs; filling it frees its source, which is filled next, and so
+    // on until a new contact (zeroed) or a source beyond the new list ends it. What is left are
+    // cycles, each turned once with its first slot saved aside.
+    var done: array<bool, NEIGHBOUR_SLOTS>;
+    for (var t = 0u; t < n; t++) {
+        if done[t] || (t < n_old && needed[t]) {
+            continue;
+        }
+        var p = t;
+        loop {
+            done[p] = true;
+            let q = src[p];
+            if q == NONE {
+                slots[base + p] = make_slot(vec3<f32>(0.0), new_ids[p]);
+                break;
+            }
+            slots[base + p] = slots[base + q];
+            if q >= n {
+                break;
+            }
+            p = q;
+        }
+    }
+    for (var t = 0u; t < n; t++) {
+        if done[t] {
+            continue;
+        }
+        done[t] = true;
+        if src[t] == t {
+            continue;
+        }
+        let first = slots[base + t];
+        var p = t;
+        loop {
+            let q = src[p];
+            if q == t {
+                slots[base + p] = first;
+                break;
+            }
+            slots[base + p] = slots[base + q];
+            p = q;
+            done[p] = true;
+        }
+    }
+    count[i] = n;
 }

@@ -1,16 +1,24 @@
 // permute.wgsl — reorders particle data by cell (the order `radix` sorted the particles into),
 // on the rebuilds that `rebuild.plan` marks for it, so that particles close in space sit close
-// in memory. Every per-particle array is gathered through a scratch copy; neighbour slots move
-// with their particle (between slot chunks if need be) and their partner indices are remapped;
-// stable ids travel with the particles, so outputs and the canonical order of each pair (which
-// fixes the sign of its stored history) are unaffected.
+// in memory. Every per-particle array is moved a column block of `BLOCK` words at a time
+// through one small scratch array (`BLOCK` words per particle): `take` gathers the block of
+// each particle's old row into the scratch at its new index, `put` writes it back. Neighbour
+// slots move with their particle (between slot chunks if need be) and their partner indices
+// are remapped; stable ids travel with the particles, so outputs and the canonical order of
+// each pair (which fixes the sign of its stored history) are unaffected.
 // CPU twin: none (the CPU reference never reorders; its index is the stable id).
 
+const BLOCK: u32 = 8u;
+
 struct Permute {
-    stride: u32,        // u32 words per element of the array being permuted
-    src_first: u32,     // slot gathers: first particle of the source chunk
-    src_count: u32,     //               particles in the source chunk
+    stride: u32,        // u32 words per particle of the array being moved
+    block: u32,         // its first word this dispatch moves (a multiple of BLOCK)
+    remap: u32,         // 1: neighbour slots, whose word 3 (the partner) is remapped
     _p0: u32,
+    src_first: u32,     // `take`: particles [src_first, src_first + src_count) live in `data`
+    src_count: u32,
+    dst_first: u32,     // `put`: particles [dst_first, dst_first + dst_count) live in `data`
+    dst_count: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -19,30 +27,43 @@ struct Permute {
 @group(0) @binding(3) var<storage, read> new_index: array<u32>;    // old index → new index
 @group(0) @binding(4) var<storage, read_write> data: array<u32>;
 @group(0) @binding(5) var<storage, read_write> scratch: array<u32>;
-@group(0) @binding(6) var<uniform> chunk: Chunk;                   // destination chunk (slots)
 
-// scratch ← data (whole array).
-@compute @workgroup_size(64)
-fn save(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let p = gid.x;
-    if p >= params.n {
-        return;
-    }
-    for (var k = 0u; k < perm_info.stride; k++) {
-        scratch[p * perm_info.stride + k] = data[p * perm_info.stride + k];
-    }
+fn block_width() -> u32 {
+    return min(BLOCK, perm_info.stride - perm_info.block);
 }
 
-// data[p] ← scratch[order[p]].
+// scratch[p] ← the block of data[order[p]], for every new index p whose old index lies in
+// the source range.
 @compute @workgroup_size(64)
-fn gather(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn take(@builtin(global_invocation_id) gid: vec3<u32>) {
     let p = gid.x;
     if p >= params.n {
         return;
     }
     let q = order[p];
-    for (var k = 0u; k < perm_info.stride; k++) {
-        data[p * perm_info.stride + k] = scratch[q * perm_info.stride + k];
+    if q < perm_info.src_first || q >= perm_info.src_first + perm_info.src_count {
+        return;
+    }
+    let src = (q - perm_info.src_first) * perm_info.stride + perm_info.block;
+    for (var j = 0u; j < block_width(); j++) {
+        scratch[p * BLOCK + j] = data[src + j];
+    }
+}
+
+// The block of data[p] ← scratch[p], for the new indices p of the destination range.
+@compute @workgroup_size(64)
+fn put(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if gid.x >= perm_info.dst_count {
+        return;
+    }
+    let p = perm_info.dst_first + gid.x;
+    let dst = gid.x * perm_info.stride + perm_info.block;
+    for (var j = 0u; j < block_width(); j++) {
+        var word = scratch[p * BLOCK + j];
+        if perm_info.remap != 0u && (perm_info.block + j) % SLOT_WORDS == 3u {
+            word = new_index[word];
+        }
+        data[dst + j] = word;
     }
 }
 
@@ -64,42 +85,4 @@ fn identity(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     data[p] = p;
-}
-
-// Neighbour slots of the destination chunk (`data`, its current table) from the saved slots
-// of one source chunk (`scratch`, a copy of that chunk's table), partners remapped. Dispatched
-// once per (destination, source) pair of chunks; a particle whose old index lies in another
-// source chunk is left to that chunk's dispatch.
-@compute @workgroup_size(64)
-fn gather_slots(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if gid.x >= chunk.count {
-        return;
-    }
-    let p = chunk.first + gid.x;
-    let q = order[p];
-    if q < perm_info.src_first || q >= perm_info.src_first + perm_info.src_count {
-        return;
-    }
-    let k = params.slots;
-    let dst = gid.x * k * SLOT_WORDS;
-    let src = (q - perm_info.src_first) * k * SLOT_WORDS;
-    for (var s = 0u; s < k; s++) {
-        for (var w = 0u; w < SLOT_WORDS; w++) {
-            data[dst + SLOT_WORDS * s + w] = scratch[src + SLOT_WORDS * s + w];
-        }
-        // Word 3 is the partner index.
-        data[dst + SLOT_WORDS * s + 3u] = new_index[scratch[src + SLOT_WORDS * s + 3u]];
-    }
-}
-
-// Whole-chunk copy of slots into the chunk's scratch table (bound as `data` → `scratch`).
-@compute @workgroup_size(64)
-fn save_slots(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if gid.x >= chunk.count {
-        return;
-    }
-    let words = params.slots * SLOT_WORDS;
-    for (var w = 0u; w < words; w++) {
-        scratch[gid.x * words + w] = data[gid.x * words + w];
-    }
 }

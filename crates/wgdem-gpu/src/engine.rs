@@ -10,9 +10,9 @@
 //!    reorders all particle data, neighbour slots and stable ids into that order;)
 //! 4. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
 //! 5. `neighbours`, `rebuild.walls_near`, `rebuild.halt`, `rebuild.commit`: each particle's
-//!    partners within the skin, history carried over by partner id; its walls within the skin
-//!    counted; on an overflow the batch stops here; else the lists are copied into the current
-//!    ones;
+//!    partners within the skin, rebuilt in place with history carried over by partner id; its
+//!    walls within the skin counted; on an overflow the batch stops here; else the positions
+//!    of the build are recorded;
 //! 6. `contact_forces`: pair and wall forces, summed per particle in list order;
 //! 7. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
 //! 8. `integrate`: semi-implicit Euler in double-single; walls move.
@@ -22,8 +22,9 @@
 //! neighbour list or a particle's wall slots would overflow, the rebuild finds it before
 //! anything of that step is committed (`rebuild.walls_near` bounds the walls a particle can
 //! touch until the next build) and `rebuild.halt` zeroes every remaining dispatch of the batch,
-//! leaving the state exactly as at the start of the failed step; the host regrows the table to
-//! what was needed and finishes the batch from there. The result is the one a table large
+//! leaving the state as at the start of the failed step (the lists that fitted are rebuilt
+//! already, carrying the same histories; an overflowing one is left as it was); the host
+//! regrows the table to what was needed and finishes the batch from there. The result is the one a table large
 //! enough from the start would give, and no copy of the state is kept for it.
 
 use std::borrow::Cow;
@@ -254,12 +255,10 @@ fn groups(n: u32, size: u32) -> u32 {
 }
 
 struct Kernels {
-    permute_save: Kernel,
-    permute_gather: Kernel,
+    permute_take: Kernel,
+    permute_put: Kernel,
     permute_invert: Kernel,
     permute_identity: Kernel,
-    permute_save_slots: Kernel,
-    permute_gather_slots: Kernel,
     rebuild_check: Kernel,
     rebuild_plan: Kernel,
     rebuild_walls: Kernel,
@@ -298,25 +297,17 @@ impl Kernels {
         let reduce = [U, R, R, W, W];
         let integrate = [U, W, W, W, W, W, R, W];
         let rebuild = [U, R, R, W, W, R, W, W, W];
-        let permute = [U, U, R, R, W, W, U];
-        let commit = [U, R, W, R, R, W, W, U];
+        let permute = [U, U, R, R, W, W];
         Self {
-            permute_save: k("permute", "dem.permute.save", "save", &permute),
-            permute_gather: k("permute", "dem.permute.gather", "gather", &permute),
+            permute_take: k("permute", "dem.permute.take", "take", &permute),
+            permute_put: k("permute", "dem.permute.put", "put", &permute),
             permute_invert: k("permute", "dem.permute.invert", "invert", &permute),
             permute_identity: k("permute", "dem.permute.identity", "identity", &permute),
-            permute_save_slots: k("permute", "dem.permute.save_slots", "save_slots", &permute),
-            permute_gather_slots: k(
-                "permute",
-                "dem.permute.gather_slots",
-                "gather_slots",
-                &permute,
-            ),
             rebuild_check: k("rebuild", "dem.rebuild.check", "check", &rebuild),
             rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
             rebuild_walls: k("rebuild", "dem.rebuild.walls_near", "walls_near", &rebuild),
             rebuild_halt: k("rebuild", "dem.rebuild.halt", "halt", &rebuild),
-            rebuild_commit: k("commit", "dem.rebuild.commit", "main", &commit),
+            rebuild_commit: k("commit", "dem.rebuild.commit", "main", &[U, R, W]),
             hash: k("hash", "dem.hash", "main", &[U, R, W, W, W]),
             radix_count: k("radix", "dem.radix.count", "count", &radix),
             radix_scan: k("radix", "dem.radix.scan", "scan", &radix),
@@ -327,7 +318,7 @@ impl Kernels {
                 "neighbours",
                 "dem.neighbours",
                 "main",
-                &[U, R, R, R, R, R, R, W, W, W, U],
+                &[U, R, R, R, R, W, W, W, U],
             ),
             contacts: k(
                 "contact_forces",
@@ -387,8 +378,8 @@ struct Buffers {
     vals: [wgpu::Buffer; 2],
     tile_hist: wgpu::Buffer,
     ranges: wgpu::Buffer,
-    /// `[current, scratch]`: the lists in use, and the ones a rebuild writes before `commit`.
-    counts: [wgpu::Buffer; 2],
+    /// Partners listed per particle (rewritten in place by `neighbours`).
+    counts: wgpu::Buffer,
     /// The neighbour slots (contact history), split by particle so that no binding exceeds
     /// the device's limit.
     chunks: Vec<SlotChunk>,
@@ -400,9 +391,8 @@ struct Buffers {
     ids: wgpu::Buffer,
     /// Old index → new index during a reorder.
     new_index: wgpu::Buffer,
-    /// Scratch copy of one per-particle array during a reorder, where the neighbour slots'
-    /// rebuild scratch cannot hold it (see [`own_permute_scratch`]).
-    permute_scratch: Option<wgpu::Buffer>,
+    /// One column block of every particle during a reorder ([`PERMUTE_BLOCK`] words each).
+    permute_scratch: wgpu::Buffer,
     /// Stand-in for bindings a permute entry point does not use.
     dummy: wgpu::Buffer,
     /// The moisture event being applied (`MoistureAction` in moisture.wgsl).
@@ -424,8 +414,8 @@ struct SlotChunk {
     count: u32,
     /// `Chunk` uniform of the kernels.
     range: wgpu::Buffer,
-    /// `[current, scratch]`, like `Buffers::counts`.
-    slots: [wgpu::Buffer; 2],
+    /// The slots of particles `first..first + count` (rebuilt in place by `neighbours`).
+    slots: wgpu::Buffer,
 }
 
 /// The largest storage binding the device accepts.
@@ -476,38 +466,26 @@ fn slot_chunks(
                     contents: bytemuck::cast_slice(&[first, count, 0, 0]),
                     usage: wgpu::BufferUsages::UNIFORM,
                 }),
-                slots: [
-                    match current {
-                        Some(all) => init(device, "dem.contact_history", &all[range]),
-                        None => zeroed(device, "dem.contact_history", bytes),
-                    },
-                    zeroed(device, "dem.contact_history.scratch", bytes),
-                ],
+                slots: match current {
+                    Some(all) => init(device, "dem.contact_history", &all[range]),
+                    None => zeroed(device, "dem.contact_history", bytes),
+                },
             }
         })
         .collect())
 }
 
-/// u32 words per particle of the largest array a reorder gathers (positions or wall slots).
-/// The reorder's scratch buffer when the neighbour slots' rebuild scratch cannot serve:
-/// `None` when the lists fit one chunk whose scratch holds `n` elements of `words` u32 (the
-/// reorder runs before the step's rebuild writes that scratch, and nothing else is live in it
-/// between steps).
-fn own_permute_scratch(
-    device: &wgpu::Device,
-    chunks: &[SlotChunk],
-    n: u32,
-    words: u64,
-) -> Option<wgpu::Buffer> {
-    let bytes = n as u64 * words * 4;
-    match chunks {
-        [only] if only.slots[1].size() >= bytes => None,
-        _ => Some(zeroed(device, "dem.permute.scratch", bytes)),
-    }
-}
+/// u32 words per particle of the reorder's scratch: each array moves through it a column block
+/// of this many words at a time (`BLOCK` in permute.wgsl).
+const PERMUTE_BLOCK: u32 = 8;
 
-fn permute_words(wall_slots: u32, wall_words: usize) -> u64 {
-    (wall_slots as u64 * wall_words as u64).max(8)
+/// The reorder's scratch: one column block of every particle.
+fn permute_scratch(device: &wgpu::Device, n: u32) -> wgpu::Buffer {
+    zeroed(
+        device,
+        "dem.permute.scratch",
+        n as u64 * PERMUTE_BLOCK as u64 * 4,
+    )
 }
 
 /// u32 words per wall slot: a neighbour slot, then the low part of its tangential history
@@ -516,10 +494,10 @@ fn wall_words(slot_words: usize) -> usize {
     slot_words + 4
 }
 
-fn uniform_words(device: &wgpu::Device, label: &str, words: [u32; 4]) -> wgpu::Buffer {
+fn uniform_words(device: &wgpu::Device, label: &str, words: &[u32]) -> wgpu::Buffer {
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some(label),
-        contents: bytemuck::cast_slice(&words),
+        contents: bytemuck::cast_slice(words),
         usage: wgpu::BufferUsages::UNIFORM,
     })
 }
@@ -598,9 +576,16 @@ fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
 struct PermuteGroups {
     invert: wgpu::BindGroup,
     identity: wgpu::BindGroup,
-    arrays: Vec<wgpu::BindGroup>,
-    save_slots: Vec<wgpu::BindGroup>,
-    gather_slots: Vec<Vec<wgpu::BindGroup>>,
+    /// Every column block of every per-particle array and of the neighbour slots.
+    moves: Vec<BlockMove>,
+}
+
+/// One column block of one array through the reorder's scratch: `take` from each range of
+/// particles the array is stored in (over every new index), then `put` into each (over that
+/// range, with its dispatch size).
+struct BlockMove {
+    take: Vec<wgpu::BindGroup>,
+    put: Vec<(wgpu::BindGroup, Args)>,
 }
 
 struct BindGroups {
@@ -615,7 +600,7 @@ struct BindGroups {
     /// One per slot chunk.
     neighbours: Vec<wgpu::BindGroup>,
     /// One per slot chunk.
-    commit: Vec<wgpu::BindGroup>,
+    commit: wgpu::BindGroup,
     /// One per slot chunk.
     contacts: Vec<wgpu::BindGroup>,
     reduce: wgpu::BindGroup,
@@ -894,12 +879,7 @@ impl GpuEngine {
         ] {
             check_table(device, label, bytes, &what)?;
         }
-        let permute_scratch = own_permute_scratch(
-            device,
-            &chunks,
-            n as u32,
-            permute_words(params.flags[3], wall_words(slot_words)),
-        );
+        let permute_scratch = permute_scratch(device, n as u32);
         let buffers = Buffers {
             params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("dem.params"),
@@ -940,10 +920,7 @@ impl GpuEngine {
             ],
             tile_hist: zeroed(device, "dem.radix.tile_hist", 16 * n_tiles as u64 * 4),
             ranges: zeroed(device, "dem.cell_ranges", table * 8),
-            counts: [
-                zeroed(device, "dem.neighbour_count", n as u64 * 4),
-                zeroed(device, "dem.neighbour_count.scratch", n as u64 * 4),
-            ],
+            counts: zeroed(device, "dem.neighbour_count", n as u64 * 4),
             dispatch_args: dispatch_args(device, chunks.len()),
             chunks,
             built_at: zeroed(device, "dem.built_at", n as u64 * 16),
@@ -988,13 +965,18 @@ impl GpuEngine {
             stats_out: zeroed(device, "dem.contact_stats.total", 16),
             counters: zeroed(device, "dem.counters", 16),
         };
+        // The list build's private arrays are sized for the table's slots in either case.
         let spec = if options.specialize {
             shaders::Specialization {
                 models: model_mask(&pair_table),
                 wall_slots: params.flags[3],
+                slots: params.slots,
             }
         } else {
-            shaders::Specialization::ANY
+            shaders::Specialization {
+                slots: params.slots,
+                ..shaders::Specialization::ANY
+            }
         };
         let kernels = Kernels::new(device, slot_kind, spec);
         let groups = Self::bind_groups(
@@ -1003,6 +985,7 @@ impl GpuEngine {
             &buffers,
             radix_passes,
             params.flags[3] * wall_words(slot_words) as u32,
+            params.slots * slot_words as u32,
         );
         Ok(Self {
             device: device.clone(),
@@ -1152,27 +1135,26 @@ impl GpuEngine {
         b: &Buffers,
         passes: u32,
         wall_words: u32,
+        slot_row: u32,
     ) -> BindGroups {
         let sorted = (passes % 2) as usize;
         let permute = {
             let group = |info: &wgpu::Buffer,
                          order: &wgpu::Buffer,
                          new_index: &wgpu::Buffer,
-                         data: &wgpu::Buffer,
-                         scratch: &wgpu::Buffer,
-                         chunk: &wgpu::Buffer| {
+                         data: &wgpu::Buffer| {
                 bind(
                     device,
                     "dem.permute",
-                    &k.permute_gather,
-                    &[&b.params, info, order, new_index, data, scratch, chunk],
+                    &k.permute_take,
+                    &[&b.params, info, order, new_index, data, &b.permute_scratch],
                 )
             };
-            let stride = |words: u32| uniform_words(device, "dem.permute.info", [words, 0, 0, 0]);
-            let chunk0 = &b.chunks[0].range;
-            let scratch = b.permute_scratch.as_ref().unwrap_or(&b.chunks[0].slots[1]);
-            let one = stride(1);
-            let arrays: Vec<(&wgpu::Buffer, u32)> = vec![
+            // `Permute` in permute.wgsl.
+            let info = |words: [u32; 8]| uniform_words(device, "dem.permute.info", &words);
+            let n = b.pos.size() as u32 / 32;
+            let one = info([1, 0, 0, 0, 0, n, 0, n]);
+            let mut arrays: Vec<(&wgpu::Buffer, u32)> = vec![
                 (&b.pos, 8),
                 (&b.vel, 4),
                 (&b.omega, 4),
@@ -1180,83 +1162,58 @@ impl GpuEngine {
                 (&b.pred, 8),
                 (&b.material, 1),
                 (&b.ids, 1),
-                (&b.counts[0], 1),
+                (&b.counts, 1),
                 (&b.cells, 4),
                 (&b.wall_slots, wall_words),
             ];
             // Per-particle contact work, where the engine accounts it.
-            let mut arrays = arrays;
             if b.work.size() >= b.ft.size() / 2 {
                 arrays.push((&b.work, 4));
             }
+            let mut moves: Vec<BlockMove> = Vec::new();
+            for (data, stride) in arrays {
+                for block in (0..stride).step_by(PERMUTE_BLOCK as usize) {
+                    let words = info([stride, block, 0, 0, 0, n, 0, n]);
+                    moves.push(BlockMove {
+                        take: vec![group(&words, &b.vals[sorted], &b.new_index, data)],
+                        put: vec![(
+                            group(&words, &b.vals[sorted], &b.new_index, data),
+                            Args::Particles,
+                        )],
+                    });
+                }
+            }
+            // Neighbour slots: a block gathered from every source chunk, then written back
+            // into every destination chunk, partners remapped.
+            let row = slot_row;
+            for block in (0..row).step_by(PERMUTE_BLOCK as usize) {
+                moves.push(BlockMove {
+                    take: b
+                        .chunks
+                        .iter()
+                        .map(|c| {
+                            let words = info([row, block, 1, 0, c.first, c.count, 0, 0]);
+                            group(&words, &b.vals[sorted], &b.new_index, &c.slots)
+                        })
+                        .collect(),
+                    put: b
+                        .chunks
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            let words = info([row, block, 1, 0, 0, 0, c.first, c.count]);
+                            (
+                                group(&words, &b.vals[sorted], &b.new_index, &c.slots),
+                                Args::Chunk(i),
+                            )
+                        })
+                        .collect(),
+                });
+            }
             PermuteGroups {
-                invert: group(
-                    &one,
-                    &b.vals[sorted],
-                    &b.dummy,
-                    &b.new_index,
-                    scratch,
-                    chunk0,
-                ),
-                identity: group(
-                    &one,
-                    &b.dummy,
-                    &b.new_index,
-                    &b.vals[sorted],
-                    scratch,
-                    chunk0,
-                ),
-                arrays: arrays
-                    .iter()
-                    .map(|(data, words)| {
-                        group(
-                            &stride(*words),
-                            &b.vals[sorted],
-                            &b.new_index,
-                            data,
-                            scratch,
-                            chunk0,
-                        )
-                    })
-                    .collect(),
-                save_slots: b
-                    .chunks
-                    .iter()
-                    .map(|c| {
-                        group(
-                            &one,
-                            &b.vals[sorted],
-                            &b.new_index,
-                            &c.slots[0],
-                            &c.slots[1],
-                            &c.range,
-                        )
-                    })
-                    .collect(),
-                gather_slots: b
-                    .chunks
-                    .iter()
-                    .map(|d| {
-                        b.chunks
-                            .iter()
-                            .map(|src| {
-                                let info = uniform_words(
-                                    device,
-                                    "dem.permute.source_chunk",
-                                    [0, src.first, src.count, 0],
-                                );
-                                group(
-                                    &info,
-                                    &b.vals[sorted],
-                                    &b.new_index,
-                                    &d.slots[0],
-                                    &src.slots[1],
-                                    &d.range,
-                                )
-                            })
-                            .collect()
-                    })
-                    .collect(),
+                invert: group(&one, &b.vals[sorted], &b.dummy, &b.new_index),
+                identity: group(&one, &b.dummy, &b.new_index, &b.vals[sorted]),
+                moves,
             }
         };
         let neighbours = b
@@ -1273,10 +1230,8 @@ impl GpuEngine {
                         &b.cells,
                         &b.vals[sorted],
                         &b.ranges,
-                        &b.counts[0],
-                        &c.slots[0],
-                        &b.counts[1],
-                        &c.slots[1],
+                        &b.counts,
+                        &c.slots,
                         &b.counters,
                         &c.range,
                     ],
@@ -1300,8 +1255,8 @@ impl GpuEngine {
                         &b.material,
                         &b.pair_table,
                         &b.walls,
-                        &b.counts[0],
-                        &c.slots[0],
+                        &b.counts,
+                        &c.slots,
                         &b.wall_slots,
                         &b.wall_partial,
                         &b.ft,
@@ -1335,27 +1290,12 @@ impl GpuEngine {
         };
         let rebuild = rebuild_group(&b.dispatch_args);
         let rebuild_walls = rebuild_group(&b.dummy);
-        let commit = b
-            .chunks
-            .iter()
-            .map(|c| {
-                bind(
-                    device,
-                    "dem.rebuild.commit",
-                    &k.rebuild_commit,
-                    &[
-                        &b.params,
-                        &b.pos,
-                        &b.built_at,
-                        &b.counts[1],
-                        &c.slots[1],
-                        &b.counts[0],
-                        &c.slots[0],
-                        &c.range,
-                    ],
-                )
-            })
-            .collect();
+        let commit = bind(
+            device,
+            "dem.rebuild.commit",
+            &k.rebuild_commit,
+            &[&b.params, &b.pos, &b.built_at],
+        );
         BindGroups {
             permute,
             rebuild,
@@ -1434,8 +1374,8 @@ impl GpuEngine {
                             &b.pos,
                             &b.material,
                             &b.pair_table,
-                            &b.counts[0],
-                            &c.slots[0],
+                            &b.counts,
+                            &c.slots,
                             &c.range,
                             &b.moisture_action,
                         ],
@@ -1543,9 +1483,7 @@ impl GpuEngine {
                 // Nothing of the step is committed before this point: on an overflow, the
                 // rest of the batch is dispatched with zero workgroups.
                 direct_dispatch(pass, &k.rebuild_halt, &g.rebuild, 1);
-                for c in 0..chunks {
-                    self.indirect(pass, &k.rebuild_commit, &g.commit[c], Args::RebuildChunk(c));
-                }
+                self.indirect(pass, &k.rebuild_commit, &g.commit, Args::RebuildParticles);
             }
             3 => {
                 let kernel = if reduce {
@@ -1599,16 +1537,12 @@ impl GpuEngine {
             // to its sorted position.
             let pg = &g.permute;
             self.indirect(pass, &k.permute_invert, &pg.invert, Args::Particles);
-            for array in &pg.arrays {
-                self.indirect(pass, &k.permute_save, array, Args::Particles);
-                self.indirect(pass, &k.permute_gather, array, Args::Particles);
-            }
-            for (c, group) in pg.save_slots.iter().enumerate() {
-                self.indirect(pass, &k.permute_save_slots, group, Args::Chunk(c));
-            }
-            for (d, sources) in pg.gather_slots.iter().enumerate() {
-                for group in sources {
-                    self.indirect(pass, &k.permute_gather_slots, group, Args::Chunk(d));
+            for block in &pg.moves {
+                for group in &block.take {
+                    self.indirect(pass, &k.permute_take, group, Args::Particles);
+                }
+                for (group, args) in &block.put {
+                    self.indirect(pass, &k.permute_put, group, *args);
                 }
             }
             self.indirect(pass, &k.permute_identity, &pg.identity, Args::Particles);
@@ -2032,7 +1966,7 @@ impl GpuEngine {
             &b.walls,
             &b.wall_slots,
             &b.wall_mask,
-            &b.counts[0],
+            &b.counts,
             &b.built_at,
             &b.walls_built,
             &b.rebuild_state,
@@ -2040,7 +1974,7 @@ impl GpuEngine {
             &b.material,
             &b.work,
         ];
-        out.extend(b.chunks.iter().map(|c| &c.slots[0]));
+        out.extend(b.chunks.iter().map(|c| &c.slots));
         out
     }
 
@@ -2050,7 +1984,7 @@ impl GpuEngine {
         let old_k = self.params.slots as usize;
         let new_k = (needed as usize + 4).max(old_k * 3 / 2);
         let n = self.params.n as usize;
-        let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
+        let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         let slots = self.read_slots()?;
         let w = self.slot_words;
         let mut relaid = vec![0u32; n * new_k * w];
@@ -2070,15 +2004,12 @@ impl GpuEngine {
             Some(&relaid),
         )?;
         self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
-        self.buffers.permute_scratch = own_permute_scratch(
-            &self.device,
-            &self.buffers.chunks,
-            n as u32,
-            permute_words(self.params.flags[3], wall_words(self.slot_words)),
-        );
         self.params.flags[1] = self.buffers.chunks[0].count;
         self.params.flags[2] = self.buffers.chunks.len() as u32;
         self.params.slots = new_k as u32;
+        // The list build's private arrays must hold the new lists.
+        self.spec.slots = new_k as u32;
+        self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
         self.tables_resized();
         Ok(())
     }
@@ -2092,7 +2023,7 @@ impl GpuEngine {
     pub fn neighbour_lists(&self) -> Result<Vec<(u32, u32)>, GpuError> {
         let n = self.params.n as usize;
         let k = self.params.slots as usize;
-        let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
+        let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         let ids: Vec<u32> = self.read(&self.buffers.ids, n)?;
         let slots = self.read_slots()?;
         let w = self.slot_words;
@@ -2134,12 +2065,6 @@ impl GpuEngine {
             "wall table dem.wall_history: capacity {old} per particle, a particle had {needed} walls within its skin; regrown to {new}, the batch continues from the step that needed it"
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
-        self.buffers.permute_scratch = own_permute_scratch(
-            &self.device,
-            &self.buffers.chunks,
-            n as u32,
-            permute_words(new as u32, wall_words(self.slot_words)),
-        );
         self.params.flags[3] = new as u32;
         if self.spec.wall_slots < new as u32 {
             // The contact kernel's copy of the old wall slots must hold them all.
@@ -2154,7 +2079,7 @@ impl GpuEngine {
     pub fn listed_per_particle(&self) -> Result<f64, GpuError> {
         let n = self.params.n as usize;
         let k = u64::from(self.params.slots);
-        let counts: Vec<u32> = self.read(&self.buffers.counts[0], n)?;
+        let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         Ok(counts.iter().map(|&c| u64::from(c).min(k)).sum::<u64>() as f64 / n as f64)
     }
 
@@ -2188,14 +2113,12 @@ impl GpuEngine {
         self.memory_breakdown().iter().map(|(_, bytes)| bytes).sum()
     }
 
-    /// [`GpuEngine::memory_bytes`] by group of buffers: particle state, neighbour slots (the
-    /// current table and the scratch copy a rebuild carries history through), wall slots, the
-    /// spatial hash and sort, the reorder scratch, and the rest.
+    /// [`GpuEngine::memory_bytes`] by group of buffers: particle state, neighbour slots, wall
+    /// slots, the spatial hash and sort, the reorder scratch, and the rest.
     pub fn memory_breakdown(&self) -> Vec<(&'static str, u64)> {
         let b = &self.buffers;
         let sum = |buffers: &[&wgpu::Buffer]| buffers.iter().map(|b| b.size()).sum::<u64>();
-        let slots: Vec<&wgpu::Buffer> = b.chunks.iter().map(|c| &c.slots[0]).collect();
-        let scratch: Vec<&wgpu::Buffer> = b.chunks.iter().map(|c| &c.slots[1]).collect();
+        let slots: Vec<&wgpu::Buffer> = b.chunks.iter().map(|c| &c.slots).collect();
         let mut sort = vec![
             &b.cells,
             &b.keys[0],
@@ -2212,8 +2135,7 @@ impl GpuEngine {
             &b.pair_table,
             &b.walls,
             &b.stats,
-            &b.counts[0],
-            &b.counts[1],
+            &b.counts,
             &b.built_at,
             &b.walls_built,
             &b.rebuild_state,
@@ -2241,13 +2163,9 @@ impl GpuEngine {
                 ]),
             ),
             ("neighbour slots", sum(&slots)),
-            ("neighbour slots, rebuild scratch", sum(&scratch)),
             ("wall slots", sum(&[&b.wall_slots, &b.wall_mask])),
             ("hash and sort", sum(&sort)),
-            (
-                "reorder scratch",
-                sum(&[&b.new_index]) + b.permute_scratch.as_ref().map_or(0, |s| s.size()),
-            ),
+            ("reorder scratch", sum(&[&b.new_index, &b.permute_scratch])),
             ("other", sum(&other)),
         ]
     }
@@ -2268,6 +2186,7 @@ impl GpuEngine {
             &self.buffers,
             self.radix_passes,
             self.params.flags[3] * wall_words(self.slot_words) as u32,
+            self.params.slots * self.slot_words as u32,
         );
     }
 
@@ -2282,7 +2201,7 @@ impl GpuEngine {
         let k = self.params.slots as usize * self.slot_words;
         let mut all = Vec::with_capacity(self.params.n as usize * k);
         for c in &self.buffers.chunks {
-            all.extend(self.read::<u32>(&c.slots[0], c.count as usize * k)?);
+            all.extend(self.read::<u32>(&c.slots, c.count as usize * k)?);
         }
         Ok(all)
     }

@@ -212,6 +212,10 @@ pub struct Specialization {
     /// Wall slots per particle the kernel can hold (`WALL_SLOTS`, 1 to [`MAX_WALLS`]); the
     /// engine's must not exceed it (a regrown wall table recompiles the kernels).
     pub wall_slots: u32,
+    /// Neighbour slots per particle the list build can hold (`NEIGHBOUR_SLOTS`, the size of
+    /// its private arrays; see neighbours.wgsl); the engine's must not exceed it (a regrown
+    /// neighbour table recompiles the kernels).
+    pub slots: u32,
 }
 
 /// The most walls a scene may have (one bit each in a particle's wall mask); also the
@@ -219,15 +223,16 @@ pub struct Specialization {
 pub const MAX_WALLS: u32 = 16;
 
 impl Specialization {
-    /// Every model, and as many wall slots as walls.
+    /// Every model, as many wall slots as walls, and the default 16 neighbour slots.
     pub const ANY: Self = Self {
         models: 0xf,
         wall_slots: MAX_WALLS,
+        slots: 16,
     };
 }
 
 /// Full source of the named kernel for slots of kind `slots`, specialised by `spec` (the
-/// contact and moisture kernels; the others do not depend on it).
+/// contact, moisture and neighbour-list kernels; the others do not depend on it).
 ///
 /// # Panics
 /// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
@@ -266,6 +271,11 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
             "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\nconst WALL_SLOTS: u32 = {}u;\n{src}",
             spec.models,
             spec.wall_slots.clamp(1, MAX_WALLS)
+        )
+    } else if name == "neighbours" {
+        format!(
+            "{common}\nconst NEIGHBOUR_SLOTS: u32 = {}u;\n{src}",
+            spec.slots.max(1)
         )
     } else {
         format!("{common}\n{src}")

@@ -49,10 +49,10 @@ fn every_kernel_validates() {
 }
 
 /// The contact kernels as engines compile them: for the spring–dashpot alone, and for each
-/// other model alone with the slots it needs.
+/// other model alone with the slots it needs; and the neighbour-list build for those slots.
 #[test]
 fn specialized_contact_kernels_validate() {
-    for name in ["contact_forces", "moisture"] {
+    for name in ["contact_forces", "moisture", "neighbours"] {
         for (model, slots) in [
             (0, SlotKind::Narrow),
             (1, SlotKind::Wide),
@@ -62,6 +62,7 @@ fn specialized_contact_kernels_validate() {
             let spec = Specialization {
                 models: 1 << model,
                 wall_slots: 4,
+                slots: 9,
             };
             validate(
                 &format!("{name} (model {model} alone)"),
