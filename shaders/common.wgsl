@@ -121,13 +121,16 @@ struct ForceTorque {
 // Overflow and capacity counters read back by the host.
 struct Counters {
     failed: atomic<u32>,             // bit 0: a neighbour list overflowed; bit 1: wall slots did;
-                                     // bit 2: a wall touched outside its skin (a defect)
+                                     // bit 2: a wall touched outside its skin (a defect);
+                                     // bit 3: the wall table had no free row
     max_neighbours: atomic<u32>,     // largest neighbour count any particle needed
     max_wall_contacts: atomic<u32>,  // most walls within the skin of an overflowing particle
     steps: atomic<u32>,              // steps begun since the host cleared the counters
 }
 
 const NO_WALL: u32 = 0xFFFFFFFFu;
+// A particle without a row of wall slots (no wall within its skin).
+const NO_ROW: u32 = 0xFFFFFFFFu;
 
 const RADIX_TILE: u32 = 128u;
 const WG: u32 = 64u;

@@ -23,7 +23,7 @@
 @group(0) @binding(7) var<storage, read> walls: array<Wall>;
 @group(0) @binding(8) var<storage, read> count: array<u32>;
 @group(0) @binding(9) var<storage, read_write> slots: array<Slot>;
-@group(0) @binding(10) var<storage, read_write> wall_slots: array<WallSlot>;  // [particle][slot]
+@group(0) @binding(10) var<storage, read_write> wall_slots: array<WallSlot>;  // [row][slot]
 @group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
 @group(0) @binding(12) var<storage, read_write> ft: array<ForceTorque>;
 @group(0) @binding(13) var<storage, read_write> stats: array<vec4<u32>>;
@@ -37,6 +37,8 @@
 // Walls within the particle's skin at the last build (bit w; `rebuild.walls_near`): no other
 // wall can touch it before the next build, so only these are visited.
 @group(0) @binding(18) var<storage, read> wall_mask: array<u32>;
+// The particle's row of wall slots, held while a wall is within its skin (`rebuild.walls_alloc`).
+@group(0) @binding(19) var<storage, read> wall_row: array<u32>;
 
 // MAX_WALLS and WALL_SLOTS are set where the kernel is compiled (shaders::kernel_specialized).
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -172,13 +174,18 @@ fn particle(
     }
 
     // This particle's wall slots of the last step, read before they are rewritten. Slots in
-    // use come first, so reading stops at the first empty one: most particles touch no wall,
-    // and their slots are neither read past the first nor rewritten.
+    // use come first, so reading stops at the first empty one. Most particles have no wall
+    // within their skin, hence no row: nothing is read or written for them.
     let ws = params.flags.w;
-    let wbase = i * ws;
+    var near = wall_mask[i];
+    var row = NO_ROW;
+    if near != 0u {
+        row = wall_row[i];
+    }
+    let wbase = row * ws;
     var old_walls: array<WallSlot, WALL_SLOTS>;  // ws ≤ WALL_SLOTS (shaders::Specialization)
     var n_old = 0u;
-    for (var k = 0u; k < min(ws, WALL_SLOTS); k++) {
+    for (var k = 0u; k < select(0u, min(ws, WALL_SLOTS), row != NO_ROW); k++) {
         let old = wall_slots[wbase + k];
         if old.slot.partner == NO_WALL {
             break;
@@ -187,7 +194,6 @@ fn particle(
         n_old = k + 1u;
     }
     var n_touching = 0u;
-    var near = wall_mask[i];
     while near != 0u {
         let w = firstTrailingBit(near);  // ascending wall order, as the slots are filled
         near &= near - 1u;
@@ -236,7 +242,7 @@ fn particle(
             pi.lo.w, pi.hi.w);
         force += out.force;
         torque += cross(r_p, out.force);
-        if n_touching < ws {
+        if n_touching < ws && row != NO_ROW {
             wall_slots[wbase + n_touching] = WallSlot(out.slot, vec4<f32>(out.lo, 0.0));
         }
         n_touching += 1u;
@@ -252,8 +258,9 @@ fn particle(
         wall_slots[wbase + k] = WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
     }
     // `rebuild.walls_near` sized the slots for every wall within the skin at the last build,
-    // which bounds the walls touched until the next: more is a defect, reported as one.
-    if n_touching > ws {
+    // which bounds the walls touched until the next, and `walls_alloc` gave each particle
+    // with such a wall a row: more, or a contact without a row, is a defect, reported as one.
+    if n_touching > ws || (n_touching > 0u && row == NO_ROW) {
         atomicOr(&counters.failed, 4u);
     }
     ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));

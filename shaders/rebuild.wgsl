@@ -8,7 +8,12 @@
 //   every other kernel full — or everything zero once a table has overflowed;
 // - `walls_near` (at a rebuild) marks each particle's walls within its radius plus the skin,
 //   the only walls it can touch until the next build (`contact_forces` visits just those),
-//   and flags a particle whose wall slots cannot hold them all;
+//   and flags a particle whose wall slots cannot hold them all; a particle with no wall
+//   within its skin gives its row of wall slots back (emptied) to the free stack;
+// - `walls_alloc` (at a rebuild, after `walls_near`) gives a row of wall slots to each
+//   particle that has a wall within its skin and no row: from the free stack, else the next
+//   unused row. Only the particles near a wall hold rows, so the table is a fraction of one
+//   row per particle; a full table sets bit 3 of `counters.failed`, and the host regrows it;
 // - `halt`, after the lists are built and before anything of the step is committed: if a
 //   table overflowed, zero every remaining dispatch of the batch. The state is then exactly
 //   that at the start of the failed step; the host regrows the table and continues from it.
@@ -33,6 +38,19 @@ struct RebuildState {
 @group(0) @binding(7) var<storage, read_write> counters: Counters;
 // Per particle, bit w set for each wall w within its skin at the last build.
 @group(0) @binding(8) var<storage, read_write> wall_mask: array<u32>;
+// Per particle, its row in `wall_slots` (`flags.w` slots from row × flags.w), or NO_ROW.
+@group(0) @binding(9) var<storage, read_write> wall_row: array<u32>;
+// Rows given back, a stack of `alloc.top` entries.
+@group(0) @binding(10) var<storage, read_write> wall_free: array<u32>;
+@group(0) @binding(11) var<storage, read_write> alloc: WallAlloc;
+@group(0) @binding(12) var<storage, read_write> wall_slots: array<WallSlot>;
+
+struct WallAlloc {
+    top: atomic<i32>,   // entries on the free stack (briefly negative inside `walls_alloc`)
+    next: atomic<u32>,  // rows below this have been handed out at some time
+    capacity: u32,      // rows in `wall_slots`
+    _p0: u32,
+}
 
 @compute @workgroup_size(64)
 fn check(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -130,10 +148,49 @@ fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
         atomicOr(&counters.failed, 2u);
         atomicMax(&counters.max_wall_contacts, near);
     }
+    // No wall can reach this particle before the next build, so it touches none now and
+    // its slots are empty already; they are emptied again so the row's next holder starts
+    // clean whatever happened.
+    let row = wall_row[i];
+    if mask == 0u && row != NO_ROW {
+        for (var k = 0u; k < params.flags.w; k++) {
+            wall_slots[row * params.flags.w + k] =
+                WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
+        }
+        wall_free[atomicAdd(&alloc.top, 1)] = row;
+        wall_row[i] = NO_ROW;
+    }
+}
+
+// Rows are addresses only: which particle gets which row depends on the order the atomics
+// run in, but what a row holds, and so every result, does not.
+@compute @workgroup_size(64)
+fn walls_alloc(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.n || wall_mask[i] == 0u || wall_row[i] != NO_ROW {
+        return;
+    }
+    let top = atomicSub(&alloc.top, 1) - 1;
+    var row = 0u;
+    if top >= 0 {
+        row = wall_free[top];
+    } else {
+        row = atomicAdd(&alloc.next, 1u);
+        if row >= alloc.capacity {
+            // The host reads `next` for the rows needed, and regrows.
+            atomicOr(&counters.failed, 8u);
+            return;
+        }
+    }
+    wall_row[i] = row;
 }
 
 @compute @workgroup_size(1)
 fn halt() {
+    // `walls_alloc` takes from the free stack before it knows whether it is empty.
+    if atomicLoad(&alloc.top) < 0 {
+        atomicStore(&alloc.top, 0);
+    }
     if atomicLoad(&counters.failed) == 0u {
         return;
     }

@@ -167,36 +167,59 @@ fn gpu_pour_matches_the_cpu_reference() {
 /// Two GPU runs of the same input are bitwise identical (no float atomics; every sum has a
 /// fixed order), and a run whose neighbour table starts far too small (1 slot per particle)
 /// stops at each overflow, is regrown and continues from the failed step to exactly the same
-/// result as one that had enough from the start.
+/// result as one that had enough from the start. So does a run whose wall table starts with
+/// one row for the hundreds of spheres that come near a wall; there the rows particles get
+/// differ (they are handed out by atomics, and given back as spheres bounce off a wall), which
+/// must not change anything either.
 /// 3 000 steps take the pour into its collisional phase, where any difference in summation
 /// order would show.
 #[test]
 fn gpu_runs_are_bitwise_reproducible_and_regrowth_changes_nothing() {
     let Some(ctx) = gpu() else { return };
     let s = scene(POUR);
-    let run = |slots: u32| {
+    let run = |slots: u32, wall_rows: u32| {
         let options = GpuOptions {
             slots,
+            wall_rows,
             ..GpuOptions::default()
         };
         let mut engine = GpuEngine::new(&ctx.device, &ctx.queue, &s.simulation, options)
             .unwrap_or_else(|e| panic!("{e}"));
+        let rows_at_start = engine.wall_rows();
         engine.run(3000).unwrap_or_else(|e| panic!("{e}"));
         let mut out = s.simulation.clone();
         engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
-        (out, engine.regrowths, engine.slots())
+        (
+            out,
+            engine.regrowths,
+            engine.slots(),
+            (rows_at_start, engine.wall_rows()),
+        )
     };
-    let (a, grown_a, _) = run(16);
-    let (b, _, _) = run(16);
-    let (c, grown_c, slots_c) = run(1);
-    eprintln!("regrowths: {grown_a} from 16 slots, {grown_c} from 1 slot (now {slots_c})");
+    let (a, grown_a, _, rows_a) = run(16, 0);
+    let (b, _, _, _) = run(16, 0);
+    let (c, grown_c, slots_c, _) = run(1, 0);
+    let (d, grown_d, _, rows_d) = run(16, 1);
+    eprintln!(
+        "regrowths: {grown_a} from 16 slots, {grown_c} from 1 slot (now {slots_c}); wall rows {} → {} by default, {} → {} in {grown_d} regrowths from 1",
+        rows_a.0, rows_a.1, rows_d.0, rows_d.1
+    );
     assert!(
         a.stats.contacts > 500,
         "too few contacts to test anything: {}",
         a.stats.contacts
     );
+    assert!(
+        a.stats.wall_contacts > 100,
+        "too few wall contacts to test anything: {}",
+        a.stats.wall_contacts
+    );
     assert!(grown_c > 0, "the 1-slot table never overflowed");
-    for other in [&b, &c] {
+    assert!(
+        grown_d > 0 && rows_d.1 > 1,
+        "the 1-row wall table never overflowed"
+    );
+    for other in [&b, &c, &d] {
         assert_eq!(a.particles.position, other.particles.position);
         assert_eq!(a.particles.velocity, other.particles.velocity);
         assert_eq!(
@@ -265,7 +288,9 @@ fn gpu_history_survives_rebuilds() {
         builds.1
     );
     assert!(a.stats.contacts > 400, "too few contacts to test anything");
-    assert_eq!(builds.0, 2500);
+    // A step whose rebuild found a table full (here the wall table, sized for the spheres
+    // near a wall at the start) begins its build again after the regrowth.
+    assert_eq!(builds.0, 2500 + every.regrowths);
     assert!(builds.1 < 500, "the skinned run rebuilt {} times", builds.1);
 }
 

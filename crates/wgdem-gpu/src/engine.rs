@@ -80,6 +80,10 @@ pub struct GpuOptions {
     /// Wall slots per particle to start with (walls one particle touches at once; regrown
     /// when a particle touches more).
     pub wall_slots: u32,
+    /// Rows of wall slots to start with: only the particles with a wall within their skin
+    /// hold a row (regrown when more do). 0: as many as such particles at the start, plus a
+    /// quarter.
+    pub wall_rows: u32,
     /// Reorder particle data by cell at the first batch after every this many steps (0: never).
     pub reorder_every: u64,
     /// Compile the contact kernels for the scene's contact models only (see
@@ -95,6 +99,7 @@ impl Default for GpuOptions {
             batch_steps: 200,
             rebuild_every_step: false,
             wall_slots: 4,
+            wall_rows: 0,
             reorder_every: 2000,
             specialize: true,
         }
@@ -262,6 +267,7 @@ struct Kernels {
     rebuild_check: Kernel,
     rebuild_plan: Kernel,
     rebuild_walls: Kernel,
+    rebuild_walls_alloc: Kernel,
     rebuild_halt: Kernel,
     rebuild_commit: Kernel,
     hash: Kernel,
@@ -296,7 +302,7 @@ impl Kernels {
         let radix = [U, U, R, R, W, W, W];
         let reduce = [U, R, R, W, W];
         let integrate = [U, W, W, W, W, W, R, W];
-        let rebuild = [U, R, R, W, W, R, W, W, W];
+        let rebuild = [U, R, R, W, W, R, W, W, W, W, W, W, W];
         let permute = [U, U, R, R, W, W];
         Self {
             permute_take: k("permute", "dem.permute.take", "take", &permute),
@@ -306,6 +312,12 @@ impl Kernels {
             rebuild_check: k("rebuild", "dem.rebuild.check", "check", &rebuild),
             rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
             rebuild_walls: k("rebuild", "dem.rebuild.walls_near", "walls_near", &rebuild),
+            rebuild_walls_alloc: k(
+                "rebuild",
+                "dem.rebuild.walls_alloc",
+                "walls_alloc",
+                &rebuild,
+            ),
             rebuild_halt: k("rebuild", "dem.rebuild.halt", "halt", &rebuild),
             rebuild_commit: k("commit", "dem.rebuild.commit", "main", &[U, R, W]),
             hash: k("hash", "dem.hash", "main", &[U, R, W, W, W]),
@@ -324,13 +336,13 @@ impl Kernels {
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W, R],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W, R, R],
             ),
             contacts_only: k(
                 "contact_forces",
                 "dem.contact_forces.forces_only",
                 "forces_only",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W, R],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W, R, R],
             ),
             reduce_walls: k(
                 "wall_reduce",
@@ -398,8 +410,15 @@ struct Buffers {
     /// The moisture event being applied (`MoistureAction` in moisture.wgsl).
     moisture_action: wgpu::Buffer,
     dispatch_args: wgpu::Buffer,
-    /// Per particle, `flags[3]` wall slots: wall id and tangential history.
+    /// Rows of `flags[3]` wall slots (wall id and tangential history), one per particle with
+    /// a wall within its skin.
     wall_slots: wgpu::Buffer,
+    /// Per particle, its row of `wall_slots` or `NO_ROW`.
+    wall_row: wgpu::Buffer,
+    /// Rows given back, a stack (`WallAlloc` in rebuild.wgsl says how many).
+    wall_free: wgpu::Buffer,
+    /// `WallAlloc`: the free stack's height, the rows handed out so far, the capacity.
+    wall_alloc: wgpu::Buffer,
     /// Per particle, the walls within its skin at the last build (bit per wall).
     wall_mask: wgpu::Buffer,
     wall_partial: wgpu::Buffer,
@@ -707,6 +726,8 @@ pub struct GpuEngine {
     slot_kind: SlotKind,
     /// What the contact kernels are compiled for.
     spec: shaders::Specialization,
+    /// Rows of wall slots the wall table holds.
+    wall_rows: u32,
     /// The scene's moisture events in time order, and how many have been applied.
     moisture_events: Vec<MoistureEvent>,
     events_applied: usize,
@@ -717,6 +738,7 @@ pub struct GpuEngine {
 struct EngineSnapshot {
     slots: u32,
     wall_slots: u32,
+    wall_rows: u32,
     steps: u64,
     time: f64,
     start_steps: u64,
@@ -855,6 +877,21 @@ impl GpuEngine {
         params.flags[2] = chunks.len() as u32;
         // A particle touches few walls at once (regrown on overflow).
         params.flags[3] = options.wall_slots.clamp(1, n_walls.max(1));
+        // Only the particles near a wall hold wall slots (regrown when more are).
+        let wall_rows = match options.wall_rows {
+            0 => {
+                let near = (0..n)
+                    .filter(|&i| {
+                        sim.walls
+                            .iter()
+                            .any(|w| w.contact(p.position[i], p.radius[i] + skin).is_some())
+                    })
+                    .count();
+                (near + near / 4 + 64).min(n.max(1))
+            }
+            rows => rows as usize,
+        }
+        .max(1) as u32;
         for (label, bytes, what) in [
             (
                 "dem.wall_partial",
@@ -863,9 +900,9 @@ impl GpuEngine {
             ),
             (
                 "dem.wall_history",
-                n64 * params.flags[3] as u64 * 4 * wall_words(slot_words) as u64,
+                wall_rows as u64 * params.flags[3] as u64 * 4 * wall_words(slot_words) as u64,
                 format!(
-                    "{n} particles × {} wall slots × {} B",
+                    "{wall_rows} rows (particles near a wall) × {} wall slots × {} B",
                     params.flags[3],
                     4 * wall_words(slot_words)
                 ),
@@ -953,8 +990,14 @@ impl GpuEngine {
             wall_slots: init(
                 device,
                 "dem.wall_history",
-                &empty_wall_slots(n * params.flags[3] as usize, wall_words(slot_words)),
+                &empty_wall_slots(
+                    wall_rows as usize * params.flags[3] as usize,
+                    wall_words(slot_words),
+                ),
             ),
+            wall_row: init(device, "dem.wall_row", &vec![u32::MAX; n.max(1)]),
+            wall_free: zeroed(device, "dem.wall_free", wall_rows.max(1) as u64 * 4),
+            wall_alloc: init(device, "dem.wall_alloc", &[0u32, 0, wall_rows, 0]),
             wall_mask: zeroed(device, "dem.wall_mask", n as u64 * 4),
             wall_partial: zeroed(
                 device,
@@ -984,7 +1027,6 @@ impl GpuEngine {
             &kernels,
             &buffers,
             radix_passes,
-            params.flags[3] * wall_words(slot_words) as u32,
             params.slots * slot_words as u32,
         );
         Ok(Self {
@@ -1014,6 +1056,7 @@ impl GpuEngine {
             slot_words,
             slot_kind,
             spec,
+            wall_rows,
             moisture_events: sim.moisture_events().0.to_vec(),
             events_applied: sim.moisture_events().1,
         })
@@ -1072,6 +1115,7 @@ impl GpuEngine {
         let snapshot = EngineSnapshot {
             slots: self.params.slots,
             wall_slots: self.params.flags[3],
+            wall_rows: self.wall_rows,
             steps: self.steps,
             time: self.time,
             start_steps: self.start_steps,
@@ -1093,6 +1137,7 @@ impl GpuEngine {
         let options = GpuOptions {
             slots: snap.slots,
             wall_slots: snap.wall_slots,
+            wall_rows: snap.wall_rows,
             ..self.options
         };
         let mut engine = Self::new(&self.device, &self.queue, sim, options)?;
@@ -1134,7 +1179,6 @@ impl GpuEngine {
         k: &Kernels,
         b: &Buffers,
         passes: u32,
-        wall_words: u32,
         slot_row: u32,
     ) -> BindGroups {
         let sorted = (passes % 2) as usize;
@@ -1164,7 +1208,7 @@ impl GpuEngine {
                 (&b.ids, 1),
                 (&b.counts, 1),
                 (&b.cells, 4),
-                (&b.wall_slots, wall_words),
+                (&b.wall_row, 1),
             ];
             // Per-particle contact work, where the engine accounts it.
             if b.work.size() >= b.ft.size() / 2 {
@@ -1266,6 +1310,7 @@ impl GpuEngine {
                         &b.ids,
                         &b.work,
                         &b.wall_mask,
+                        &b.wall_row,
                     ],
                 )
             })
@@ -1285,6 +1330,10 @@ impl GpuEngine {
                     &b.walls_built,
                     &b.counters,
                     &b.wall_mask,
+                    &b.wall_row,
+                    &b.wall_free,
+                    &b.wall_alloc,
+                    &b.wall_slots,
                 ],
             )
         };
@@ -1476,6 +1525,12 @@ impl GpuEngine {
                     self.indirect(
                         pass,
                         &k.rebuild_walls,
+                        &g.rebuild_walls,
+                        Args::RebuildParticles,
+                    );
+                    self.indirect(
+                        pass,
+                        &k.rebuild_walls_alloc,
                         &g.rebuild_walls,
                         Args::RebuildParticles,
                     );
@@ -1747,6 +1802,9 @@ impl GpuEngine {
                     if counters.failed & 2 != 0 {
                         self.regrow_wall_slots(counters.max_wall_contacts)?;
                     }
+                    if counters.failed & 8 != 0 {
+                        self.regrow_wall_rows()?;
+                    }
                     // The failed step had begun a rebuild; it begins it again.
                     self.queue.write_buffer(
                         &self.buffers.rebuild_state,
@@ -1776,7 +1834,7 @@ impl GpuEngine {
     fn failed_step(&self, batch: &InFlight, counters: &Counters) -> Result<u64, GpuError> {
         if counters.failed & 4 != 0 {
             return Err(GpuError::Readback(
-                "a particle touched a wall that was beyond its skin at the last neighbour build (a defect of the GPU engine; --backend cpu runs the scene)".to_owned(),
+                "a particle touched a wall that was beyond its skin at the last neighbour build, or had no row of wall slots (a defect of the GPU engine; --backend cpu runs the scene)".to_owned(),
             ));
         }
         let before = batch.start_steps.wrapping_sub(self.counted_from) as u32;
@@ -1966,6 +2024,9 @@ impl GpuEngine {
             &b.walls,
             &b.wall_slots,
             &b.wall_mask,
+            &b.wall_row,
+            &b.wall_free,
+            &b.wall_alloc,
             &b.counts,
             &b.built_at,
             &b.walls_built,
@@ -2038,9 +2099,9 @@ impl GpuEngine {
             .collect())
     }
 
-    /// Regrows each particle's wall slots to hold `needed` walls at once, keeping their history.
+    /// Regrows each row of wall slots to hold `needed` walls at once, keeping their history.
     fn regrow_wall_slots(&mut self, needed: u32) -> Result<(), GpuError> {
-        let n = self.params.n as usize;
+        let rows = self.wall_rows as usize;
         let old = self.params.flags[3] as usize;
         let new = (needed as usize)
             .max(2 * old)
@@ -2048,18 +2109,18 @@ impl GpuEngine {
         check_table(
             &self.device,
             "dem.wall_history",
-            (n * new * 4 * wall_words(self.slot_words)) as u64,
+            (rows * new * 4 * wall_words(self.slot_words)) as u64,
             &format!(
-                "capacity {old} walls per particle was full, a particle had {needed} within its skin; regrowing to {new} × {n} particles × {} B",
+                "capacity {old} walls per particle was full, a particle had {needed} within its skin; regrowing to {new} × {rows} rows × {} B",
                 4 * wall_words(self.slot_words)
             ),
         )?;
         let w = wall_words(self.slot_words);
-        let slots: Vec<u32> = self.read(&self.buffers.wall_slots, n * old * w)?;
-        let mut relaid = empty_wall_slots(n * new, w);
-        for i in 0..n {
-            relaid[i * new * w..(i * new + old) * w]
-                .copy_from_slice(&slots[i * old * w..(i + 1) * old * w]);
+        let slots: Vec<u32> = self.read(&self.buffers.wall_slots, rows * old * w)?;
+        let mut relaid = empty_wall_slots(rows * new, w);
+        for r in 0..rows {
+            relaid[r * new * w..(r * new + old) * w]
+                .copy_from_slice(&slots[r * old * w..(r + 1) * old * w]);
         }
         log::info!(
             "wall table dem.wall_history: capacity {old} per particle, a particle had {needed} walls within its skin; regrown to {new}, the batch continues from the step that needed it"
@@ -2071,6 +2132,51 @@ impl GpuEngine {
             self.spec.wall_slots = new as u32;
             self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
         }
+        self.tables_resized();
+        Ok(())
+    }
+
+    /// Regrows the wall table to hold more rows than the `needed` that particles near a wall
+    /// asked for, keeping every row, its holder and the free stack.
+    fn regrow_wall_rows(&mut self) -> Result<(), GpuError> {
+        let old = self.wall_rows as usize;
+        let [top, next, _, _]: [u32; 4] = self.read(&self.buffers.wall_alloc, 4)?[..]
+            .try_into()
+            .map_err(|_| GpuError::Readback("dem.wall_alloc".to_owned()))?;
+        let needed = next as usize;
+        let new = needed
+            .max(old * 3 / 2)
+            .max(old + 64)
+            .min(self.params.n as usize)
+            .max(old + 1);
+        let w = wall_words(self.slot_words);
+        let ws = self.params.flags[3] as usize;
+        check_table(
+            &self.device,
+            "dem.wall_history",
+            (new * ws * 4 * w) as u64,
+            &format!(
+                "{old} rows of wall slots were full, particles near a wall needed {needed}; regrowing to {new} rows × {ws} wall slots × {} B",
+                4 * w
+            ),
+        )?;
+        let mut slots: Vec<u32> = self.read(&self.buffers.wall_slots, old * ws * w)?;
+        slots.extend(empty_wall_slots((new - old) * ws, w));
+        let mut free: Vec<u32> = self.read(&self.buffers.wall_free, old)?;
+        free.resize(new, 0);
+        log::info!(
+            "wall table dem.wall_history: {old} rows (particles near a wall) were full, {needed} needed; regrown to {new}, the batch continues from the step that needed it"
+        );
+        self.buffers.wall_slots = init(&self.device, "dem.wall_history", &slots);
+        self.buffers.wall_free = init(&self.device, "dem.wall_free", &free);
+        // Rows from `old` on were handed out only to the particles that found the table
+        // full, which took none: they are unused.
+        self.queue.write_buffer(
+            &self.buffers.wall_alloc,
+            0,
+            bytemuck::cast_slice(&[top, old as u32, new as u32, 0]),
+        );
+        self.wall_rows = new as u32;
         self.tables_resized();
         Ok(())
     }
@@ -2093,17 +2199,17 @@ impl GpuEngine {
     /// - contacts: the particle's position, predicted velocities (32 each), velocity,
     ///   angular velocity (16 each), material, stable id, list length (4 each); per listed
     ///   partner its slot read and written, its position, id and material; per touching
-    ///   partner also its velocities; the first wall slot; force and torque (32) and
+    ///   partner also its velocities; its wall mask (4; the few particles near a wall also
+    ///   read their row index and wall slots, not counted); force and torque (32) and
     ///   contact counts (16) written;
     /// - integrate: position, force and torque, velocity, angular velocity, orientation read
     ///   and written (position, velocities, orientation, predicted velocities).
     pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
         let slot = 4.0 * self.slot_words as f64;
-        let wall_slot = 4.0 * wall_words(self.slot_words) as f64;
         let own = 32.0 + 32.0 + 16.0 + 16.0 + 4.0 + 4.0 + 4.0;
         let per_listed = 2.0 * slot + 32.0 + 4.0 + 4.0;
         let per_touching = 32.0 + 16.0 + 16.0;
-        let contacts = own + listed * per_listed + touching * per_touching + wall_slot + 48.0;
+        let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 48.0;
         let integrate = (32.0 + 32.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
         [Some(48.0), None, None, Some(contacts), Some(integrate)]
     }
@@ -2163,7 +2269,16 @@ impl GpuEngine {
                 ]),
             ),
             ("neighbour slots", sum(&slots)),
-            ("wall slots", sum(&[&b.wall_slots, &b.wall_mask])),
+            (
+                "wall slots",
+                sum(&[
+                    &b.wall_slots,
+                    &b.wall_mask,
+                    &b.wall_row,
+                    &b.wall_free,
+                    &b.wall_alloc,
+                ]),
+            ),
             ("hash and sort", sum(&sort)),
             ("reorder scratch", sum(&[&b.new_index, &b.permute_scratch])),
             ("other", sum(&other)),
@@ -2185,7 +2300,6 @@ impl GpuEngine {
             &self.kernels,
             &self.buffers,
             self.radix_passes,
-            self.params.flags[3] * wall_words(self.slot_words) as u32,
             self.params.slots * self.slot_words as u32,
         );
     }
@@ -2193,6 +2307,11 @@ impl GpuEngine {
     /// Wall slots per particle.
     pub fn wall_slots(&self) -> u32 {
         self.params.flags[3]
+    }
+
+    /// Rows of wall slots the wall table holds (one per particle with a wall within its skin).
+    pub fn wall_rows(&self) -> u32 {
+        self.wall_rows
     }
 
     /// All current slots, `n × slots` in particle order, gathered from the chunks, as u32
