@@ -167,10 +167,11 @@ fn gpu_pour_matches_the_cpu_reference() {
 /// Two GPU runs of the same input are bitwise identical (no float atomics; every sum has a
 /// fixed order), and a run whose neighbour table starts far too small (1 slot per particle)
 /// stops at each overflow, is regrown and continues from the failed step to exactly the same
-/// result as one that had enough from the start. So does a run whose wall table starts with
-/// one row for the hundreds of spheres that come near a wall; there the rows particles get
-/// differ (they are handed out by atomics, and given back as spheres bounce off a wall), which
-/// must not change anything either.
+/// result as one whose tables are sized from the scene and grow as contacts form, and as one
+/// that starts with 16 slots. The last also starts its wall table with one row for the
+/// hundreds of spheres that come near a wall; there the rows particles get differ (they are
+/// handed out by atomics, and given back as spheres bounce off a wall), which must not change
+/// anything either.
 /// 3 000 steps take the pour into its collisional phase, where any difference in summation
 /// order would show.
 #[test]
@@ -196,13 +197,14 @@ fn gpu_runs_are_bitwise_reproducible_and_regrowth_changes_nothing() {
             (rows_at_start, engine.wall_rows()),
         )
     };
-    let (a, grown_a, _, rows_a) = run(16, 0);
-    let (b, _, _, _) = run(16, 0);
+    // Tables sized from the scene (the rain starts with no contact, so 4 slots).
+    let (a, grown_a, slots_a, rows_a) = run(0, 0);
+    let (b, _, _, _) = run(0, 0);
     let (c, grown_c, slots_c, _) = run(1, 0);
     let (d, grown_d, _, rows_d) = run(16, 1);
     eprintln!(
-        "regrowths: {grown_a} from 16 slots, {grown_c} from 1 slot (now {slots_c}); wall rows {} → {} by default, {} → {} in {grown_d} regrowths from 1",
-        rows_a.0, rows_a.1, rows_d.0, rows_d.1
+        "sized from the scene: {grown_a} regrowths, now {slots_a} slots and {} → {} wall rows; {grown_c} regrowths from 1 slot (now {slots_c}); {grown_d} from 16 slots and 1 wall row (now {})",
+        rows_a.0, rows_a.1, rows_d.1
     );
     assert!(
         a.stats.contacts > 500,

@@ -67,10 +67,36 @@ pub struct StageTimes {
     pub gpu: Option<[f64; STAGES.len()]>,
 }
 
+/// Neighbour slots beyond the longest list at the start (or the longest that overflowed) that
+/// a table sized from the scene (or regrown) gets: room for contacts to form before the next
+/// regrowth.
+pub const SLOT_HEADROOM: u32 = 4;
+
+/// Neighbour slots for a new engine on `sim`: the most partners any particle has within the
+/// skin (and the interaction range) now, plus [`SLOT_HEADROOM`]. A table sized so fits the
+/// packing it starts from; one that has to grow later (a pour that settles) is regrown from
+/// the step that needs it, with the same results.
+fn initial_slots(sim: &Simulation, skin: f64) -> u32 {
+    let p = &sim.particles;
+    let pairs = wgdem_core::broadphase::pairs_within(
+        &p.position,
+        &p.radius,
+        skin + sim.interaction_range(),
+    );
+    let mut count = vec![0u32; p.len()];
+    for (i, j) in pairs {
+        count[i as usize] += 1;
+        count[j as usize] += 1;
+    }
+    count.into_iter().max().unwrap_or(0) + SLOT_HEADROOM
+}
+
 /// Options of the GPU engine.
 #[derive(Debug, Clone, Copy)]
 pub struct GpuOptions {
-    /// Neighbour slots per particle to start with (regrown when a list needs more).
+    /// Neighbour slots per particle to start with (regrown when a list needs more). 0: sized
+    /// from the scene, the most partners any particle has within the skin at the start plus
+    /// [`SLOT_HEADROOM`].
     pub slots: u32,
     /// Steps recorded per submit.
     pub batch_steps: u32,
@@ -95,7 +121,7 @@ pub struct GpuOptions {
 impl Default for GpuOptions {
     fn default() -> Self {
         Self {
-            slots: 16,
+            slots: 0,
             batch_steps: 200,
             rebuild_every_step: false,
             wall_slots: 4,
@@ -803,7 +829,10 @@ impl GpuEngine {
         let n_tiles = (n as u32).div_ceil(128);
         let params = SimParams {
             n: n as u32,
-            slots: options.slots.max(1),
+            slots: match options.slots {
+                0 => initial_slots(sim, skin),
+                k => k,
+            },
             n_walls,
             n_materials: sim.n_materials() as u32,
             table_bits,
@@ -2043,7 +2072,7 @@ impl GpuEngine {
     /// lists and their history.
     fn regrow(&mut self, needed: u32) -> Result<(), GpuError> {
         let old_k = self.params.slots as usize;
-        let new_k = (needed as usize + 4).max(old_k * 3 / 2);
+        let new_k = (needed as usize + SLOT_HEADROOM as usize).max(old_k * 3 / 2);
         let n = self.params.n as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         let slots = self.read_slots()?;
