@@ -1056,6 +1056,7 @@ impl GpuEngine {
             &kernels,
             &buffers,
             radix_passes,
+            params.n,
             params.slots * slot_words as u32,
         );
         Ok(Self {
@@ -1208,6 +1209,7 @@ impl GpuEngine {
         k: &Kernels,
         b: &Buffers,
         passes: u32,
+        n: u32,
         slot_row: u32,
     ) -> BindGroups {
         let sorted = (passes % 2) as usize;
@@ -1225,7 +1227,6 @@ impl GpuEngine {
             };
             // `Permute` in permute.wgsl.
             let info = |words: [u32; 8]| uniform_words(device, "dem.permute.info", &words);
-            let n = b.pos.size() as u32 / 32;
             let one = info([1, 0, 0, 0, 0, n, 0, n]);
             let mut arrays: Vec<(&wgpu::Buffer, u32)> = vec![
                 (&b.pos, 8),
@@ -2329,6 +2330,7 @@ impl GpuEngine {
             &self.kernels,
             &self.buffers,
             self.radix_passes,
+            self.params.n,
             self.params.slots * self.slot_words as u32,
         );
     }
