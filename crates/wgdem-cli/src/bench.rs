@@ -46,6 +46,13 @@ pub struct BenchReport {
     pub stage_timer: &'static str,
     /// Partners listed (within the neighbour skin) per sphere; 0 on the CPU.
     pub listed_per_particle: f64,
+    /// Neighbour slots per sphere the history table holds after the run (sized from the
+    /// specimen, regrown if a list outgrew it); 0 on the CPU.
+    pub neighbour_slots: u32,
+    /// Rows of wall slots (held by the spheres with a wall within their skin); 0 on the CPU.
+    pub wall_rows: u32,
+    /// Times a table was regrown during the run; 0 on the CPU.
+    pub regrowths: u32,
     /// Measured device copy bandwidth, read plus write (bytes/s); 0 on the CPU.
     pub copy_bandwidth_bytes_per_second: f64,
 }
@@ -106,6 +113,9 @@ pub fn run(
         stages: Vec::new(),
         stage_timer: "none",
         listed_per_particle: 0.0,
+        neighbour_slots: 0,
+        wall_rows: 0,
+        regrowths: 0,
         copy_bandwidth_bytes_per_second: 0.0,
     };
     if !gpu {
@@ -167,6 +177,9 @@ pub fn run(
             "cpu timers around one submission per stage (the adapter has no timestamp queries)"
         },
         listed_per_particle: listed,
+        neighbour_slots: engine.slots(),
+        wall_rows: engine.wall_rows(),
+        regrowths: engine.regrowths,
         copy_bandwidth_bytes_per_second: copy,
         ..timed(wall, &after)
     })
@@ -211,6 +224,13 @@ pub fn print(r: &BenchReport) {
             println!("  {name:<34} {b:>7.0}");
         }
         println!("listed_per_particle         {:.2}", r.listed_per_particle);
+        println!(
+            "neighbour_slots             {} per particle; wall rows {} ({:.1} % of particles); {} regrowths",
+            r.neighbour_slots,
+            r.wall_rows,
+            100.0 * f64::from(r.wall_rows) / r.particles as f64,
+            r.regrowths
+        );
         println!(
             "copy_bandwidth              {:.2} GB/s (read + write)",
             r.copy_bandwidth_bytes_per_second / 1e9

@@ -288,6 +288,12 @@ fn bench_reports_json_on_both_backends() {
                 );
             }
             assert_eq!(v["specialized_kernels"], true);
+            // Every inner sphere lists its six lattice neighbours, so the table holds at
+            // least six; wall rows go to the spheres near a wall, never more than all.
+            let slots = v["neighbour_slots"].as_u64().unwrap_or(0);
+            assert!(slots >= 6, "{slots} neighbour slots");
+            let rows = v["wall_rows"].as_u64().unwrap_or(0);
+            assert!((1..=1000).contains(&rows), "{rows} wall rows");
         }
     }
     for (args, field) in [
