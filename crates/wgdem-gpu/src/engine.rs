@@ -1565,8 +1565,10 @@ impl GpuEngine {
                         Args::RebuildParticles,
                     );
                 }
-                // Nothing of the step is committed before this point: on an overflow, the
-                // rest of the batch is dispatched with zero workgroups.
+                // Nothing of the step that changes its outcome is committed before this
+                // point (the lists that fitted are rebuilt in place, with the same histories;
+                // wall rows handed out are only addresses): on an overflow, the rest of the
+                // batch is dispatched with zero workgroups, and the step is begun again.
                 direct_dispatch(pass, &k.rebuild_halt, &g.rebuild, 1);
                 self.indirect(pass, &k.rebuild_commit, &g.commit, Args::RebuildParticles);
             }
