@@ -15,10 +15,10 @@ struct Permute {
     block: u32,         // its first word this dispatch moves (a multiple of BLOCK)
     remap: u32,         // 1: neighbour slots, whose word 3 (the partner) is remapped
     _p0: u32,
-    src_first: u32,     // `take`: particles [src_first, src_first + src_count) live in `data`
-    src_count: u32,
-    dst_first: u32,     // `put`: particles [dst_first, dst_first + dst_count) live in `data`
-    dst_count: u32,
+    first: u32,         // `data` holds particles [first, first + count) (a slot chunk, or all)
+    count: u32,
+    _p1: u32,
+    _p2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -33,7 +33,7 @@ fn block_width() -> u32 {
 }
 
 // scratch[p] ← the block of data[order[p]], for every new index p whose old index lies in
-// the source range.
+// `data`'s range.
 @compute @workgroup_size(64)
 fn take(@builtin(global_invocation_id) gid: vec3<u32>) {
     let p = gid.x;
@@ -41,22 +41,22 @@ fn take(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let q = order[p];
-    if q < perm_info.src_first || q >= perm_info.src_first + perm_info.src_count {
+    if q < perm_info.first || q >= perm_info.first + perm_info.count {
         return;
     }
-    let src = (q - perm_info.src_first) * perm_info.stride + perm_info.block;
+    let src = (q - perm_info.first) * perm_info.stride + perm_info.block;
     for (var j = 0u; j < block_width(); j++) {
         scratch[p * BLOCK + j] = data[src + j];
     }
 }
 
-// The block of data[p] ← scratch[p], for the new indices p of the destination range.
+// The block of data[p] ← scratch[p], for the new indices p in `data`'s range.
 @compute @workgroup_size(64)
 fn put(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if gid.x >= perm_info.dst_count {
+    if gid.x >= perm_info.count {
         return;
     }
-    let p = perm_info.dst_first + gid.x;
+    let p = perm_info.first + gid.x;
     let dst = gid.x * perm_info.stride + perm_info.block;
     for (var j = 0u; j < block_width(); j++) {
         var word = scratch[p * BLOCK + j];

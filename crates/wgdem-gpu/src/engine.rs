@@ -24,8 +24,8 @@
 //! touch until the next build) and `rebuild.halt` zeroes every remaining dispatch of the batch,
 //! leaving the state as at the start of the failed step (the lists that fitted are rebuilt
 //! already, carrying the same histories; an overflowing one is left as it was); the host
-//! regrows the table to what was needed and finishes the batch from there. The result is the one a table large
-//! enough from the start would give, and no copy of the state is kept for it.
+//! regrows the table to what was needed and finishes the batch from there. The result is the
+//! one a table large enough from the start would give, and no copy of the state is kept for it.
 
 use std::borrow::Cow;
 
@@ -625,12 +625,11 @@ struct PermuteGroups {
     moves: Vec<BlockMove>,
 }
 
-/// One column block of one array through the reorder's scratch: `take` from each range of
-/// particles the array is stored in (over every new index), then `put` into each (over that
-/// range, with its dispatch size).
+/// One column block of one array through the reorder's scratch, a bind group per range of
+/// particles the array is stored in (all of them, or each slot chunk) with that range's
+/// dispatch size: `take` from every range (over every new index), then `put` into every range.
 struct BlockMove {
-    take: Vec<wgpu::BindGroup>,
-    put: Vec<(wgpu::BindGroup, Args)>,
+    ranges: Vec<(wgpu::BindGroup, Args)>,
 }
 
 struct BindGroups {
@@ -644,7 +643,6 @@ struct BindGroups {
     ranges: wgpu::BindGroup,
     /// One per slot chunk.
     neighbours: Vec<wgpu::BindGroup>,
-    /// One per slot chunk.
     commit: wgpu::BindGroup,
     /// One per slot chunk.
     contacts: Vec<wgpu::BindGroup>,
@@ -1227,7 +1225,7 @@ impl GpuEngine {
             };
             // `Permute` in permute.wgsl.
             let info = |words: [u32; 8]| uniform_words(device, "dem.permute.info", &words);
-            let one = info([1, 0, 0, 0, 0, n, 0, n]);
+            let one = info([1, 0, 0, 0, 0, n, 0, 0]);
             let mut arrays: Vec<(&wgpu::Buffer, u32)> = vec![
                 (&b.pos, 8),
                 (&b.vel, 4),
@@ -1247,35 +1245,25 @@ impl GpuEngine {
             let mut moves: Vec<BlockMove> = Vec::new();
             for (data, stride) in arrays {
                 for block in (0..stride).step_by(PERMUTE_BLOCK as usize) {
-                    let words = info([stride, block, 0, 0, 0, n, 0, n]);
+                    let words = info([stride, block, 0, 0, 0, n, 0, 0]);
                     moves.push(BlockMove {
-                        take: vec![group(&words, &b.vals[sorted], &b.new_index, data)],
-                        put: vec![(
+                        ranges: vec![(
                             group(&words, &b.vals[sorted], &b.new_index, data),
                             Args::Particles,
                         )],
                     });
                 }
             }
-            // Neighbour slots: a block gathered from every source chunk, then written back
-            // into every destination chunk, partners remapped.
-            let row = slot_row;
-            for block in (0..row).step_by(PERMUTE_BLOCK as usize) {
+            // Neighbour slots: a block gathered from every chunk, then written back into
+            // every chunk, partners remapped.
+            for block in (0..slot_row).step_by(PERMUTE_BLOCK as usize) {
                 moves.push(BlockMove {
-                    take: b
-                        .chunks
-                        .iter()
-                        .map(|c| {
-                            let words = info([row, block, 1, 0, c.first, c.count, 0, 0]);
-                            group(&words, &b.vals[sorted], &b.new_index, &c.slots)
-                        })
-                        .collect(),
-                    put: b
+                    ranges: b
                         .chunks
                         .iter()
                         .enumerate()
                         .map(|(i, c)| {
-                            let words = info([row, block, 1, 0, 0, 0, c.first, c.count]);
+                            let words = info([slot_row, block, 1, 0, c.first, c.count, 0, 0]);
                             (
                                 group(&words, &b.vals[sorted], &b.new_index, &c.slots),
                                 Args::Chunk(i),
@@ -1625,10 +1613,10 @@ impl GpuEngine {
             let pg = &g.permute;
             self.indirect(pass, &k.permute_invert, &pg.invert, Args::Particles);
             for block in &pg.moves {
-                for group in &block.take {
+                for (group, _) in &block.ranges {
                     self.indirect(pass, &k.permute_take, group, Args::Particles);
                 }
-                for (group, args) in &block.put {
+                for (group, args) in &block.ranges {
                     self.indirect(pass, &k.permute_put, group, *args);
                 }
             }
