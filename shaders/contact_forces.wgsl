@@ -40,7 +40,7 @@
 // The particle's row of wall slots, held while a wall is within its skin (`rebuild.walls_alloc`).
 @group(0) @binding(19) var<storage, read> wall_row: array<u32>;
 
-// MAX_WALLS and WALL_SLOTS are set where the kernel is compiled (shaders::kernel_specialized).
+// MAX_WALLS is set where the kernel is compiled (shaders::kernel_specialized).
 var<workgroup> red_f: array<vec4<f32>, 64>;
 var<workgroup> red_t: array<vec4<f32>, 64>;
 
@@ -173,9 +173,12 @@ fn particle(
         slots[base + s] = out.slot;
     }
 
-    // This particle's wall slots of the last step, read before they are rewritten. Slots in
-    // use come first, so reading stops at the first empty one. Most particles have no wall
-    // within their skin, hence no row: nothing is read or written for them.
+    // The walls within the skin at the last build, each with its own slot of the particle's
+    // row: the one at the wall's rank among them (`rebuild.walls_near` keeps the slots there
+    // when the set changes), which holds the contact's history or `NO_WALL`. Most particles
+    // have no wall within their skin, hence no row: nothing is read or written for them.
+    // (A slot is found by rank rather than copied out and searched for: a per-invocation
+    // copy of the row in a private array cost more than the rest of the kernel on lavapipe.)
     let ws = params.flags.w;
     var near = wall_mask[i];
     var row = NO_ROW;
@@ -183,20 +186,13 @@ fn particle(
         row = wall_row[i];
     }
     let wbase = row * ws;
-    var old_walls: array<WallSlot, WALL_SLOTS>;  // ws ≤ WALL_SLOTS (shaders::Specialization)
-    var n_old = 0u;
-    for (var k = 0u; k < select(0u, min(ws, WALL_SLOTS), row != NO_ROW); k++) {
-        let old = wall_slots[wbase + k];
-        if old.slot.partner == NO_WALL {
-            break;
-        }
-        old_walls[k] = old;
-        n_old = k + 1u;
-    }
-    var n_touching = 0u;
+    var rank = 0u;
     while near != 0u {
-        let w = firstTrailingBit(near);  // ascending wall order, as the slots are filled
+        let w = firstTrailingBit(near);  // ascending wall order, as the ranks
         near &= near - 1u;
+        let k = rank;
+        rank += 1u;
+        let held = row != NO_ROW && k < ws;
         let wall = walls[w];
         let rel = ds_diff(Position(wall.point_hi, wall.point_lo), pi, params.one);  // x − wall point
         var hit = false;
@@ -222,15 +218,22 @@ fn particle(
                 normal = gap / dn;
             }
         }
-        if !hit {
-            continue;
-        }
         var prev = WallSlot(make_slot(vec3<f32>(0.0), w), vec4<f32>(0.0));
-        for (var k = 0u; k < n_old; k++) {
-            if old_walls[k].slot.partner == w {
-                prev = old_walls[k];
-                break;
+        var had = false;  // in contact last step
+        if held {
+            let old = wall_slots[wbase + k];
+            had = old.slot.partner == w;
+            if had {
+                prev = old;
             }
+        }
+        if !hit {
+            if had {
+                // The contact has ended: a later one starts afresh.
+                wall_slots[wbase + k] =
+                    WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
+            }
+            continue;
         }
         let r_p = -normal * (pi.hi.w - 0.5 * overlap);
         let rel_velocity = qi.v.xyz + cross(qi.w.xyz, r_p) - wall.velocity.xyz;
@@ -242,26 +245,20 @@ fn particle(
             pi.lo.w, pi.hi.w);
         force += out.force;
         torque += cross(r_p, out.force);
-        if n_touching < ws && row != NO_ROW {
-            wall_slots[wbase + n_touching] = WallSlot(out.slot, vec4<f32>(out.lo, 0.0));
+        if held {
+            wall_slots[wbase + k] = WallSlot(out.slot, vec4<f32>(out.lo, 0.0));
+        } else {
+            // `rebuild.walls_near` sized the rows for every wall within the skin at the last
+            // build, and `walls_alloc` gave each particle with such a wall a row: a contact
+            // without a slot is a defect, reported as one.
+            atomicOr(&counters.failed, 4u);
         }
-        n_touching += 1u;
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
         (*wall_t)[w] = vec4<f32>(cross(rel + r_p, -out.force), 0.0);
         n_walls += 1u;
         n_sliding += out.sliding;
         elastic += out.elastic;
         dissipated += out.dissipated;
-    }
-    // Slots that held a wall last step and hold none now (later ones were empty already).
-    for (var k = n_touching; k < n_old; k++) {
-        wall_slots[wbase + k] = WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
-    }
-    // `rebuild.walls_near` sized the slots for every wall within the skin at the last build,
-    // which bounds the walls touched until the next, and `walls_alloc` gave each particle
-    // with such a wall a row: more, or a contact without a row, is a defect, reported as one.
-    if n_touching > ws || (n_touching > 0u && row == NO_ROW) {
-        atomicOr(&counters.failed, 4u);
     }
     ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
     stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);

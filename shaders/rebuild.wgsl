@@ -8,8 +8,10 @@
 //   every other kernel full — or everything zero once a table has overflowed;
 // - `walls_near` (at a rebuild) marks each particle's walls within its radius plus the skin,
 //   the only walls it can touch until the next build (`contact_forces` visits just those),
-//   and flags a particle whose wall slots cannot hold them all; a particle with no wall
-//   within its skin gives its row of wall slots back (emptied) to the free stack;
+//   and flags a particle whose wall slots cannot hold them all; the slot of a wall is its rank
+//   among them, so when they change the row's slots move to their walls' new ranks; a
+//   particle with no wall within its skin gives its row of wall slots back (emptied) to the
+//   free stack;
 // - `walls_alloc` (at a rebuild, after `walls_near`) gives a row of wall slots to each
 //   particle that has a wall within its skin and no row: from the free stack, else the next
 //   unused row. Only the particles near a wall hold rows, so the table is a fraction of one
@@ -143,15 +145,23 @@ fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
             mask |= 1u << w;
         }
     }
-    wall_mask[i] = mask;
-    if near > params.flags.w {
+    let ws = params.flags.w;
+    if near > ws {
+        // The batch stops before this step's contacts; the rows are regrown and the step is
+        // taken again, this particle's mask and slots moved then.
         atomicOr(&counters.failed, 2u);
         atomicMax(&counters.max_wall_contacts, near);
+        return;
+    }
+    let old_mask = wall_mask[i];
+    wall_mask[i] = mask;
+    let row = wall_row[i];
+    if mask != 0u && row != NO_ROW && mask != old_mask {
+        move_wall_slots(row * ws, old_mask, mask, ws);
     }
     // No wall can reach this particle before the next build, so it touches none now and
     // its slots are empty already; they are emptied again so the row's next holder starts
     // clean whatever happened.
-    let row = wall_row[i];
     if mask == 0u && row != NO_ROW {
         for (var k = 0u; k < params.flags.w; k++) {
             wall_slots[row * params.flags.w + k] =
@@ -159,6 +169,55 @@ fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         wall_free[atomicAdd(&alloc.top, 1)] = row;
         wall_row[i] = NO_ROW;
+    }
+}
+
+// Rank of wall `w` among the walls of `mask` (its slot in the particle's row).
+fn wall_rank(mask: u32, w: u32) -> u32 {
+    return countOneBits(mask & ((1u << w) - 1u));
+}
+
+// Moves the slots of a row from the ranks of their walls in `old_mask` to those in `mask`, in
+// place, and empties the rest. A wall that left the skin was not touching (it is farther than
+// the radius), so its slot is empty and is dropped. Ranks keep the walls' order, so a slot
+// moving down never lands on one that has yet to move down if those are taken in ascending
+// order, nor one moving up if those are taken in descending order, and no slot moving one way
+// lands on one moving the other (no private copy of the row, which lavapipe keeps in memory).
+fn move_wall_slots(base: u32, old_mask: u32, mask: u32, ws: u32) {
+    let kept = old_mask & mask;
+    var m = kept;
+    while m != 0u {
+        let w = firstTrailingBit(m);
+        m &= m - 1u;
+        let was = wall_rank(old_mask, w);
+        let now = wall_rank(mask, w);
+        if now < was {
+            wall_slots[base + now] = wall_slots[base + was];
+        }
+    }
+    m = kept;
+    while m != 0u {
+        let w = firstLeadingBit(m);
+        m &= ~(1u << w);
+        let was = wall_rank(old_mask, w);
+        let now = wall_rank(mask, w);
+        if now > was {
+            wall_slots[base + now] = wall_slots[base + was];
+        }
+    }
+    let empty = WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
+    var k = 0u;
+    m = mask;
+    while m != 0u {
+        let w = firstTrailingBit(m);
+        m &= m - 1u;
+        if (kept & (1u << w)) == 0u {
+            wall_slots[base + k] = empty;  // a wall new to the skin: no contact yet
+        }
+        k += 1u;
+    }
+    for (; k < ws; k++) {
+        wall_slots[base + k] = empty;
     }
 }
 

@@ -99,3 +99,89 @@ fn gpu_pseudo_history_creeps_at_the_predicted_speed() {
     eprintln!("creep {speed:.4e} m/s, predicted {predicted:.4e} m/s");
     assert!(rel(speed, predicted) < 0.01);
 }
+
+/// A sphere held on a slope by static friction (a particle–wall history), with a plate sliding
+/// past it at `gap` from its surface. Walls are listed plate first, so when the plate comes
+/// within the sphere's skin the floor's wall slot moves (a wall's slot is its rank among the
+/// walls within the skin), and moves back when it leaves.
+fn passing_plate(gap: f64) -> Scene {
+    let t = THETA_DEG.to_radians();
+    let r = 0.005;
+    scene(&format!(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        gravity = [0.0, {gy}, {gz}]
+        [contact]
+        law = "hertz"
+        history = "true"
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5
+        [[particles]]
+        kind = "explicit"
+        material = "m"
+        spheres = [{{ position = [0.0, 0.0, {r}], radius = {r}, fix_spin = true }}]
+        [[walls]]
+        kind = "plate"
+        name = "passing"
+        material = "m"
+        center = [{x}, -0.03, {r}]
+        normal = [1.0, 0.0, 0.0]
+        u_axis = [0.0, 1.0, 0.0]
+        half_extents = [{r}, {r}]
+        velocity = [0.0, 1.0, 0.0]
+        [[walls]]
+        kind = "plane"
+        name = "floor"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        "#,
+        gy = 9.81 * t.sin(),
+        gz = -9.81 * t.cos(),
+        x = -(r + gap),
+    ))
+}
+
+/// A wall that comes within a particle's skin and leaves again, without touching it, changes
+/// nothing: the history of the particle's other wall contacts moves with their slots. The run
+/// with the plate passing 0.25 mm from the sphere (inside the 1 mm skin, so the floor's slot
+/// moves twice) is bitwise identical to one with the plate passing 20 mm away (outside it).
+/// Losing the floor's history at either move would let the sphere slip until the spring
+/// builds up again: a change far above the last bit.
+#[test]
+fn gpu_wall_history_follows_its_slot_when_other_walls_come_near() {
+    let Some(ctx) = gpu() else { return };
+    let run = |gap: f64| {
+        let s = passing_plate(gap);
+        // 6 000 steps at the scene's time step carry the plate from y = −30 mm to past the
+        // sphere and out of reach again (1 m/s).
+        let steps = (0.06 / s.simulation.dt).ceil() as u64;
+        run_gpu(&ctx, &s.simulation, steps, GpuOptions::default())
+    };
+    let (near, near_engine) = run(0.000_25);
+    let (far, _) = run(0.02);
+    assert!(
+        near.walls[0].reference_point().y > 0.02,
+        "the plate must have passed the sphere (at y = {})",
+        near.walls[0].reference_point().y
+    );
+    assert_eq!(near.stats.wall_contacts, 1, "the plate must not touch");
+    assert_eq!(near.stats.sliding, 0, "the sphere slides on the floor");
+    eprintln!(
+        "near: {} builds; sphere at {:?}",
+        near_engine
+            .neighbour_builds()
+            .unwrap_or_else(|e| panic!("{e}")),
+        near.particles.position[0]
+    );
+    assert_eq!(near.particles.position, far.particles.position);
+    assert_eq!(near.particles.velocity, far.particles.velocity);
+    assert_eq!(near.walls[1].force, far.walls[1].force);
+}

@@ -1039,7 +1039,6 @@ impl GpuEngine {
         let spec = if options.specialize {
             shaders::Specialization {
                 models: model_mask(&pair_table),
-                wall_slots: params.flags[3],
                 slots: params.slots,
             }
         } else {
@@ -1237,6 +1236,9 @@ impl GpuEngine {
                 (&b.counts, 1),
                 (&b.cells, 4),
                 (&b.wall_row, 1),
+                // A particle's wall slots sit at its walls' ranks in its mask, which the next
+                // build compares with the new one.
+                (&b.wall_mask, 1),
             ];
             // Per-particle contact work, where the engine accounts it.
             if b.work.size() >= b.ft.size() / 2 {
@@ -2119,7 +2121,8 @@ impl GpuEngine {
             .collect())
     }
 
-    /// Regrows each row of wall slots to hold `needed` walls at once, keeping their history.
+    /// Regrows each row of wall slots to hold `needed` walls at once, keeping their history
+    /// where it was (a wall's slot is its rank among the particle's walls within the skin).
     fn regrow_wall_slots(&mut self, needed: u32) -> Result<(), GpuError> {
         let rows = self.wall_rows as usize;
         let old = self.params.flags[3] as usize;
@@ -2147,11 +2150,6 @@ impl GpuEngine {
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
         self.params.flags[3] = new as u32;
-        if self.spec.wall_slots < new as u32 {
-            // The contact kernel's copy of the old wall slots must hold them all.
-            self.spec.wall_slots = new as u32;
-            self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
-        }
         self.tables_resized();
         Ok(())
     }

@@ -199,19 +199,15 @@ pub fn kernel_with(name: &str, slots: SlotKind) -> String {
 /// run-time values: fixing them as constants gained nothing measurable and let the compiler
 /// contract the arithmetic differently, which changes the last bits.
 ///
-/// The contact kernel also copies a particle's wall slots of the last step into a private
-/// array (zero-initialised in every invocation) before rewriting them; it is sized for the
-/// engine's wall slots per particle rather than for the most walls a scene may have, which
-/// made lavapipe's contact stage measurably faster (README, "Where the contact stage's time
-/// goes").
+/// WGSL zero-initialises a private array in every invocation, and lavapipe keeps one that is
+/// indexed at run time in memory: the per-step contact kernel has none sized by the tables
+/// (it finds a wall's slot by rank, see contact_forces.wgsl), and the neighbour-list build's,
+/// run only at rebuilds, are sized for the table's slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Specialization {
     /// Bit m set where some pair uses model m (`PairRecord::model`: 0 spring–dashpot, 1 Kuhn,
     /// 2 hill, 3 Jäger).
     pub models: u32,
-    /// Wall slots per particle the kernel can hold (`WALL_SLOTS`, 1 to [`MAX_WALLS`]); the
-    /// engine's must not exceed it (a regrown wall table recompiles the kernels).
-    pub wall_slots: u32,
     /// Neighbour slots per particle the list build can hold (`NEIGHBOUR_SLOTS`, the size of
     /// its private arrays; see neighbours.wgsl); the engine's must not exceed it (a regrown
     /// neighbour table recompiles the kernels).
@@ -223,10 +219,9 @@ pub struct Specialization {
 pub const MAX_WALLS: u32 = 16;
 
 impl Specialization {
-    /// Every model, as many wall slots as walls, and the default 16 neighbour slots.
+    /// Every model and the default 16 neighbour slots.
     pub const ANY: Self = Self {
         models: 0xf,
-        wall_slots: MAX_WALLS,
         slots: 16,
     };
 }
@@ -268,9 +263,8 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
             _ => NO_JAGER,
         };
         format!(
-            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\nconst WALL_SLOTS: u32 = {}u;\n{src}",
-            spec.models,
-            spec.wall_slots.clamp(1, MAX_WALLS)
+            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\n{src}",
+            spec.models
         )
     } else if name == "neighbours" {
         format!(

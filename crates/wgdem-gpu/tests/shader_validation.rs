@@ -61,7 +61,6 @@ fn specialized_contact_kernels_validate() {
         ] {
             let spec = Specialization {
                 models: 1 << model,
-                wall_slots: 4,
                 slots: 9,
             };
             validate(

@@ -234,7 +234,9 @@ pub struct ShearProgress<'a> {
 }
 
 const CHECKPOINT: &str = "checkpoint.bin";
-const CHECKPOINT_FORMAT: u32 = 2;
+/// Raised whenever a checkpoint's meaning changes, not only its layout (3: a GPU engine's wall
+/// slot is its wall's rank among the particle's walls within the skin).
+const CHECKPOINT_FORMAT: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {
