@@ -233,3 +233,48 @@ fn wall_slots_are_regrown_without_changing_results() {
         assert_eq!(a.force, b.force);
     }
 }
+
+/// `profile_stages` (the per-stage timing of `wgdem bench`) starts here from tables far too
+/// small for the bench's lattice: one neighbour slot (each sphere has six partners), one wall
+/// slot (corner spheres touch three walls) and one row of wall slots. Each overflowing step
+/// commits nothing, the tables are regrown and the step taken again, so the profiled steps end
+/// bitwise where a batched run with tables sized from the scene does.
+#[test]
+fn profiling_regrows_overflowing_tables_instead_of_failing() {
+    let Some(ctx) = gpu() else { return };
+    let sim = wgdem_core::bench::specimen(1000, "hertz").unwrap_or_else(|e| panic!("{e}"));
+    let steps = 30;
+    let tiny = GpuOptions {
+        slots: 1,
+        wall_slots: 1,
+        wall_rows: 1,
+        ..GpuOptions::default()
+    };
+    let mut profiled =
+        GpuEngine::new(&ctx.device, &ctx.queue, &sim, tiny).unwrap_or_else(|e| panic!("{e}"));
+    let times = profiled
+        .profile_stages(steps)
+        .unwrap_or_else(|e| panic!("profiling failed: {e}"));
+    let mut batched = GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    batched.run(steps).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "{} regrowths to {} neighbour slots, {} wall slots, {} wall rows; stage seconds {:?}",
+        profiled.regrowths,
+        profiled.slots(),
+        profiled.wall_slots(),
+        profiled.wall_rows(),
+        times.cpu
+    );
+    assert_eq!(profiled.steps, steps);
+    assert!(profiled.regrowths >= 3, "every table must have regrown");
+    assert!(profiled.slots() >= 6 && profiled.wall_slots() >= 3);
+    assert!(times.cpu.iter().all(|&t| t > 0.0));
+    let (mut a, mut b) = (sim.clone(), sim.clone());
+    profiled.read_into(&mut a).unwrap_or_else(|e| panic!("{e}"));
+    batched.read_into(&mut b).unwrap_or_else(|e| panic!("{e}"));
+    // (Profiling does not sum the contact counts, so only the state is compared.)
+    assert_eq!(a.particles.position, b.particles.position);
+    assert_eq!(a.particles.velocity, b.particles.velocity);
+    assert_eq!(a.particles.angular_velocity, b.particles.angular_velocity);
+}

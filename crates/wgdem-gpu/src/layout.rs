@@ -201,7 +201,8 @@ pub struct ForceTorque {
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq, Default)]
 pub struct Counters {
     /// Bit 0: a neighbour list overflowed; bit 1: a particle's wall slots did; bit 2: a particle
-    /// touched a wall that was not within its skin at the last build (a defect).
+    /// touched a wall that was not within its skin at the last build, or had no slot for it (a
+    /// defect); bit 3: the wall table had no free row.
     pub failed: u32,
     /// Largest neighbour count any particle needed.
     pub max_neighbours: u32,
