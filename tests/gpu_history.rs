@@ -13,13 +13,43 @@ const THETA_DEG: f64 = 20.0; // below arctan(0.5)
 /// sphere 0 rests on the floor (particle–wall history); sphere 2 rests on sphere 1, which rests
 /// on the floor (particle–particle history, carried across the GPU's per-step list rebuild).
 fn slope(history: &str) -> Scene {
+    tilted(
+        history,
+        [1.0, 0.0],
+        r#"
+        [[particles]]
+        kind = "explicit"
+        material = "m"
+        spheres = [
+            { position = [0.0, 0.0, 0.005], radius = 0.005, fix_spin = true },
+            { position = [0.05, 0.0, 0.005], radius = 0.005, fix_spin = true },
+            { position = [0.05, 0.0, 0.015], radius = 0.005, fix_spin = true },
+        ]
+        [[walls]]
+        kind = "plane"
+        name = "slope"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        "#,
+    )
+}
+
+/// A scene of material "m" (μ 0.5) with `history`, gravity tilted by [`THETA_DEG`] towards
+/// the horizontal direction `(x, y)`, and the `bodies` given.
+fn tilted(history: &str, towards: [f64; 2], bodies: &str) -> Scene {
     let t = THETA_DEG.to_radians();
+    let g = [
+        9.81 * t.sin() * towards[0],
+        9.81 * t.sin() * towards[1],
+        -9.81 * t.cos(),
+    ];
     scene(&format!(
         r#"
         [simulation]
         duration = 1.0
         output_interval = 1.0
-        gravity = [{gx}, 0.0, {gz}]
+        gravity = {g:?}
         [contact]
         law = "hertz"
         history = "{history}"
@@ -30,23 +60,7 @@ fn slope(history: &str) -> Scene {
         young_modulus = 1e7
         poisson_ratio = 0.3
         restitution = 0.5
-        [[particles]]
-        kind = "explicit"
-        material = "m"
-        spheres = [
-            {{ position = [0.0, 0.0, 0.005], radius = 0.005, fix_spin = true }},
-            {{ position = [0.05, 0.0, 0.005], radius = 0.005, fix_spin = true }},
-            {{ position = [0.05, 0.0, 0.015], radius = 0.005, fix_spin = true }},
-        ]
-        [[walls]]
-        kind = "plane"
-        name = "slope"
-        material = "m"
-        point = [0.0, 0.0, 0.0]
-        normal = [0.0, 0.0, 1.0]
-        "#,
-        gx = 9.81 * t.sin(),
-        gz = -9.81 * t.cos(),
+        {bodies}"#
     ))
 }
 
@@ -105,48 +119,35 @@ fn gpu_pseudo_history_creeps_at_the_predicted_speed() {
 /// within the sphere's skin the floor's wall slot moves (a wall's slot is its rank among the
 /// walls within the skin), and moves back when it leaves.
 fn passing_plate(gap: f64) -> Scene {
-    let t = THETA_DEG.to_radians();
     let r = 0.005;
-    scene(&format!(
-        r#"
-        [simulation]
-        duration = 1.0
-        output_interval = 1.0
-        gravity = [0.0, {gy}, {gz}]
-        [contact]
-        law = "hertz"
-        history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
-        [[particles]]
-        kind = "explicit"
-        material = "m"
-        spheres = [{{ position = [0.0, 0.0, {r}], radius = {r}, fix_spin = true }}]
-        [[walls]]
-        kind = "plate"
-        name = "passing"
-        material = "m"
-        center = [{x}, -0.03, {r}]
-        normal = [1.0, 0.0, 0.0]
-        u_axis = [0.0, 1.0, 0.0]
-        half_extents = [{r}, {r}]
-        velocity = [0.0, 1.0, 0.0]
-        [[walls]]
-        kind = "plane"
-        name = "floor"
-        material = "m"
-        point = [0.0, 0.0, 0.0]
-        normal = [0.0, 0.0, 1.0]
-        "#,
-        gy = 9.81 * t.sin(),
-        gz = -9.81 * t.cos(),
-        x = -(r + gap),
-    ))
+    tilted(
+        "true",
+        [0.0, 1.0],
+        &format!(
+            r#"
+            [[particles]]
+            kind = "explicit"
+            material = "m"
+            spheres = [{{ position = [0.0, 0.0, {r}], radius = {r}, fix_spin = true }}]
+            [[walls]]
+            kind = "plate"
+            name = "passing"
+            material = "m"
+            center = [{x}, -0.03, {r}]
+            normal = [1.0, 0.0, 0.0]
+            u_axis = [0.0, 1.0, 0.0]
+            half_extents = [{r}, {r}]
+            velocity = [0.0, 1.0, 0.0]
+            [[walls]]
+            kind = "plane"
+            name = "floor"
+            material = "m"
+            point = [0.0, 0.0, 0.0]
+            normal = [0.0, 0.0, 1.0]
+            "#,
+            x = -(r + gap),
+        ),
+    )
 }
 
 /// A wall that comes within a particle's skin and leaves again, without touching it, changes
