@@ -5,9 +5,10 @@
 // of a pair compute bit-identical forces and apply them with opposite signs: Newton's third law
 // holds exactly, and the sum order is fixed, so a run is bitwise reproducible on a device.
 // Each side stores its own copy of the pair's history; both copies are computed from the same
-// inputs, so they stay identical. Particle–wall contacts follow, each particle keeping a few
-// wall slots (wall id and a two-part tangential history) carried over by wall id, sized at each
-// rebuild for the walls within the skin (`rebuild.walls_near`); each workgroup sums its
+// inputs, so they stay identical. Particle–wall contacts follow, each particle near a wall
+// keeping a row of wall slots (wall id and a two-part tangential history), one per wall within
+// its skin at the last build, at that wall's rank among them (`rebuild.walls_near` sizes the
+// rows and moves the slots when the walls change); each workgroup sums its
 // particles' wall forces with a fixed tree and writes one partial per wall, which `wall_reduce`
 // sums in a fixed order.
 // Dispatched once per chunk of particles (see `Chunk`).
