@@ -157,7 +157,7 @@ fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
     wall_mask[i] = mask;
     let row = wall_row[i];
     if mask != 0u && row != NO_ROW && mask != old_mask {
-        move_wall_slots(row * ws, old_mask, mask, ws);
+        move_wall_slots(row * ws, old_mask, mask);
     }
     // No wall can reach this particle before the next build, so it touches none now and
     // its slots are empty already; they are emptied again so the row's next holder starts
@@ -178,12 +178,13 @@ fn wall_rank(mask: u32, w: u32) -> u32 {
 }
 
 // Moves the slots of a row from the ranks of their walls in `old_mask` to those in `mask`, in
-// place, and empties the rest. A wall that left the skin was not touching (it is farther than
+// place, and empties those of walls new to the skin (slots past the last rank are never read
+// before a later move or emptying writes them). A wall that left the skin was not touching (it is farther than
 // the radius), so its slot is empty and is dropped. Ranks keep the walls' order, so a slot
 // moving down never lands on one that has yet to move down if those are taken in ascending
 // order, nor one moving up if those are taken in descending order, and no slot moving one way
 // lands on one moving the other (no private copy of the row, which lavapipe keeps in memory).
-fn move_wall_slots(base: u32, old_mask: u32, mask: u32, ws: u32) {
+fn move_wall_slots(base: u32, old_mask: u32, mask: u32) {
     let kept = old_mask & mask;
     var m = kept;
     while m != 0u {
@@ -215,9 +216,6 @@ fn move_wall_slots(base: u32, old_mask: u32, mask: u32, ws: u32) {
             wall_slots[base + k] = empty;  // a wall new to the skin: no contact yet
         }
         k += 1u;
-    }
-    for (; k < ws; k++) {
-        wall_slots[base + k] = empty;
     }
 }
 

@@ -1673,60 +1673,71 @@ impl GpuEngine {
             });
         // Nanoseconds per timestamp tick.
         let period = f64::from(self.queue.get_timestamp_period());
-        self.clear_counters();
-        let mut step = 0;
-        while step < steps {
-            let mut cpu_step = [0.0; STAGES.len()];
-            for stage in 0..STAGES.len() {
-                let t0 = std::time::Instant::now();
-                let mut encoder =
-                    self.device
-                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                            label: Some("dem.profile"),
+        // CPU seconds per step and stage; a step taken again overwrites its entry (and its
+        // block of timestamps).
+        let mut cpu_steps = vec![[0.0; STAGES.len()]; steps as usize];
+        let start = self.steps;
+        let mut done = 0;
+        while done < steps {
+            self.clear_counters();
+            for step in done..steps {
+                for stage in 0..STAGES.len() {
+                    let t0 = std::time::Instant::now();
+                    let mut encoder =
+                        self.device
+                            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                                label: Some("dem.profile"),
+                            });
+                    {
+                        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                            label: Some(STAGES[stage]),
+                            timestamp_writes: timer.as_ref().map(|(set, _)| {
+                                wgpu::ComputePassTimestampWrites {
+                                    query_set: set,
+                                    beginning_of_pass_write_index: Some(2 * stage as u32),
+                                    end_of_pass_write_index: Some(2 * stage as u32 + 1),
+                                }
+                            }),
                         });
-                {
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some(STAGES[stage]),
-                        timestamp_writes: timer.as_ref().map(|(set, _)| {
-                            wgpu::ComputePassTimestampWrites {
-                                query_set: set,
-                                beginning_of_pass_write_index: Some(2 * stage as u32),
-                                end_of_pass_write_index: Some(2 * stage as u32 + 1),
-                            }
-                        }),
-                    });
-                    self.record_stage(&mut pass, stage, false, false);
+                        self.record_stage(&mut pass, stage, false, false);
+                    }
+                    self.queue.submit([encoder.finish()]);
+                    self.device
+                        .poll(wgpu::PollType::wait_indefinitely())
+                        .map_err(|e| GpuError::Readback(e.to_string()))?;
+                    cpu_steps[step as usize][stage] = t0.elapsed().as_secs_f64();
                 }
-                self.queue.submit([encoder.finish()]);
-                self.device
-                    .poll(wgpu::PollType::wait_indefinitely())
-                    .map_err(|e| GpuError::Readback(e.to_string()))?;
-                cpu_step[stage] += t0.elapsed().as_secs_f64();
+                if let Some((set, resolved)) = &timer {
+                    // Outside the timed submissions; queue order keeps the set's reuse safe.
+                    let mut encoder =
+                        self.device
+                            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                                label: Some("dem.profile.resolve"),
+                            });
+                    let offset = step * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
+                    encoder.resolve_query_set(set, 0..2 * STAGES.len() as u32, resolved, offset);
+                    self.queue.submit([encoder.finish()]);
+                }
             }
+            // After an overflow the later steps did nothing (`rebuild.halt`); the counters
+            // count the steps begun, the failed one last.
             let words: Vec<u32> = self.read(&self.buffers.counters, 4)?;
             let counters: Counters = bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words));
-            if counters.failed != 0 {
+            if counters.failed == 0 {
+                done = steps;
+            } else {
                 check_defect(&counters)?;
+                done += u64::from(counters.steps.saturating_sub(1));
+                self.steps = start + done;
                 self.regrow_overflowed(&counters)?;
-                continue;
             }
-            for (total, t) in cpu.iter_mut().zip(cpu_step) {
+        }
+        self.steps = start + steps;
+        self.time = self.time_at(self.steps);
+        for step in &cpu_steps {
+            for (total, t) in cpu.iter_mut().zip(step) {
                 *total += t;
             }
-            if let Some((set, resolved)) = &timer {
-                // Outside the timed submissions; queue order keeps the set's reuse safe.
-                let mut encoder =
-                    self.device
-                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                            label: Some("dem.profile.resolve"),
-                        });
-                let offset = step * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
-                encoder.resolve_query_set(set, 0..2 * STAGES.len() as u32, resolved, offset);
-                self.queue.submit([encoder.finish()]);
-            }
-            self.steps += 1;
-            self.time = self.time_at(self.steps);
-            step += 1;
         }
         if let Some((_, resolved)) = &timer {
             let block = (wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT / 8) as usize;
