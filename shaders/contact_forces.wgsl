@@ -112,6 +112,10 @@ fn particle(
     let qi = pred[i];
     let id_i = ids[i];
     let mat_i = material[i];
+    // The pair record of two particles of this one's material, loaded once: most pairs have
+    // it. Lavapipe loads data at a per-lane index one lane and one word at a time, so a
+    // record loaded per pair cost about a sixth of the stage there.
+    let rec_same = pair_table[mat_i * params.n_materials + mat_i];
     for (var s = 0u; s < n_slots; s++) {
         let slot = slots[base + s];
         let j = slot.partner;
@@ -125,8 +129,11 @@ fn particle(
         let dist = length(d);
         let overlap = pa.hi.w + pb.hi.w - dist;
         let mat_j = material[j];
-        let rec = pair_table[select(mat_j, mat_i, i_first) * params.n_materials
-            + select(mat_i, mat_j, i_first)];
+        var rec = rec_same;
+        if mat_j != mat_i {
+            rec = pair_table[select(mat_j, mat_i, i_first) * params.n_materials
+                + select(mat_i, mat_j, i_first)];
+        }
         let aux = slot_aux(slot);
         // A wet hill contact acts across a gap (its liquid bridge); every other one only while
         // the spheres overlap.
