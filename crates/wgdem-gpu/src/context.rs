@@ -157,12 +157,27 @@ impl GpuContext {
         })
     }
 
-    /// "name (backend, device type)" of the adapter.
+    /// "name (backend, device type; driver NAME VERSION)" of the adapter.
     pub fn describe(&self) -> String {
-        format!(
-            "{} ({:?}, {:?})",
-            self.info.name, self.info.backend, self.info.device_type
-        )
+        // The driver's version (e.g. "Mesa 25.0.7" for lavapipe) matters as much as the
+        // device to a benchmark.
+        let driver = [&self.info.driver, &self.info.driver_info]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" ");
+        if driver.is_empty() {
+            format!(
+                "{} ({:?}, {:?})",
+                self.info.name, self.info.backend, self.info.device_type
+            )
+        } else {
+            format!(
+                "{} ({:?}, {:?}; driver {driver})",
+                self.info.name, self.info.backend, self.info.device_type
+            )
+        }
     }
 }
 
