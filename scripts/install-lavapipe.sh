@@ -2,9 +2,10 @@
 # Installs lavapipe, Mesa's software Vulkan driver, for machines without a GPU (as root).
 #
 # On Debian 12 (bookworm) it takes Mesa 25 from bookworm-backports: its lavapipe runs the GPU
-# engine about 4 times faster than bookworm's own Mesa 22.3, whose compute shaders load data
-# at a per-invocation index one lane and one word at a time. Where backports cannot be
-# reached, or on another distribution, it installs the distribution's mesa-vulkan-drivers.
+# engine about 3 times faster than bookworm's own Mesa 22.3, whose compute shaders load data
+# at a per-invocation index one lane and one word at a time (README, "Performance"). Where
+# backports cannot be reached, or on another distribution, it installs the distribution's
+# mesa-vulkan-drivers.
 # Does nothing when a lavapipe of Mesa 24 or newer is already installed.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -22,8 +23,10 @@ fi
 
 codename="$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")"
 if [ "$codename" = bookworm ]; then
+  added=""
   if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    cat > /etc/apt/sources.list.d/wgdem-bookworm-backports.sources <<'SOURCES'
+    added=/etc/apt/sources.list.d/wgdem-bookworm-backports.sources
+    cat > "$added" <<'SOURCES'
 Types: deb
 URIs: http://deb.debian.org/debian
 Suites: bookworm-backports
@@ -38,6 +41,8 @@ SOURCES
     exit 0
   fi
   echo "lavapipe: bookworm-backports unavailable; installing bookworm's Mesa" >&2
+  # Take back the source this script added, so that it cannot fail the install below.
+  [ -z "$added" ] || rm -f "$added"
 fi
 if [ -z "$version" ]; then
   apt-get update -qq

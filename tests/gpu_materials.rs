@@ -69,7 +69,7 @@ fn gpu_mixed_pairs_take_their_own_pair_constants() {
     let s = collisions();
     let mut cpu = s.simulation.clone();
     // Run the CPU reference until the soft collision has slowed its spheres to half speed:
-    // well inside the contact, which the stiff pair has by then already left behind it.
+    // well inside that contact; by then the stiff pair has collided and rebounded.
     let mut steps = 0u64;
     while cpu.particles.velocity[0].x > 0.5 * SPEED {
         cpu.step();
