@@ -39,7 +39,7 @@ impl fmt::Display for GpuError {
                 requested: None, ..
             } => write!(
                 f,
-                "no GPU adapter found; install a Vulkan driver (on Debian/Ubuntu, `apt-get install mesa-vulkan-drivers` gives the lavapipe software driver) or run with --backend cpu"
+                "no GPU adapter found; install a Vulkan driver (without a GPU, `sudo bash scripts/install-lavapipe.sh` from the wgdem sources, or `apt-get install mesa-vulkan-drivers` on Debian/Ubuntu, gives the lavapipe software driver) or run with --backend cpu"
             ),
             GpuError::Device(m) => write!(f, "the GPU adapter could not create a device: {m}"),
             GpuError::Readback(m) => write!(f, "reading GPU results back failed: {m}"),
