@@ -179,11 +179,12 @@ fn wall_rank(mask: u32, w: u32) -> u32 {
 
 // Moves the slots of a row from the ranks of their walls in `old_mask` to those in `mask`, in
 // place, and empties those of walls new to the skin (slots past the last rank are never read
-// before a later move or emptying writes them). A wall that left the skin was not touching (it is farther than
-// the radius), so its slot is empty and is dropped. Ranks keep the walls' order, so a slot
-// moving down never lands on one that has yet to move down if those are taken in ascending
-// order, nor one moving up if those are taken in descending order, and no slot moving one way
-// lands on one moving the other (no private copy of the row, which lavapipe keeps in memory).
+// before a later move or emptying writes them). A wall that left the skin was not touching (it
+// is farther than the radius), so its slot is empty and is dropped. Ranks keep the walls'
+// order, so a slot moving down never lands on one that has yet to move down if those are taken
+// in ascending order, nor one moving up if those are taken in descending order, and no slot
+// moving one way lands on one moving the other (no private copy of the row, which lavapipe
+// keeps in memory).
 fn move_wall_slots(base: u32, old_mask: u32, mask: u32) {
     let kept = old_mask & mask;
     var m = kept;

@@ -167,17 +167,15 @@ impl GpuContext {
             .map(String::as_str)
             .collect::<Vec<_>>()
             .join(" ");
-        if driver.is_empty() {
-            format!(
-                "{} ({:?}, {:?})",
-                self.info.name, self.info.backend, self.info.device_type
-            )
+        let driver = if driver.is_empty() {
+            String::new()
         } else {
-            format!(
-                "{} ({:?}, {:?}; driver {driver})",
-                self.info.name, self.info.backend, self.info.device_type
-            )
-        }
+            format!("; driver {driver}")
+        };
+        format!(
+            "{} ({:?}, {:?}{driver})",
+            self.info.name, self.info.backend, self.info.device_type
+        )
     }
 }
 

@@ -1721,8 +1721,7 @@ impl GpuEngine {
             }
             // After an overflow the later steps did nothing (`rebuild.halt`); the counters
             // count the steps begun, the failed one last.
-            let words: Vec<u32> = self.read(&self.buffers.counters, 4)?;
-            let counters: Counters = bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words));
+            let counters: Counters = self.read(&self.buffers.counters, 1)?[0];
             if counters.failed == 0 {
                 done = steps;
             } else {
