@@ -11,7 +11,9 @@
 //! Each measurement runs `WGDEM_BENCH_STEPS` steps (default 200) after 20 warm-up steps (GPU
 //! pipelines, neighbour lists). Output: one line per measurement; GPU lines add the engine's
 //! memory per particle (state, tables, scratch, batch backups) and how many buffers the
-//! contact-history table is split into.
+//! contact-history table is split into. Where the device has 64-bit integers the GPU runs
+//! twice: with the per-step kernels' 64-bit storage words (`words=64`, the default) and with
+//! 32-bit words (`words=32`).
 
 mod common;
 
@@ -86,10 +88,18 @@ fn main() {
                     2.0 * cpu.stats.contacts as f64 / particles
                 );
             }
-            if let Some(ctx) = &gpu {
+            let Some(ctx) = &gpu else { continue };
+            // 64-bit storage words where the device has them, then 32-bit words for the ratio.
+            for words64 in [true, false] {
+                let options = GpuOptions {
+                    words64,
+                    ..GpuOptions::default()
+                };
                 let mut engine =
-                    GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
-                        .expect("GPU engine");
+                    GpuEngine::new(&ctx.device, &ctx.queue, &sim, options).expect("GPU engine");
+                if words64 && !engine.words64() {
+                    continue; // no 64-bit integers: the 32-bit line below is the only one
+                }
                 engine.run(20).expect("GPU run");
                 let t0 = Instant::now();
                 engine.run(steps).expect("GPU run");
@@ -97,7 +107,8 @@ fn main() {
                 let mut out = sim.clone();
                 engine.read_into(&mut out).expect("GPU read");
                 println!(
-                    "scene={scene_name} backend=gpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e} gpu_bytes_per_particle={:.0} slot_chunks={}",
+                    "scene={scene_name} backend=gpu words={} particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e} gpu_bytes_per_particle={:.0} slot_chunks={}",
+                    if engine.words64() { 64 } else { 32 },
                     2.0 * out.stats.contacts as f64 / particles,
                     engine.memory_bytes() as f64 / particles,
                     engine.slot_chunks()

@@ -118,6 +118,57 @@ struct ForceTorque {
     torque: vec4<f32>,
 }
 
+// How the per-step kernels (contacts, integration, the rebuild check) hold the per-particle
+// arrays and the neighbour slots in storage: `XWords` is the stored form of `X`, `x_of` reads
+// it and `x_words` writes it. Here the types themselves; where the device has 64-bit integers,
+// `shaders::words64` puts in their place the same bytes as 64-bit words, which lavapipe loads
+// and stores with half as many per-lane instructions (it gathers a load at a per-invocation
+// index lane by lane, one component at a time). The values are the same bit for bit.
+// @words-begin
+alias Vec4Words = vec4<f32>;
+alias PositionWords = Position;
+alias PredictedWords = Predicted;
+alias ForceTorqueWords = ForceTorque;
+alias SlotWords = Slot;
+alias U32x4Words = vec4<u32>;
+fn u32x4_of(w: U32x4Words) -> vec4<u32> {
+    return w;
+}
+fn u32x4_words(v: vec4<u32>) -> U32x4Words {
+    return v;
+}
+fn vec4_of(w: Vec4Words) -> vec4<f32> {
+    return w;
+}
+fn vec4_words(v: vec4<f32>) -> Vec4Words {
+    return v;
+}
+fn position_of(w: PositionWords) -> Position {
+    return w;
+}
+fn position_words(p: Position) -> PositionWords {
+    return p;
+}
+fn predicted_of(w: PredictedWords) -> Predicted {
+    return w;
+}
+fn predicted_words(p: Predicted) -> PredictedWords {
+    return p;
+}
+fn force_torque_of(w: ForceTorqueWords) -> ForceTorque {
+    return w;
+}
+fn force_torque_words(f: ForceTorque) -> ForceTorqueWords {
+    return f;
+}
+fn slot_of(w: SlotWords) -> Slot {
+    return w;
+}
+fn slot_words(s: Slot) -> SlotWords {
+    return s;
+}
+// @words-end
+
 // Overflow and capacity counters read back by the host.
 struct Counters {
     failed: atomic<u32>,             // bit 0: a neighbour list overflowed; bit 1: wall slots did;

@@ -15,26 +15,26 @@
 // CPU twin: `Simulation::compute_forces`.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
-@group(0) @binding(1) var<storage, read> pos: array<Position>;            // lo.w = mass
-@group(0) @binding(2) var<storage, read> vel: array<vec4<f32>>;           // v_{n-1/2}
-@group(0) @binding(3) var<storage, read> omega: array<vec4<f32>>;         // w = 1/I (0: spin fixed)
-@group(0) @binding(4) var<storage, read> pred: array<Predicted>;
+@group(0) @binding(1) var<storage, read> pos: array<PositionWords>;            // lo.w = mass
+@group(0) @binding(2) var<storage, read> vel: array<Vec4Words>;             // v_{n-1/2}
+@group(0) @binding(3) var<storage, read> omega: array<Vec4Words>;           // w = 1/I (0: spin fixed)
+@group(0) @binding(4) var<storage, read> pred: array<PredictedWords>;
 @group(0) @binding(5) var<storage, read> material: array<u32>;
 @group(0) @binding(6) var<storage, read> pair_table: array<PairRecord>;
 @group(0) @binding(7) var<storage, read> walls: array<Wall>;
 @group(0) @binding(8) var<storage, read> count: array<u32>;
-@group(0) @binding(9) var<storage, read_write> slots: array<Slot>;
+@group(0) @binding(9) var<storage, read_write> slots: array<SlotWords>;
 @group(0) @binding(10) var<storage, read_write> wall_slots: array<WallSlot>;  // [row][slot]
 @group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
-@group(0) @binding(12) var<storage, read_write> ft: array<ForceTorque>;
-@group(0) @binding(13) var<storage, read_write> stats: array<vec4<u32>>;
+@group(0) @binding(12) var<storage, read_write> ft: array<ForceTorqueWords>;
+@group(0) @binding(13) var<storage, read_write> stats: array<U32x4Words>;
 @group(0) @binding(14) var<uniform> chunk: Chunk;
 @group(0) @binding(15) var<storage, read_write> counters: Counters;
 @group(0) @binding(16) var<storage, read> ids: array<u32>;  // stable id of each particle
 // Contact work per particle where the pairs account it (wide slots; else 16 unused bytes):
 // x the elastic energy of its contacts after this step, y + z the work they have dissipated
 // since the start (double-single). A pair counts on its B side, a wall contact on its particle.
-@group(0) @binding(17) var<storage, read_write> work: array<vec4<f32>>;
+@group(0) @binding(17) var<storage, read_write> work: array<Vec4Words>;
 // Walls within the particle's skin at the last build (bit w; `rebuild.walls_near`): no other
 // wall can touch it before the next build, so only these are visited.
 @group(0) @binding(18) var<storage, read> wall_mask: array<u32>;
@@ -94,7 +94,7 @@ fn particle(
     wall_f: ptr<function, array<vec4<f32>, MAX_WALLS>>,
     wall_t: ptr<function, array<vec4<f32>, MAX_WALLS>>,
 ) {
-    let pi = pos[i];
+    let pi = position_of(pos[i]);
     var force = params.gravity.xyz * pi.lo.w;
     var torque = vec3<f32>(0.0);
     var n_pairs = 0u;
@@ -107,9 +107,9 @@ fn particle(
     let n_slots = min(count[i], params.slots);
     // This particle's own data, loaded once: each pair loads only its partner's and picks A
     // and B from the two.
-    let vi = vel[i];
-    let wi = omega[i];
-    let qi = pred[i];
+    let vi = vec4_of(vel[i]);
+    let wi = vec4_of(omega[i]);
+    let qi = predicted_of(pred[i]);
     let id_i = ids[i];
     let mat_i = material[i];
     // The pair record of two particles of this one's material, loaded once: most pairs have
@@ -117,12 +117,12 @@ fn particle(
     // gathers a load at a per-invocation index lane by lane, word by word, on Mesa 22.3).
     let rec_same = pair_table[mat_i * params.n_materials + mat_i];
     for (var s = 0u; s < n_slots; s++) {
-        let slot = slots[base + s];
+        let slot = slot_of(slots[base + s]);
         let j = slot.partner;
         // Canonical order by stable id: it fixes which body is A (and so the sign of the stored
         // history) whatever order the particles currently sit in.
         let i_first = id_i < ids[j];
-        let pj = pos[j];
+        let pj = position_of(pos[j]);
         let pa = Position(select(pj.hi, pi.hi, i_first), select(pj.lo, pi.lo, i_first));
         let pb = Position(select(pi.hi, pj.hi, i_first), select(pi.lo, pj.lo, i_first));
         let d = ds_diff(pa, pb, params.one);
@@ -139,7 +139,8 @@ fn particle(
         // the spheres overlap.
         let bridged = uses_model(2u) && rec.model == 2u && bitcast<u32>(aux.x) == WET;
         if overlap <= 0.0 && !bridged {
-            slots[base + s] = make_slot(vec3<f32>(0.0), slot.partner);  // a later contact starts afresh
+            // A later contact starts afresh.
+            slots[base + s] = slot_words(make_slot(vec3<f32>(0.0), slot.partner));
             continue;
         }
         var normal = vec3<f32>(0.0, 0.0, 1.0);
@@ -148,9 +149,9 @@ fn particle(
         }
         let r_a = normal * (pa.hi.w - 0.5 * overlap);
         let r_b = -normal * (pb.hi.w - 0.5 * overlap);
-        let qj = pred[j];
-        let vj = vel[j].xyz;
-        let wj = omega[j].xyz;
+        let qj = predicted_of(pred[j]);
+        let vj = vec4_of(vel[j]).xyz;
+        let wj = vec4_of(omega[j]).xyz;
         let qa_v = select(qj.v.xyz, qi.v.xyz, i_first);
         let qa_w = select(qj.w.xyz, qi.w.xyz, i_first);
         let qb_v = select(qi.v.xyz, qj.v.xyz, i_first);
@@ -178,7 +179,7 @@ fn particle(
             force -= out.force;
             torque += cross(r_a, -out.force);
         }
-        slots[base + s] = out.slot;
+        slots[base + s] = slot_words(out.slot);
     }
 
     // The walls within the skin at the last build, each with its own slot of the particle's
@@ -268,14 +269,15 @@ fn particle(
         elastic += out.elastic;
         dissipated += out.dissipated;
     }
-    ft[i] = ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
-    stats[i] = vec4<u32>(n_pairs, n_walls, n_sliding, 0u);
+    ft[i] =
+        force_torque_words(ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0)));
+    stats[i] = u32x4_words(vec4<u32>(n_pairs, n_walls, n_sliding, 0u));
     if SLOT_WORDS >= 8u {
         // The running total in two parts, so that small steps' work is not lost against it.
-        let w = work[i];
+        let w = vec4_of(work[i]);
         let t = two_sum(vec3<f32>(w.y, 0.0, 0.0), vec3<f32>(dissipated, 0.0, 0.0), params.one);
         let total = fast_two_sum(t.hi.xyz, t.lo.xyz + vec3<f32>(w.z, 0.0, 0.0), params.one);
-        work[i] = vec4<f32>(elastic, total.hi.x, total.lo.x, 0.0);
+        work[i] = vec4_words(vec4<f32>(elastic, total.hi.x, total.lo.x, 0.0));
     }
 }
 

@@ -3,12 +3,12 @@
 // CPU twin: `Simulation::integrate` (and the prediction at the start of `compute_forces`).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
-@group(0) @binding(1) var<storage, read_write> pos: array<Position>;
-@group(0) @binding(2) var<storage, read_write> vel: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> omega: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> orientation: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read_write> pred: array<Predicted>;
-@group(0) @binding(6) var<storage, read> ft: array<ForceTorque>;
+@group(0) @binding(1) var<storage, read_write> pos: array<PositionWords>;
+@group(0) @binding(2) var<storage, read_write> vel: array<Vec4Words>;
+@group(0) @binding(3) var<storage, read_write> omega: array<Vec4Words>;
+@group(0) @binding(4) var<storage, read_write> orientation: array<Vec4Words>;
+@group(0) @binding(5) var<storage, read_write> pred: array<PredictedWords>;
+@group(0) @binding(6) var<storage, read> ft: array<ForceTorqueWords>;
 @group(0) @binding(7) var<storage, read_write> walls: array<Wall>;
 
 fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
@@ -25,29 +25,32 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let dt = params.dt;
-    let p = pos[i];
-    let f = ft[i];
+    let p = position_of(pos[i]);
+    let f = force_torque_of(ft[i]);
+    let v_old = vec4_of(vel[i]).xyz;
     let accel = f.force.xyz / p.lo.w;
     // Cundall's local damping: each component loses α|F| against the velocity.
     let a_l = params.extra.x;
-    let damped = f.force.xyz - a_l * abs(f.force.xyz) * sign(vel[i].xyz);
-    let v = vel[i].xyz + damped / p.lo.w * dt;
+    let damped = f.force.xyz - a_l * abs(f.force.xyz) * sign(v_old);
+    let v = v_old + damped / p.lo.w * dt;
     let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
-    pos[i] = Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w));
-    vel[i] = vec4<f32>(v, 0.0);
+    pos[i] = position_words(
+        Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w)));
+    vel[i] = vec4_words(vec4<f32>(v, 0.0));
 
-    let om = omega[i];
+    let om = vec4_of(omega[i]);
     let alpha = f.torque.xyz * om.w;
     let damped_t = f.torque.xyz - a_l * abs(f.torque.xyz) * sign(om.xyz);
     let w = om.xyz + damped_t * om.w * dt;
-    omega[i] = vec4<f32>(w, om.w);
+    omega[i] = vec4_words(vec4<f32>(w, om.w));
     let theta = w * dt;
     let angle = length(theta);
     if angle > 0.0 {
         let spin = vec4<f32>(theta / angle * sin(0.5 * angle), cos(0.5 * angle));
-        orientation[i] = normalize(quat_mul(spin, orientation[i]));
+        orientation[i] = vec4_words(normalize(quat_mul(spin, vec4_of(orientation[i]))));
     }
-    pred[i] = Predicted(vec4<f32>(v + accel * (0.5 * dt), 0.0), vec4<f32>(w + alpha * (0.5 * dt), 0.0));
+    pred[i] = predicted_words(Predicted(vec4<f32>(v + accel * (0.5 * dt), 0.0),
+        vec4<f32>(w + alpha * (0.5 * dt), 0.0)));
 }
 
 @compute @workgroup_size(64)

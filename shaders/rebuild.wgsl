@@ -30,8 +30,8 @@ struct RebuildState {
 }
 
 @group(0) @binding(0) var<uniform> params: SimParams;
-@group(0) @binding(1) var<storage, read> pos: array<Position>;
-@group(0) @binding(2) var<storage, read> built_at: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> pos: array<PositionWords>;
+@group(0) @binding(2) var<storage, read> built_at: array<Vec4Words>;
 @group(0) @binding(3) var<storage, read_write> state: RebuildState;
 @group(0) @binding(4) var<storage, read_write> args: array<u32>;
 @group(0) @binding(5) var<storage, read> walls: array<Wall>;
@@ -60,8 +60,8 @@ fn check(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= params.n {
         return;
     }
-    let p = pos[i];
-    let d = (p.hi.xyz - built_at[i].xyz) + p.lo.xyz;
+    let p = position_of(pos[i]);
+    let d = (p.hi.xyz - vec4_of(built_at[i]).xyz) + p.lo.xyz;
     let limit = 0.5 * params.skin;
     if dot(d, d) > limit * limit {
         atomicOr(&state.flag, 1u);
@@ -132,7 +132,7 @@ fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= params.n {
         return;
     }
-    let p = pos[i];
+    let p = position_of(pos[i]);
     // Both distances are 1-Lipschitz in the particle and wall positions, and neither moves
     // more than half the skin before the next build, so a wall beyond R + skin now stays
     // beyond R until then (f32 rounding here is ~1e-7 R, far inside that margin).

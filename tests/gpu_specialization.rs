@@ -55,6 +55,17 @@ fn run(
         specialize,
         ..GpuOptions::default()
     };
+    run_with(ctx, sim, options, steps, then)
+}
+
+/// [`run`] with the given engine options.
+fn run_with(
+    ctx: &wgdem_gpu::GpuContext,
+    sim: &Simulation,
+    options: GpuOptions,
+    steps: u64,
+    then: Option<&[PairParams]>,
+) -> Simulation {
     let mut engine =
         GpuEngine::new(&ctx.device, &ctx.queue, sim, options).unwrap_or_else(|e| panic!("{e}"));
     engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
@@ -93,6 +104,11 @@ fn assert_same_bits(what: &str, a: &Simulation, b: &Simulation) {
     );
     assert_eq!(a.stats, b.stats, "{what}: contact counts");
     assert_eq!(a.walls[0].force, b.walls[0].force, "{what}: floor force");
+    assert_eq!(
+        (a.work.elastic.to_bits(), a.work.dissipated.to_bits()),
+        (b.work.elastic.to_bits(), b.work.dissipated.to_bits()),
+        "{what}: contact work"
+    );
 }
 
 /// Hooke and Hertz with true, pseudo and no history: the specialised kernels give the generic
@@ -115,6 +131,50 @@ fn specialized_spring_kernels_give_the_generic_bits() {
             "too few contacts to test anything"
         );
         assert_same_bits(&format!("{law}, {history} history"), &generic, &specialized);
+    }
+}
+
+/// The per-step kernels hold the particle arrays and slots as 64-bit words where the device
+/// has 64-bit integers (`GpuOptions::words64`): the same bytes, loaded two words at a time.
+/// The results must be those of 32-bit words bit for bit, for the 16-byte slots of a Hertz
+/// pour and the 32-byte slots (with their contact work) of Kuhn's linear model, which the hill
+/// model shares.
+#[test]
+fn words64_give_the_bits_of_32_bit_words() {
+    let Some(ctx) = gpu() else { return };
+    if !ctx.device.features().contains(wgpu::Features::SHADER_INT64) {
+        eprintln!("skipped: {} has no 64-bit integers", ctx.describe());
+        return;
+    }
+    // The soft linear pairs (k = 2000 N/m) hold fewer contacts at once.
+    for (what, pairs, seconds, least) in [("hertz", "", 0.05, 300), ("linear", LINEAR, 0.06, 100)] {
+        let sim = pour("hertz", "true", pairs);
+        let steps = steps_for(&sim, seconds);
+        let narrow = GpuOptions {
+            words64: false,
+            ..GpuOptions::default()
+        };
+        let mut engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            engine.words64(),
+            "{what}: the engine did not take 64-bit words"
+        );
+        engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
+        let mut wide = sim.clone();
+        engine
+            .read_into(&mut wide)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let words32 = run_with(&ctx, &sim, narrow, steps, None);
+        eprintln!(
+            "{what}: {steps} steps, {} contacts, work {:e} J",
+            words32.stats.contacts, words32.work.dissipated
+        );
+        assert!(
+            words32.stats.contacts > least,
+            "too few contacts to test anything"
+        );
+        assert_same_bits(&format!("{what}, 64-bit words"), &words32, &wide);
     }
 }
 

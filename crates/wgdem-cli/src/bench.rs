@@ -24,6 +24,10 @@ pub struct BenchReport {
     /// Whether the contact kernels were compiled for the specimen's contact model alone
     /// (`false` with `--generic-kernels`: for every model; the CPU reference: `false`).
     pub specialized_kernels: bool,
+    /// Bits per word in which the per-step GPU kernels load and store the per-particle arrays
+    /// and slots: 64 where the device has 64-bit integers (same results, fewer per-lane
+    /// loads on lavapipe), 32 without them or with `--words32`; 0 on the CPU.
+    pub storage_word_bits: u32,
     /// Spheres in the specimen.
     pub particles: usize,
     /// Timed steps (after the warm-up).
@@ -83,7 +87,7 @@ pub fn run(
     gpu: bool,
     adapter: Option<&str>,
     model: &str,
-    specialize: bool,
+    options: GpuOptions,
     mut log: impl FnMut(&str),
 ) -> Result<BenchReport, String> {
     if steps == 0 {
@@ -102,6 +106,7 @@ pub fn run(
         adapter: "CPU reference (f64, one thread)".to_owned(),
         model: model.to_owned(),
         specialized_kernels: false,
+        storage_word_bits: 0,
         particles: n,
         steps,
         dt_s: after.dt,
@@ -127,10 +132,6 @@ pub fn run(
     }
     let ctx = GpuContext::new(adapter).map_err(|e| e.to_string())?;
     log(&format!("adapter: {}", ctx.describe()));
-    let options = GpuOptions {
-        specialize,
-        ..GpuOptions::default()
-    };
     let mut engine =
         GpuEngine::new(&ctx.device, &ctx.queue, &sim, options).map_err(|e| e.to_string())?;
     engine.run(WARM_UP).map_err(|e| e.to_string())?;
@@ -155,7 +156,8 @@ pub fn run(
     Ok(BenchReport {
         backend: "gpu",
         adapter: ctx.describe(),
-        specialized_kernels: specialize,
+        specialized_kernels: options.specialize,
+        storage_word_bits: if engine.words64() { 64 } else { 32 },
         gpu_bytes_per_particle: by_group.iter().map(|(_, b)| b).sum(),
         gpu_bytes_per_particle_by_group: by_group,
         stages: (0..STAGES.len())
@@ -201,6 +203,15 @@ pub fn print(r: &BenchReport) {
                 "for this model alone"
             } else {
                 "for every model (--generic-kernels)"
+            }
+        );
+        println!(
+            "storage words               {}-bit{}",
+            r.storage_word_bits,
+            if r.storage_word_bits == 64 {
+                ""
+            } else {
+                " (--words32, or the device has no 64-bit integers)"
             }
         );
     }

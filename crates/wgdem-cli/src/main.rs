@@ -110,6 +110,10 @@ enum Command {
         /// alone (same results, slower; for comparison).
         #[arg(long)]
         generic_kernels: bool,
+        /// Load and store the per-particle arrays in the GPU kernels as 32-bit words even where
+        /// the device has 64-bit integers (same results, slower on lavapipe; for comparison).
+        #[arg(long)]
+        words32: bool,
         /// Print one JSON object on stdout instead of text (log lines go to stderr).
         #[arg(long)]
         json: bool,
@@ -338,6 +342,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             adapter,
             model,
             generic_kernels,
+            words32,
             json,
         } => {
             let report = bench::run(
@@ -346,7 +351,11 @@ fn execute(cli: Cli) -> Result<(), String> {
                 backend == Backend::Gpu,
                 adapter.as_deref(),
                 &model,
-                !generic_kernels,
+                wgdem_gpu::GpuOptions {
+                    specialize: !generic_kernels,
+                    words64: !words32,
+                    ..wgdem_gpu::GpuOptions::default()
+                },
                 |line| log::info!("{line}"),
             )?;
             if json {

@@ -142,7 +142,10 @@ impl GpuContext {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("dem.device"),
-                required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
+                // Timestamps for `bench`; 64-bit integers for the per-step kernels' 64-bit
+                // words (`shaders::words64`), where the adapter has them.
+                required_features: adapter.features()
+                    & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_INT64),
                 required_limits: adapter.limits(),
                 experimental_features: wgpu::ExperimentalFeatures::disabled(),
                 memory_hints: wgpu::MemoryHints::Performance,

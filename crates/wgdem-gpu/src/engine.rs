@@ -116,6 +116,11 @@ pub struct GpuOptions {
     /// [`shaders::Specialization`]); `false` compiles them for every model (same results,
     /// slower).
     pub specialize: bool,
+    /// Hold the per-particle arrays and neighbour slots as 64-bit words in the per-step
+    /// kernels where the device has 64-bit integers (see [`shaders::words64`]); same results.
+    /// `false` keeps 32-bit words (for tests of that path, which devices without 64-bit
+    /// integers take).
+    pub words64: bool,
 }
 
 impl Default for GpuOptions {
@@ -128,6 +133,7 @@ impl Default for GpuOptions {
             wall_rows: 0,
             reorder_every: 2000,
             specialize: true,
+            words64: true,
         }
     }
 }
@@ -1046,14 +1052,17 @@ impl GpuEngine {
             counters: zeroed(device, "dem.counters", 16),
         };
         // The list build's private arrays are sized for the table's slots in either case.
+        let words64 = options.words64 && device.features().contains(wgpu::Features::SHADER_INT64);
         let spec = if options.specialize {
             shaders::Specialization {
                 models: model_mask(&pair_table),
                 slots: params.slots,
+                words64,
             }
         } else {
             shaders::Specialization {
                 slots: params.slots,
+                words64,
                 ..shaders::Specialization::ANY
             }
         };
@@ -2393,6 +2402,12 @@ impl GpuEngine {
     /// Current neighbour-slot capacity per particle.
     pub fn slots(&self) -> u32 {
         self.params.slots
+    }
+
+    /// Whether the per-step kernels hold the particle arrays and slots as 64-bit words
+    /// ([`GpuOptions::words64`] on a device with 64-bit integers).
+    pub fn words64(&self) -> bool {
+        self.spec.words64
     }
 
     /// Copies the GPU state into `sim`: particle positions, velocities, orientations, wall

@@ -212,6 +212,9 @@ pub struct Specialization {
     /// its private arrays; see neighbours.wgsl); the engine's must not exceed it (a regrown
     /// neighbour table recompiles the kernels).
     pub slots: u32,
+    /// Whether the per-step kernels hold the per-particle arrays and neighbour slots as
+    /// 64-bit words ([`words64`]; needs [`wgpu::Features::SHADER_INT64`]).
+    pub words64: bool,
 }
 
 /// The most walls a scene may have (one bit each in a particle's wall mask); also the
@@ -223,7 +226,94 @@ impl Specialization {
     pub const ANY: Self = Self {
         models: 0xf,
         slots: 16,
+        words64: false,
     };
+}
+
+/// The stored forms of common.wgsl's words block (`Vec4Words`, `PositionWords`, ...) as
+/// 64-bit words: the same bytes, each pair of u32 words one u64 (low word first, as the
+/// bytes lie). Lavapipe compiles a load or store at a per-invocation index into one scalar
+/// access per SIMD lane and component, so a 64-bit component moves two words for the cost of
+/// one: about a fifth off a Hertz step at 10^5 particles (README, Performance). Jäger slots
+/// keep their struct form.
+pub fn words64(slots: SlotKind) -> String {
+    let slot = match slots {
+        SlotKind::Narrow => {
+            "alias SlotWords = vec2<u64>;
+fn slot_of(w: SlotWords) -> Slot {
+    let u = u32x4_of(w);
+    return Slot(bitcast<vec3<f32>>(u.xyz), u.w);
+}
+fn slot_words(s: Slot) -> SlotWords {
+    return u32x4_words(vec4<u32>(bitcast<vec3<u32>>(s.tangential), s.partner));
+}"
+        }
+        SlotKind::Wide => {
+            "alias SlotWords = vec4<u64>;
+fn slot_of(w: SlotWords) -> Slot {
+    let u = u32x4_of(w.xy);
+    return Slot(bitcast<vec3<f32>>(u.xyz), u.w, vec4_of(w.zw));
+}
+fn slot_words(s: Slot) -> SlotWords {
+    return vec4<u64>(u32x4_words(vec4<u32>(bitcast<vec3<u32>>(s.tangential), s.partner)),
+        vec4_words(s.aux));
+}"
+        }
+        SlotKind::Jager(_) => {
+            "alias SlotWords = Slot;
+fn slot_of(w: SlotWords) -> Slot {
+    return w;
+}
+fn slot_words(s: Slot) -> SlotWords {
+    return s;
+}"
+        }
+    };
+    format!(
+        "fn halves(x: u64) -> vec2<u32> {{
+    return vec2<u32>(u32(x), u32(x >> 32u));
+}}
+fn word64(h: vec2<u32>) -> u64 {{
+    return u64(h.x) | (u64(h.y) << 32u);
+}}
+alias U32x4Words = vec2<u64>;
+fn u32x4_of(w: U32x4Words) -> vec4<u32> {{
+    return vec4<u32>(halves(w.x), halves(w.y));
+}}
+fn u32x4_words(v: vec4<u32>) -> U32x4Words {{
+    return vec2<u64>(word64(v.xy), word64(v.zw));
+}}
+alias Vec4Words = vec2<u64>;
+fn vec4_of(w: Vec4Words) -> vec4<f32> {{
+    return bitcast<vec4<f32>>(u32x4_of(w));
+}}
+fn vec4_words(v: vec4<f32>) -> Vec4Words {{
+    return u32x4_words(bitcast<vec4<u32>>(v));
+}}
+alias PositionWords = vec4<u64>;
+fn position_of(w: PositionWords) -> Position {{
+    return Position(vec4_of(w.xy), vec4_of(w.zw));
+}}
+fn position_words(p: Position) -> PositionWords {{
+    return vec4<u64>(vec4_words(p.hi), vec4_words(p.lo));
+}}
+alias PredictedWords = vec4<u64>;
+fn predicted_of(w: PredictedWords) -> Predicted {{
+    return Predicted(vec4_of(w.xy), vec4_of(w.zw));
+}}
+fn predicted_words(p: Predicted) -> PredictedWords {{
+    return vec4<u64>(vec4_words(p.v), vec4_words(p.w));
+}}
+alias ForceTorqueWords = vec4<u64>;
+fn force_torque_of(w: ForceTorqueWords) -> ForceTorque {{
+    return ForceTorque(vec4_of(w.xy), vec4_of(w.zw));
+}}
+fn force_torque_words(f: ForceTorque) -> ForceTorqueWords {{
+    return vec4<u64>(vec4_words(f.force), vec4_words(f.torque));
+}}
+{slot}
+"
+    )
 }
 
 /// Full source of the named kernel for slots of kind `slots`, specialised by `spec` (the
@@ -246,6 +336,11 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
         let begin = common.find("// @slot-begin").expect("slot block");
         let end = common.find("// @slot-end").expect("slot block");
         common.replace_range(begin..end, &format!("{slot}\n"));
+    }
+    if spec.words64 {
+        let begin = common.find("// @words-begin").expect("words block");
+        let end = common.find("// @words-end").expect("words block");
+        common.replace_range(begin..end, &words64(slots));
     }
     if name == "contact_forces" || name == "moisture" {
         // The models' working history holds one point more than a slot (a step may add one

@@ -10,27 +10,26 @@ use wgdem_gpu::shaders::{
 /// Parses, validates and translates to SPIR-V (the Vulkan backend's path), so that a shader
 /// the backend cannot translate fails here, without a GPU.
 fn validate(name: &str, src: &str) -> naga::Module {
-    let module = validate_only(name, src);
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(&module)
-    .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+    validate_with(name, src, naga::valid::Capabilities::empty())
+}
+
+/// [`validate`] for a device with the capabilities `caps`.
+fn validate_with(name: &str, src: &str, caps: naga::valid::Capabilities) -> naga::Module {
+    let module = validate_only(name, src, caps);
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
     naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
         .unwrap_or_else(|e| panic!("{name}: SPIR-V: {e}"));
     module
 }
 
-fn validate_only(name: &str, src: &str) -> naga::Module {
+fn validate_only(name: &str, src: &str, caps: naga::valid::Capabilities) -> naga::Module {
     let module = naga::front::wgsl::parse_str(src)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(&module)
-    .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
     module
 }
 
@@ -48,6 +47,42 @@ fn every_kernel_validates() {
     validate("contact_probe", &with_models(CONTACT_PROBE));
 }
 
+/// Every kernel with the per-step kernels' 64-bit storage words (`shaders::words64`), for
+/// each slot kind, on a device with 64-bit integers; and the 64-bit words need that
+/// capability (so a device without it gets the 32-bit words).
+#[test]
+fn words64_kernels_validate() {
+    let int64 = naga::valid::Capabilities::SHADER_INT64;
+    for (name, _) in KERNELS {
+        for slots in [SlotKind::Narrow, SlotKind::Wide, SlotKind::Jager(8)] {
+            let spec = Specialization {
+                words64: true,
+                ..Specialization::ANY
+            };
+            validate_with(
+                &format!("{name} ({slots:?} slots, 64-bit words)"),
+                &kernel_specialized(name, slots, spec),
+                int64,
+            );
+        }
+    }
+    let spec = Specialization {
+        words64: true,
+        ..Specialization::ANY
+    };
+    let src = kernel_specialized("contact_forces", SlotKind::Narrow, spec);
+    let module = naga::front::wgsl::parse_str(&src).expect("parses");
+    assert!(
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty()
+        )
+        .validate(&module)
+        .is_err(),
+        "64-bit words validated without SHADER_INT64"
+    );
+}
+
 /// The contact kernels as engines compile them: for the spring–dashpot alone, and for each
 /// other model alone with the slots it needs; and the neighbour-list build for those slots.
 #[test]
@@ -62,6 +97,7 @@ fn specialized_contact_kernels_validate() {
             let spec = Specialization {
                 models: 1 << model,
                 slots: 9,
+                words64: false,
             };
             validate(
                 &format!("{name} (model {model} alone)"),
