@@ -128,7 +128,11 @@ fn particle(
         let d = ds_diff(pa, pb, params.one);
         let dist = length(d);
         let overlap = pa.hi.w + pb.hi.w - dist;
-        let mat_j = material[j];
+        // ONE_MATERIAL (set where the kernel is compiled): every particle has this one's.
+        var mat_j = mat_i;
+        if !ONE_MATERIAL {
+            mat_j = material[j];
+        }
         var rec = rec_same;
         if mat_j != mat_i {
             rec = pair_table[select(mat_j, mat_i, i_first) * params.n_materials

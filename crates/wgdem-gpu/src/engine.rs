@@ -112,9 +112,10 @@ pub struct GpuOptions {
     pub wall_rows: u32,
     /// Reorder particle data by cell at the first batch after every this many steps (0: never).
     pub reorder_every: u64,
-    /// Compile the contact kernels for the scene's contact models only (see
-    /// [`shaders::Specialization`]); `false` compiles them for every model (same results,
-    /// slower).
+    /// Compile the contact kernels for the scene's contact models only, and without the
+    /// partner's material where every particle is of one material (see
+    /// [`shaders::Specialization`]); `false` compiles them for every model and material
+    /// (same results, slower).
     pub specialize: bool,
     /// Hold the per-particle arrays and neighbour slots as 64-bit words in the per-step
     /// kernels where the device has 64-bit integers (see [`shaders::words64`]); same results.
@@ -1058,6 +1059,7 @@ impl GpuEngine {
                 models: model_mask(&pair_table),
                 slots: params.slots,
                 words64,
+                one_material: material.iter().all(|&m| m == material[0]),
             }
         } else {
             shaders::Specialization {

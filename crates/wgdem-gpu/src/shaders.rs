@@ -215,6 +215,9 @@ pub struct Specialization {
     /// Whether the per-step kernels hold the per-particle arrays and neighbour slots as
     /// 64-bit words ([`words64`]; needs [`wgpu::Features::SHADER_INT64`]).
     pub words64: bool,
+    /// Whether every particle is of one material: a pair's partner then has the particle's
+    /// own material, and the contact kernel does not load it (`ONE_MATERIAL`).
+    pub one_material: bool,
 }
 
 /// The most walls a scene may have (one bit each in a particle's wall mask); also the
@@ -227,6 +230,7 @@ impl Specialization {
         models: 0xf,
         slots: 16,
         words64: false,
+        one_material: false,
     };
 }
 
@@ -358,8 +362,8 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
             _ => NO_JAGER,
         };
         format!(
-            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\n{src}",
-            spec.models
+            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\nconst ONE_MATERIAL: bool = {};\n{src}",
+            spec.models, spec.one_material
         )
     } else if name == "neighbours" {
         format!(

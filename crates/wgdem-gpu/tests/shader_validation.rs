@@ -94,15 +94,18 @@ fn specialized_contact_kernels_validate() {
             (2, SlotKind::Wide),
             (3, SlotKind::Jager(8)),
         ] {
-            let spec = Specialization {
-                models: 1 << model,
-                slots: 9,
-                words64: false,
-            };
-            validate(
-                &format!("{name} (model {model} alone)"),
-                &kernel_specialized(name, slots, spec),
-            );
+            for one_material in [false, true] {
+                let spec = Specialization {
+                    models: 1 << model,
+                    slots: 9,
+                    words64: false,
+                    one_material,
+                };
+                validate(
+                    &format!("{name} (model {model} alone, one material: {one_material})"),
+                    &kernel_specialized(name, slots, spec),
+                );
+            }
         }
     }
 }
