@@ -15,9 +15,10 @@
 // CPU twin: `Simulation::compute_forces`.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
-@group(0) @binding(1) var<storage, read> pos: array<PositionWords>;            // lo.w = mass
-@group(0) @binding(2) var<storage, read> vel: array<Vec4Words>;             // v_{n-1/2}
-@group(0) @binding(3) var<storage, read> omega: array<Vec4Words>;           // w = 1/I (0: spin fixed)
+// Per-particle arrays in their stored form (common.wgsl's words block: structs, or 64-bit words).
+@group(0) @binding(1) var<storage, read> pos: array<PositionWords>;  // lo.w = mass
+@group(0) @binding(2) var<storage, read> vel: array<Vec4Words>;  // v_{n-1/2}
+@group(0) @binding(3) var<storage, read> omega: array<Vec4Words>;  // w = 1/I (0: spin fixed)
 @group(0) @binding(4) var<storage, read> pred: array<PredictedWords>;
 @group(0) @binding(5) var<storage, read> material: array<u32>;
 @group(0) @binding(6) var<storage, read> pair_table: array<PairRecord>;

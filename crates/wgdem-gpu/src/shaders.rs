@@ -192,8 +192,9 @@ pub fn kernel_with(name: &str, slots: SlotKind) -> String {
     kernel_specialized(name, slots, Specialization::ANY)
 }
 
-/// What the contact kernel is compiled for beyond its slot layout: the contact models a
-/// scene's pairs use. The branches of the others are compiled out; on lavapipe this makes the
+/// What the kernels are compiled for beyond their slot layout: the contact models a scene's
+/// pairs use, whether all its particles share one material, and the storage words of the
+/// per-step kernels ([`words64`]). The branches of the other models are compiled out; on lavapipe this makes the
 /// Hertz contact stage 2–3 times faster, and the results are bitwise those of the kernel
 /// compiled for every model (`tests/gpu_specialization.rs`). The law and history mode stay
 /// run-time values: fixing them as constants gained nothing measurable and let the compiler
@@ -238,8 +239,8 @@ impl Specialization {
 /// 64-bit words: the same bytes, each pair of u32 words one u64 (low word first, as the
 /// bytes lie). Lavapipe compiles a load or store at a per-invocation index into one scalar
 /// access per SIMD lane and component, so a 64-bit component moves two words for the cost of
-/// one: about a fifth off a Hertz step at 10^5 particles (README, Performance). Jäger slots
-/// keep their struct form.
+/// one: about a quarter off the time of a Hertz step at 10^5 particles (README, Performance).
+/// Jäger slots keep their struct form.
 pub fn words64(slots: SlotKind) -> String {
     let slot = match slots {
         SlotKind::Narrow => {
@@ -321,7 +322,8 @@ fn force_torque_words(f: ForceTorque) -> ForceTorqueWords {{
 }
 
 /// Full source of the named kernel for slots of kind `slots`, specialised by `spec` (the
-/// contact, moisture and neighbour-list kernels; the others do not depend on it).
+/// models and material for the contact and moisture kernels, the slot count for the
+/// neighbour-list build, the storage words for the per-step kernels).
 ///
 /// # Panics
 /// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
