@@ -252,7 +252,7 @@ fn particle(
         let r_p = -normal * (pi.hi.w - 0.5 * overlap);
         let rel_velocity = qi.v.xyz + cross(qi.w.xyz, r_p) - wall.velocity.xyz;
         let rel_displacement = (vi.xyz + cross(wi.xyz, r_p) - wall.velocity.xyz) * params.dt;
-        let rec = pair_table[wall.material * params.n_materials + material[i]];
+        let rec = pair_table[wall.material * params.n_materials + mat_i];
         // A wall is body A with infinite radius and mass.
         let out = evaluate_pair(rec, prev.slot, prev.lo.xyz, overlap, normal, rel_velocity,
             rel_displacement, 0.5 * dot(wi.xyz, normal) * params.dt, 1e30, pi.hi.w, 1e30, pi.lo.w,

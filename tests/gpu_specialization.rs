@@ -150,7 +150,7 @@ fn words64_give_the_bits_of_32_bit_words() {
     for (what, pairs, seconds, least) in [("hertz", "", 0.05, 300), ("linear", LINEAR, 0.06, 100)] {
         let sim = pour("hertz", "true", pairs);
         let steps = steps_for(&sim, seconds);
-        let narrow = GpuOptions {
+        let options32 = GpuOptions {
             words64: false,
             ..GpuOptions::default()
         };
@@ -161,11 +161,11 @@ fn words64_give_the_bits_of_32_bit_words() {
             "{what}: the engine did not take 64-bit words"
         );
         engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
-        let mut wide = sim.clone();
+        let mut words64 = sim.clone();
         engine
-            .read_into(&mut wide)
+            .read_into(&mut words64)
             .unwrap_or_else(|e| panic!("{e}"));
-        let words32 = run_with(&ctx, &sim, narrow, steps, None);
+        let words32 = run_with(&ctx, &sim, options32, steps, None);
         eprintln!(
             "{what}: {steps} steps, {} contacts, work {:e} J",
             words32.stats.contacts, words32.work.dissipated
@@ -174,7 +174,7 @@ fn words64_give_the_bits_of_32_bit_words() {
             words32.stats.contacts > least,
             "too few contacts to test anything"
         );
-        assert_same_bits(&format!("{what}, 64-bit words"), &words32, &wide);
+        assert_same_bits(&format!("{what}, 64-bit words"), &words32, &words64);
     }
 }
 
