@@ -1,5 +1,9 @@
 // hash.wgsl — cell and bucket of every particle; the values to sort are the particle indices.
-// CPU twin: the cell/bucket closures of `broadphase::pairs_within`.
+// `order` gives the key of a reorder instead: the cell's place on a Morton curve, so that
+// particles close in space end up close in memory (buckets are scattered on purpose, and an
+// order by bucket would put neighbouring cells anywhere in the arrays).
+// CPU twin: the cell/bucket closures of `broadphase::pairs_within` (`order`: none; the CPU
+// reference never reorders).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
@@ -16,5 +20,31 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let c = cell_of(pos[i], params.cell_size);
     cells[i] = vec4<i32>(c, 0);
     keys[i] = bucket_of(c, params.table_bits);
+    vals[i] = i;
+}
+
+// Bit k of the low 9 bits of v moved to bit 3k.
+fn spread3(v: u32) -> u32 {
+    var x = v & 0x1ffu;
+    x = (x | (x << 16u)) & 0x030000ffu;
+    x = (x | (x << 8u)) & 0x0300f00fu;
+    x = (x | (x << 4u)) & 0x030c30c3u;
+    x = (x | (x << 2u)) & 0x09249249u;
+    return x;
+}
+
+// The Morton code of the cell's coordinates (plus 256) modulo 512: 27 bits, which the engine
+// sorts with 7 or 8 radix passes. The cells of each aligned 2^k-cube of the grid share a range
+// of codes, at every k. Cells 512 apart along an axis share codes, and a scene wider than 512
+// cells has a seam: both only cost locality, never correctness.
+@compute @workgroup_size(64)
+fn order(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.n {
+        return;
+    }
+    // Offset so that a scene around the origin (cells from −256 to 255) has no seam.
+    let c = bitcast<vec3<u32>>(cell_of(pos[i], params.cell_size) + vec3<i32>(256));
+    keys[i] = spread3(c.x) | (spread3(c.y) << 1u) | (spread3(c.z) << 2u);
     vals[i] = i;
 }

@@ -1,6 +1,6 @@
-// permute.wgsl — reorders particle data by cell (the order `radix` sorted the particles into),
-// on the rebuilds that `rebuild.plan` marks for it, so that particles close in space sit close
-// in memory. Every per-particle array is moved a column block of `BLOCK` words at a time
+// permute.wgsl — reorders particle data by cell (the Morton order that `hash.order` and `radix`
+// sorted the particles into), on the rebuilds that `rebuild.plan` marks for it, so that
+// particles close in space sit close in memory. Every per-particle array is moved a column block of `BLOCK` words at a time
 // through one small scratch array (`BLOCK` words per particle): `take` gathers the block of
 // each particle's old row into the scratch at its new index, `put` writes it back. Neighbour
 // slots move with their particle (between slot chunks if need be) and their partner indices
@@ -75,14 +75,4 @@ fn invert(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     data[order[p]] = p;
-}
-
-// After the reorder the sorted order is the identity (bound as `data`).
-@compute @workgroup_size(64)
-fn identity(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let p = gid.x;
-    if p >= params.n {
-        return;
-    }
-    data[p] = p;
 }

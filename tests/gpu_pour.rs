@@ -345,3 +345,51 @@ fn gpu_history_survives_reordering() {
     );
     assert!(a.stats.contacts > 150, "too few contacts to test anything");
 }
+
+/// A reorder puts particles close in space close in memory. The pour's spheres are generated
+/// in random order; after a reorder, the median distance between neighbours in memory
+/// (consecutive positions of the per-particle arrays) is below two diameters, where the spheres
+/// are about 3.6 mm apart on average at the start. Measured: 4.5e-3 m reordered, 3.0e-2 m in
+/// the scene's order; reordered by hash bucket, as before the Morton order, 2.6e-2 m (the
+/// test fails then).
+#[test]
+fn gpu_reorder_puts_neighbours_together() {
+    let Some(ctx) = gpu() else { return };
+    let s = scene(POUR);
+    let mut engine = GpuEngine::new(
+        &ctx.device,
+        &ctx.queue,
+        &s.simulation,
+        GpuOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = s.simulation.clone();
+    let spread = |engine: &GpuEngine, sim: &mut Simulation| {
+        engine.read_into(sim).unwrap_or_else(|e| panic!("{e}"));
+        let order = engine.particle_order().unwrap_or_else(|e| panic!("{e}"));
+        let p = &sim.particles.position;
+        let mut d: Vec<f64> = order
+            .windows(2)
+            .map(|w| (p[w[1] as usize] - p[w[0] as usize]).length())
+            .collect();
+        d.sort_by(f64::total_cmp);
+        d[d.len() / 2]
+    };
+    engine.run(10).unwrap_or_else(|e| panic!("{e}"));
+    let before = spread(&engine, &mut sim);
+    engine.reorder_next_batch();
+    engine.run(1).unwrap_or_else(|e| panic!("{e}"));
+    let after = spread(&engine, &mut sim);
+    eprintln!(
+        "median distance between neighbours in memory: {before:.2e} m in the scene's order, \
+         {after:.2e} m reordered"
+    );
+    assert!(
+        after < 2.0 * 0.003,
+        "reordered, neighbours in memory are {after:e} m apart"
+    );
+    assert!(
+        before > 5.0 * after,
+        "the scene's order was already local: {before:e} m"
+    );
+}

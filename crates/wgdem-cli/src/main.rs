@@ -94,7 +94,7 @@ enum Command {
         /// Spheres in the specimen (rounded to a lattice of side² × layers).
         #[arg(long, default_value_t = 100_000)]
         particles: u32,
-        /// Timed steps (after 20 warm-up steps).
+        /// Timed steps (after 40 warm-up steps, with a reorder by cell after the 20th).
         #[arg(long, default_value_t = 200)]
         steps: u64,
         /// Engine that takes the steps.

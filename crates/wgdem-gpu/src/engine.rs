@@ -6,7 +6,8 @@
 //!    so the lists are rebuilt only when needed and the host never has to ask;
 //! 2. `hash`: cell and bucket of every particle;
 //! 3. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
-//!    (every `reorder_every` steps, at a batch start, with a rebuild forced: `permute.*`
+//!    (every `reorder_every` steps, at a batch start, with a rebuild forced, first
+//!    `hash.order` and a radix sort by the cells' Morton code, then `permute.*`, which
 //!    reorders all particle data, neighbour slots and stable ids into that order;)
 //! 4. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
 //! 5. `neighbours`, `rebuild.walls_near`, `rebuild.halt`, `rebuild.commit`: each particle's
@@ -302,11 +303,17 @@ fn groups(n: u32, size: u32) -> u32 {
     n.div_ceil(size)
 }
 
+/// Radix passes of a reorder's sort by Morton code (27 bits, `hash.order`): 7 or 8, with the
+/// parity of the bucket sort's `radix_passes` (at most 8), so that both sorts end in the same
+/// buffer.
+fn order_passes(radix_passes: u32) -> u32 {
+    8 - radix_passes % 2
+}
+
 struct Kernels {
     permute_take: Kernel,
     permute_put: Kernel,
     permute_invert: Kernel,
-    permute_identity: Kernel,
     rebuild_check: Kernel,
     rebuild_plan: Kernel,
     rebuild_walls: Kernel,
@@ -314,6 +321,8 @@ struct Kernels {
     rebuild_halt: Kernel,
     rebuild_commit: Kernel,
     hash: Kernel,
+    /// `hash` with the Morton code of the cell as the key, for a reorder.
+    hash_order: Kernel,
     radix_count: Kernel,
     radix_scan: Kernel,
     radix_scatter: Kernel,
@@ -351,7 +360,6 @@ impl Kernels {
             permute_take: k("permute", "dem.permute.take", "take", &permute),
             permute_put: k("permute", "dem.permute.put", "put", &permute),
             permute_invert: k("permute", "dem.permute.invert", "invert", &permute),
-            permute_identity: k("permute", "dem.permute.identity", "identity", &permute),
             rebuild_check: k("rebuild", "dem.rebuild.check", "check", &rebuild),
             rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
             rebuild_walls: k("rebuild", "dem.rebuild.walls_near", "walls_near", &rebuild),
@@ -364,6 +372,7 @@ impl Kernels {
             rebuild_halt: k("rebuild", "dem.rebuild.halt", "halt", &rebuild),
             rebuild_commit: k("commit", "dem.rebuild.commit", "main", &[U, R, W]),
             hash: k("hash", "dem.hash", "main", &[U, R, W, W, W]),
+            hash_order: k("hash", "dem.hash.order", "order", &[U, R, W, W, W]),
             radix_count: k("radix", "dem.radix.count", "count", &radix),
             radix_scan: k("radix", "dem.radix.scan", "scan", &radix),
             radix_scatter: k("radix", "dem.radix.scatter", "scatter", &radix),
@@ -637,7 +646,6 @@ fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
 /// (destination, source) pair of chunks.
 struct PermuteGroups {
     invert: wgpu::BindGroup,
-    identity: wgpu::BindGroup,
     /// Every column block of every per-particle array and of the neighbour slots.
     moves: Vec<BlockMove>,
 }
@@ -967,7 +975,7 @@ impl GpuEngine {
                 contents: bytemuck::bytes_of(&params),
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             }),
-            radix_passes: (0..radix_passes)
+            radix_passes: (0..order_passes(radix_passes))
                 .map(|k| {
                     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                         label: Some("dem.radix.pass"),
@@ -1108,6 +1116,15 @@ impl GpuEngine {
             moisture_events: sim.moisture_events().0.to_vec(),
             events_applied: sim.moisture_events().1,
         })
+    }
+
+    /// Reorders the particle data by cell (Morton order) at the next batch, and every
+    /// `reorder_every` steps from there. A scene's own order can be anything (a lattice, a
+    /// generator's), and the first scheduled reorder comes `reorder_every` steps after the start;
+    /// `wgdem bench` calls this so that it times the order a long run has. Does nothing when
+    /// `reorder_every` is 0.
+    pub fn reorder_next_batch(&mut self) {
+        self.next_reorder = self.steps;
     }
 
     /// Steps recorded per submit; also the interval at which `run_streaming` reports.
@@ -1297,7 +1314,6 @@ impl GpuEngine {
             }
             PermuteGroups {
                 invert: group(&one, &b.vals[sorted], &b.dummy, &b.new_index),
-                identity: group(&one, &b.dummy, &b.new_index, &b.vals[sorted]),
                 moves,
             }
         };
@@ -1397,7 +1413,7 @@ impl GpuEngine {
                 &k.hash,
                 &[&b.params, &b.pos, &b.cells, &b.keys[0], &b.vals[0]],
             ),
-            radix: (0..passes as usize)
+            radix: (0..order_passes(passes) as usize)
                 .map(|p| {
                     let (i, o) = (p % 2, 1 - p % 2);
                     bind(
@@ -1624,15 +1640,20 @@ impl GpuEngine {
     /// zero-sized dispatch when no rebuild is due).
     fn record_sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
         let (k, g) = (&self.kernels, &self.groups);
-        self.indirect(pass, &k.hash, &g.hash, Args::RebuildParticles);
-        for p in 0..self.radix_passes as usize {
-            self.indirect(pass, &k.radix_count, &g.radix[p], Args::RebuildTiles);
-            self.indirect(pass, &k.radix_scan, &g.radix[p], Args::RebuildOne);
-            self.indirect(pass, &k.radix_scatter, &g.radix[p], Args::RebuildTiles);
-        }
+        let sort = |pass: &mut wgpu::ComputePass<'_>, hash: &Kernel, passes: u32| {
+            self.indirect(pass, hash, &g.hash, Args::RebuildParticles);
+            for p in 0..passes as usize {
+                self.indirect(pass, &k.radix_count, &g.radix[p], Args::RebuildTiles);
+                self.indirect(pass, &k.radix_scan, &g.radix[p], Args::RebuildOne);
+                self.indirect(pass, &k.radix_scatter, &g.radix[p], Args::RebuildTiles);
+            }
+        };
         if reorder {
-            // A rebuild was forced for this step, so the sort above ran: move every particle
-            // to its sorted position.
+            // A rebuild was forced for this step, so these dispatches are full: sort by Morton
+            // code and move every particle to its sorted position. (The buckets' own order
+            // scatters neighbouring cells over the arrays, which made a reordered run's
+            // contact stage about twice as slow on lavapipe as the scene's lattice order.)
+            sort(pass, &k.hash_order, order_passes(self.radix_passes));
             let pg = &g.permute;
             self.indirect(pass, &k.permute_invert, &pg.invert, Args::Particles);
             for block in &pg.moves {
@@ -1643,8 +1664,9 @@ impl GpuEngine {
                     self.indirect(pass, &k.permute_put, group, *args);
                 }
             }
-            self.indirect(pass, &k.permute_identity, &pg.identity, Args::Particles);
         }
+        // The bucket sort of the neighbour search, in the new order after a reorder.
+        sort(pass, &k.hash, self.radix_passes);
         self.indirect(pass, &k.ranges_clear, &g.ranges, Args::RebuildBuckets);
         self.indirect(pass, &k.ranges_mark, &g.ranges, Args::RebuildParticles);
     }
@@ -2135,6 +2157,12 @@ impl GpuEngine {
 
     fn read<T: Pod>(&self, buffer: &wgpu::Buffer, count: usize) -> Result<Vec<T>, GpuError> {
         read_buffer(&self.device, &self.queue, buffer, count)
+    }
+
+    /// The order the particles sit in on the device: the stable id (the scene's index) of
+    /// the particle at each position of the per-particle arrays.
+    pub fn particle_order(&self) -> Result<Vec<u32>, GpuError> {
+        self.read(&self.buffers.ids, self.params.n as usize)
     }
 
     /// The neighbour lists of the last step as `(i, j)` stable-id entries, each particle's
