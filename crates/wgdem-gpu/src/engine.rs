@@ -1651,8 +1651,8 @@ impl GpuEngine {
         if reorder {
             // A rebuild was forced for this step, so these dispatches are full: sort by Morton
             // code and move every particle to its sorted position. (The buckets' own order
-            // scatters neighbouring cells over the arrays, which made a reordered run's
-            // contact stage about twice as slow on lavapipe as the scene's lattice order.)
+            // scatters neighbouring cells over the arrays: a step of the bench's packing took
+            // 1.8 times as long on lavapipe in that order as in the lattice's.)
             sort(pass, &k.hash_order, order_passes(self.radix_passes));
             let pg = &g.permute;
             self.indirect(pass, &k.permute_invert, &pg.invert, Args::Particles);
