@@ -364,7 +364,7 @@ fn gpu_reorder_puts_neighbours_together() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let mut sim = s.simulation.clone();
-    let spread = |engine: &GpuEngine, sim: &mut Simulation| {
+    let median_gap = |engine: &GpuEngine, sim: &mut Simulation| {
         engine.read_into(sim).unwrap_or_else(|e| panic!("{e}"));
         let order = engine.particle_order().unwrap_or_else(|e| panic!("{e}"));
         let p = &sim.particles.position;
@@ -376,10 +376,10 @@ fn gpu_reorder_puts_neighbours_together() {
         d[d.len() / 2]
     };
     engine.run(10).unwrap_or_else(|e| panic!("{e}"));
-    let before = spread(&engine, &mut sim);
+    let before = median_gap(&engine, &mut sim);
     engine.reorder_next_batch();
     engine.run(1).unwrap_or_else(|e| panic!("{e}"));
-    let after = spread(&engine, &mut sim);
+    let after = median_gap(&engine, &mut sim);
     eprintln!(
         "median distance between neighbours in memory: {before:.2e} m in the scene's order, \
          {after:.2e} m reordered"

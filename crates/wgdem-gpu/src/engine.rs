@@ -2171,7 +2171,7 @@ impl GpuEngine {
         let n = self.params.n as usize;
         let k = self.params.slots as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
-        let ids: Vec<u32> = self.read(&self.buffers.ids, n)?;
+        let ids = self.particle_order()?;
         let slots = self.read_slots()?;
         let w = self.slot_words;
         Ok((0..n)
@@ -2450,7 +2450,7 @@ impl GpuEngine {
         let omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
         let orientation: Vec<[f32; 4]> = self.read(&self.buffers.orientation, n)?;
         let walls: Vec<Wall> = self.read(&self.buffers.walls, sim.walls.len())?;
-        let ids: Vec<u32> = self.read(&self.buffers.ids, n)?;
+        let ids = self.particle_order()?;
         let p = &mut sim.particles;
         let d3 = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
         for (k, &id) in ids.iter().enumerate() {
