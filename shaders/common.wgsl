@@ -88,7 +88,15 @@ struct Predicted {
     w: vec4<f32>,
 }
 
-// One neighbour slot: the partner's id and this side's copy of the pair's tangential history.
+// The angular velocity ω_{n−1/2}, whose copy `integrate` keeps in the spare w words of a
+// particle's velocity (x) and predicted velocities (y in `v.w`, z in `w.w`): a pair then loads
+// its partner's spin with the velocities it needs anyway, not from a third array.
+fn spin_of(vel: vec4<f32>, pred: Predicted) -> vec3<f32> {
+    return vec3<f32>(vel.w, pred.v.w, pred.w.w);
+}
+
+// One neighbour slot: the partner (its index, with `A_SIDE` set where this particle is the
+// pair's body A) and this side's copy of the pair's tangential history.
 // @slot-begin (replaced by `shaders::wide_slots` when some pair needs more state per contact)
 struct Slot {
     tangential: vec3<f32>,
@@ -105,6 +113,15 @@ fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
     return s;
 }
 // @slot-end
+
+// A neighbour slot's `partner` word: the partner's index in the low 31 bits, and in the top bit
+// whether this particle is the pair's body A (the smaller stable id; set by `neighbours` from
+// the ids, kept through reorders). The contact kernel takes the pair's canonical order from
+// it instead of loading the partner's stable id at every step.
+const A_SIDE: u32 = 0x80000000u;
+fn partner_index(partner: u32) -> u32 {
+    return partner & ~A_SIDE;
+}
 
 // One wall slot: a neighbour slot plus the low part of its tangential history (xyz), so that a
 // resting contact keeps the sub-ulp increments an f32 history would drop (see `two_sum`).

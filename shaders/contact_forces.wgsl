@@ -17,9 +17,9 @@
 @group(0) @binding(0) var<uniform> params: SimParams;
 // Per-particle arrays in their stored form (common.wgsl's words block: structs, or 64-bit words).
 @group(0) @binding(1) var<storage, read> pos: array<PositionWords>;  // lo.w = mass
-@group(0) @binding(2) var<storage, read> vel: array<Vec4Words>;  // v_{n-1/2}
+@group(0) @binding(2) var<storage, read> vel: array<Vec4Words>;  // v_{n-1/2}; w = ω_x
 @group(0) @binding(3) var<storage, read> omega: array<Vec4Words>;  // w = 1/I (0: spin fixed)
-@group(0) @binding(4) var<storage, read> pred: array<PredictedWords>;
+@group(0) @binding(4) var<storage, read> pred: array<PredictedWords>;  // v.w = ω_y, w.w = ω_z
 @group(0) @binding(5) var<storage, read> material: array<u32>;
 @group(0) @binding(6) var<storage, read> pair_table: array<PairRecord>;
 @group(0) @binding(7) var<storage, read> walls: array<Wall>;
@@ -31,16 +31,15 @@
 @group(0) @binding(13) var<storage, read_write> stats: array<U32x4Words>;
 @group(0) @binding(14) var<uniform> chunk: Chunk;
 @group(0) @binding(15) var<storage, read_write> counters: Counters;
-@group(0) @binding(16) var<storage, read> ids: array<u32>;  // stable id of each particle
 // Contact work per particle where the pairs account it (wide slots; else 16 unused bytes):
 // x the elastic energy of its contacts after this step, y + z the work they have dissipated
 // since the start (double-single). A pair counts on its B side, a wall contact on its particle.
-@group(0) @binding(17) var<storage, read_write> work: array<Vec4Words>;
+@group(0) @binding(16) var<storage, read_write> work: array<Vec4Words>;
 // Walls within the particle's skin at the last build (bit w; `rebuild.walls_near`): no other
 // wall can touch it before the next build, so only these are visited.
-@group(0) @binding(18) var<storage, read> wall_mask: array<u32>;
+@group(0) @binding(17) var<storage, read> wall_mask: array<u32>;
 // The particle's row of wall slots, held while a wall is within its skin (`rebuild.walls_alloc`).
-@group(0) @binding(19) var<storage, read> wall_row: array<u32>;
+@group(0) @binding(18) var<storage, read> wall_row: array<u32>;
 
 // MAX_WALLS is set where the kernel is compiled (shaders::kernel_specialized).
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -111,7 +110,6 @@ fn particle(
     let vi = vec4_of(vel[i]);
     let wi = vec4_of(omega[i]);
     let qi = predicted_of(pred[i]);
-    let id_i = ids[i];
     let mat_i = material[i];
     // The pair record of two particles of this one's material, loaded once: most pairs have
     // it. Loaded per pair, the record cost about a sixth of the stage on lavapipe (which
@@ -119,16 +117,27 @@ fn particle(
     let rec_same = pair_table[mat_i * params.n_materials + mat_i];
     for (var s = 0u; s < n_slots; s++) {
         let slot = slot_of(slots[base + s]);
-        let j = slot.partner;
-        // Canonical order by stable id: it fixes which body is A (and so the sign of the stored
-        // history) whatever order the particles currently sit in.
-        let i_first = id_i < ids[j];
+        let j = partner_index(slot.partner);
+        // Canonical order by stable id (the slot's `A_SIDE` bit): it fixes which body is A, and
+        // so the sign of the stored history, whatever order the particles currently sit in.
+        // The pair is evaluated in that order on both sides without choosing between the two
+        // bodies' vectors: each vector from A to B, or of B relative to A, is `sign` times the
+        // one from this particle to its partner, and a negation is exact (IEEE rounding is
+        // symmetric in sign), so both sides still compute bit-identical forces.
+        let i_first = (slot.partner & A_SIDE) != 0u;
+        let sign = select(-1.0, 1.0, i_first);
         let pj = position_of(pos[j]);
-        let pa = Position(select(pj.hi, pi.hi, i_first), select(pj.lo, pi.lo, i_first));
-        let pb = Position(select(pi.hi, pj.hi, i_first), select(pi.lo, pj.lo, i_first));
-        let d = ds_diff(pa, pb, params.one);
+        let r_i = pi.hi.w;
+        let r_j = pj.hi.w;
+        let m_i = pi.lo.w;
+        let m_j = pj.lo.w;
+        let ra = select(r_j, r_i, i_first);
+        let rb = select(r_i, r_j, i_first);
+        let ma = select(m_j, m_i, i_first);
+        let mb = select(m_i, m_j, i_first);
+        let d = ds_diff(pi, pj, params.one) * sign;  // from A to B
         let dist = length(d);
-        let overlap = pa.hi.w + pb.hi.w - dist;
+        let overlap = ra + rb - dist;
         // ONE_MATERIAL (set where the kernel is compiled): every particle has this one's.
         var mat_j = mat_i;
         if !ONE_MATERIAL {
@@ -152,37 +161,35 @@ fn particle(
         if dist > 0.0 {
             normal = d / dist;
         }
-        let r_a = normal * (pa.hi.w - 0.5 * overlap);
-        let r_b = -normal * (pb.hi.w - 0.5 * overlap);
+        let r_a = normal * (ra - 0.5 * overlap);
+        let r_b = -normal * (rb - 0.5 * overlap);
+        // The lever arms of this particle and of its partner.
+        let lever_i = select(r_b, r_a, i_first);
+        let lever_j = select(r_a, r_b, i_first);
         let qj = predicted_of(pred[j]);
-        let vj = vec4_of(vel[j]).xyz;
-        let wj = vec4_of(omega[j]).xyz;
-        let qa_v = select(qj.v.xyz, qi.v.xyz, i_first);
-        let qa_w = select(qj.w.xyz, qi.w.xyz, i_first);
-        let qb_v = select(qi.v.xyz, qj.v.xyz, i_first);
-        let qb_w = select(qi.w.xyz, qj.w.xyz, i_first);
-        let va = select(vj, vi.xyz, i_first);
-        let wa = select(wj, wi.xyz, i_first);
-        let vb = select(vi.xyz, vj, i_first);
-        let wb = select(wi.xyz, wj, i_first);
-        let rel_velocity = (qb_v + cross(qb_w, r_b)) - (qa_v + cross(qa_w, r_a));
-        let rel_displacement = ((vb + cross(wb, r_b)) - (va + cross(wa, r_a))) * params.dt;
-        let twirl = 0.5 * dot(wa + wb, normal) * params.dt;
-        let m_eff = pa.lo.w * pb.lo.w / (pa.lo.w + pb.lo.w);
-        let r_eff = pa.hi.w * pb.hi.w / (pa.hi.w + pb.hi.w);
+        let vj4 = vec4_of(vel[j]);
+        let vj = vj4.xyz;
+        let wj = spin_of(vj4, qj);
+        // B relative to A: `sign` times the partner relative to this particle.
+        let rel_velocity = ((qj.v.xyz + cross(qj.w.xyz, lever_j))
+            - (qi.v.xyz + cross(qi.w.xyz, lever_i))) * sign;
+        let rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi.xyz, lever_i)))
+            * sign) * params.dt;
+        let twirl = 0.5 * dot(wi.xyz + wj, normal) * params.dt;
+        let m_eff = ma * mb / (ma + mb);
+        let r_eff = ra * rb / (ra + rb);
         // Neighbour slots keep a single-f32 history (no low part).
         let out = evaluate_pair(rec, slot, vec3<f32>(0.0), overlap, normal, rel_velocity,
-            rel_displacement, twirl, pa.hi.w, pb.hi.w, pa.lo.w, pb.lo.w, m_eff, r_eff);
+            rel_displacement, twirl, ra, rb, ma, mb, m_eff, r_eff);
+        // The force on this particle: `out.force` on B, its opposite on A.
+        let f_i = out.force * -sign;
+        force += f_i;
+        torque += cross(lever_i, f_i);
         if !i_first {
-            force += out.force;
-            torque += cross(r_b, out.force);
             n_pairs += select(0u, 1u, overlap > 0.0);  // count each pair once, on its B side
             n_sliding += out.sliding;
             elastic += out.elastic;
             dissipated += out.dissipated;
-        } else {
-            force -= out.force;
-            torque += cross(r_a, -out.force);
         }
         slots[base + s] = slot_words(out.slot);
     }

@@ -4,10 +4,10 @@
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read_write> pos: array<PositionWords>;
-@group(0) @binding(2) var<storage, read_write> vel: array<Vec4Words>;
+@group(0) @binding(2) var<storage, read_write> vel: array<Vec4Words>;  // w = ω_x (spin_of)
 @group(0) @binding(3) var<storage, read_write> omega: array<Vec4Words>;
 @group(0) @binding(4) var<storage, read_write> orientation: array<Vec4Words>;
-@group(0) @binding(5) var<storage, read_write> pred: array<PredictedWords>;
+@group(0) @binding(5) var<storage, read_write> pred: array<PredictedWords>;  // ω_y, ω_z in w
 @group(0) @binding(6) var<storage, read> ft: array<ForceTorqueWords>;
 @group(0) @binding(7) var<storage, read_write> walls: array<Wall>;
 
@@ -36,7 +36,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
     pos[i] = position_words(
         Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w)));
-    vel[i] = vec4_words(vec4<f32>(v, 0.0));
 
     let om = vec4_of(omega[i]);
     let alpha = f.torque.xyz * om.w;
@@ -49,8 +48,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let spin = vec4<f32>(theta / angle * sin(0.5 * angle), cos(0.5 * angle));
         orientation[i] = vec4_words(normalize(quat_mul(spin, vec4_of(orientation[i]))));
     }
-    pred[i] = predicted_words(Predicted(vec4<f32>(v + accel * (0.5 * dt), 0.0),
-        vec4<f32>(w + alpha * (0.5 * dt), 0.0)));
+    // ω travels in the velocities' spare w words too (common.wgsl `spin_of`).
+    vel[i] = vec4_words(vec4<f32>(v, w.x));
+    pred[i] = predicted_words(Predicted(vec4<f32>(v + accel * (0.5 * dt), w.y),
+        vec4<f32>(w + alpha * (0.5 * dt), w.z)));
 }
 
 @compute @workgroup_size(64)

@@ -34,7 +34,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let pi = pos[i];
     for (var s = 0u; s < min(count[i], params.slots); s++) {
         let slot = slots[base + s];
-        let j = slot.partner;
+        let j = partner_index(slot.partner);
         if pair_table[material[i] * params.n_materials + material[j]].model != 2u {
             continue;
         }

@@ -1,7 +1,7 @@
 // neighbours.wgsl — each particle's list of partners closer than the skin, in a fixed order
 // (neighbour cells dx, dy, dz from −1 to 1, then ascending particle index inside a bucket), with
 // this side's copy of each pair's tangential history carried over from the previous list by
-// partner id. A new contact starts from zero; a pair no longer listed is dropped.
+// partner (index and canonical-order bit, `A_SIDE`). A new contact starts from zero; a pair no longer listed is dropped.
 //
 // The list is rebuilt in place: each invocation reads and rewrites only its own particle's
 // row, so no second table is needed. The new list is first enumerated without writing (partner
@@ -26,6 +26,7 @@
 @group(0) @binding(6) var<storage, read_write> slots: array<Slot>;
 @group(0) @binding(7) var<storage, read_write> counters: Counters;
 @group(0) @binding(8) var<uniform> chunk: Chunk;
+@group(0) @binding(9) var<storage, read> ids: array<u32>;  // stable id of each particle
 
 const NONE: u32 = 0xffffffffu;
 
@@ -38,6 +39,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let k = min(params.slots, NEIGHBOUR_SLOTS);
     let base = gid.x * params.slots;
     let pi = pos[i];
+    let id_i = ids[i];
     let c = cells[i].xyz;
     let n_old = min(count[i], k);
     var old_ids: array<u32, NEIGHBOUR_SLOTS>;
@@ -67,10 +69,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                         continue;
                     }
                     if n < k {
-                        new_ids[n] = j;
+                        // The partner word (common.wgsl `A_SIDE`): the same for the same
+                        // partner, so an old slot is found by comparing whole words.
+                        let word = j | select(0u, A_SIDE, id_i < ids[j]);
+                        new_ids[n] = word;
                         src[n] = NONE;
                         for (var o = 0u; o < n_old; o++) {
-                            if old_ids[o] == j {
+                            if old_ids[o] == word {
                                 src[n] = o;
                                 needed[o] = true;
                                 break;

@@ -14,7 +14,7 @@ const BLOCK: u32 = 8u;
 struct Permute {
     stride: u32,        // u32 words per particle of the array being moved
     block: u32,         // its first word this dispatch moves (a multiple of BLOCK)
-    remap: u32,         // 1: neighbour slots, whose word 3 (the partner) is remapped
+    remap: u32,         // 1: neighbour slots, whose word 3 (the partner's index) is remapped
     _p0: u32,
     first: u32,         // `data` holds particles [first, first + count) (a slot chunk, or all)
     count: u32,
@@ -62,7 +62,8 @@ fn put(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var j = 0u; j < block_width(); j++) {
         var word = scratch[p * BLOCK + j];
         if perm_info.remap != 0u && (perm_info.block + j) % SLOT_WORDS == 3u {
-            word = new_index[word];
+            // The partner's index moves; its canonical-order bit stays (common.wgsl `A_SIDE`).
+            word = new_index[partner_index(word)] | (word & A_SIDE);
         }
         data[dst + j] = word;
     }

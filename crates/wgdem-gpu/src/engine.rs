@@ -382,19 +382,19 @@ impl Kernels {
                 "neighbours",
                 "dem.neighbours",
                 "main",
-                &[U, R, R, R, R, W, W, W, U],
+                &[U, R, R, R, R, W, W, W, U, R],
             ),
             contacts: k(
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W, R, R],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R],
             ),
             contacts_only: k(
                 "contact_forces",
                 "dem.contact_forces.forces_only",
                 "forces_only",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, R, W, R, R],
+                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R],
             ),
             reduce_walls: k(
                 "wall_reduce",
@@ -549,6 +549,10 @@ fn slot_chunks(
 /// u32 words per particle of the reorder's scratch: each array moves through it a column block
 /// of this many words at a time (`BLOCK` in permute.wgsl).
 const PERMUTE_BLOCK: u32 = 8;
+
+/// The top bit of a neighbour slot's partner word: set where the slot's particle is the pair's
+/// body A (`A_SIDE` in common.wgsl); the low 31 bits are the partner's index.
+const A_SIDE: u32 = 0x8000_0000;
 
 /// The reorder's scratch: one column block of every particle.
 fn permute_scratch(device: &wgpu::Device, n: u32) -> wgpu::Buffer {
@@ -834,6 +838,11 @@ impl GpuEngine {
                 "{n} particles exceed this engine's one-dimensional dispatch limit of {limit}"
             )));
         }
+        if n as u64 >= u64::from(A_SIDE) {
+            return Err(GpuError::Unsupported(format!(
+                "the GPU engine handles fewer than 2^31 particles (a neighbour slot keeps its partner's index in 31 bits); this scene has {n}"
+            )));
+        }
         let n_walls = sim.walls.len() as u32;
         if n_walls > shaders::MAX_WALLS {
             return Err(GpuError::Unsupported(format!(
@@ -892,7 +901,16 @@ impl GpuEngine {
                 Position { hi, lo }
             })
             .collect();
-        let vel: Vec<[f32; 4]> = p.velocity.iter().map(|&v| v4(v)).collect();
+        // The spare w words of the velocities carry a copy of the angular velocity (x in
+        // `vel.w`, y and z in the predicted velocities' w), so that a pair loads its
+        // partner's spin with its velocities (common.wgsl `spin_of`).
+        let vel: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let mut v = v4(p.velocity[i]);
+                v[3] = p.angular_velocity[i].x as f32;
+                v
+            })
+            .collect();
         let omega: Vec<[f32; 4]> = (0..n)
             .map(|i| {
                 let mut w = v4(p.angular_velocity[i]);
@@ -910,9 +928,14 @@ impl GpuEngine {
             .map(|q| [q.x as f32, q.y as f32, q.z as f32, q.w as f32])
             .collect();
         let pred: Vec<Predicted> = (0..n)
-            .map(|i| Predicted {
-                v: vel[i],
-                w: v4(p.angular_velocity[i]),
+            .map(|i| {
+                let w = v4(p.angular_velocity[i]);
+                let mut v = vel[i];
+                v[3] = w[1];
+                Predicted {
+                    v,
+                    w: [w[0], w[1], w[2], w[2]],
+                }
             })
             .collect();
         let material: Vec<u32> = p.material.iter().map(|&m| m as u32).collect();
@@ -1335,6 +1358,7 @@ impl GpuEngine {
                         &c.slots,
                         &b.counters,
                         &c.range,
+                        &b.ids,
                     ],
                 )
             })
@@ -1364,7 +1388,6 @@ impl GpuEngine {
                         &b.stats,
                         &c.range,
                         &b.counters,
-                        &b.ids,
                         &b.work,
                         &b.wall_mask,
                         &b.wall_row,
@@ -2180,7 +2203,7 @@ impl GpuEngine {
                 let ids = &ids;
                 slots[i * k * w..(i * k + c) * w]
                     .chunks(w)
-                    .map(move |s| (ids[i], ids[s[3] as usize]))
+                    .map(move |s| (ids[i], ids[(s[3] & !A_SIDE) as usize]))
             })
             .collect())
     }
@@ -2279,18 +2302,18 @@ impl GpuEngine {
     ///
     /// - rebuild check: position (32) and the position at the last build (16);
     /// - contacts: the particle's position, predicted velocities (32 each), velocity,
-    ///   angular velocity (16 each), material, stable id, list length (4 each); per listed
-    ///   partner its slot read and written, its position, id and material; per touching
-    ///   partner also its velocities; its wall mask (4; the few particles near a wall also
-    ///   read their row index and wall slots, not counted); force and torque (32) and
-    ///   contact counts (16) written;
+    ///   angular velocity (16 each), material, list length (4 each); per listed partner its
+    ///   slot read and written, its position and material; per touching partner also its
+    ///   velocity and predicted velocities (48, its spin in their w words); its wall mask (4;
+    ///   the few particles near a wall also read their row index and wall slots, not
+    ///   counted); force and torque (32) and contact counts (16) written;
     /// - integrate: position, force and torque, velocity, angular velocity, orientation read
     ///   and written (position, velocities, orientation, predicted velocities).
     pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
         let slot = 4.0 * self.slot_words as f64;
-        let own = 32.0 + 32.0 + 16.0 + 16.0 + 4.0 + 4.0 + 4.0;
-        let per_listed = 2.0 * slot + 32.0 + 4.0 + 4.0;
-        let per_touching = 32.0 + 16.0 + 16.0;
+        let own = 32.0 + 32.0 + 16.0 + 16.0 + 4.0 + 4.0;
+        let per_listed = 2.0 * slot + 32.0 + 4.0;
+        let per_touching = 32.0 + 16.0;
         let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 48.0;
         let integrate = (32.0 + 32.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
         [Some(48.0), None, None, Some(contacts), Some(integrate)]

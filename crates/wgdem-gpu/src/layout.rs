@@ -182,7 +182,8 @@ pub struct Predicted {
 pub struct Slot {
     /// Tangential displacement `u_t` (m).
     pub tangential: [f32; 3],
-    /// Partner id.
+    /// Partner index in the low 31 bits; the top bit set where this side is the pair's body A
+    /// (the smaller stable id).
     pub partner: u32,
 }
 

@@ -235,8 +235,9 @@ pub struct ShearProgress<'a> {
 
 const CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever a checkpoint's meaning changes, not only its layout (3: a GPU engine's wall
-/// slot is its wall's rank among the particle's walls within the skin).
-const CHECKPOINT_FORMAT: u32 = 3;
+/// slot is its wall's rank among the particle's walls within the skin; 4: a GPU engine's
+/// neighbour slot holds its pair's canonical order in the partner word's top bit).
+const CHECKPOINT_FORMAT: u32 = 4;
 
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {
