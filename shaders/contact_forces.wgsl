@@ -55,7 +55,7 @@ fn main(
     var wall_f: array<vec4<f32>, MAX_WALLS>;
     var wall_t: array<vec4<f32>, MAX_WALLS>;
     if gid.x < chunk.count {
-        particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t);
+        particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t, true);
     }
     // Chunks start at multiples of the workgroup size, so this is the global group index.
     let group = chunk.first / WG + wg.x;
@@ -77,14 +77,14 @@ fn main(
     }
 }
 
-// `main` without the per-workgroup wall sums (a tree of barriers per wall), for the steps
-// whose wall forces nobody reads: all but the last of a batch.
+// `main` without the per-workgroup wall sums (a tree of barriers per wall) and the contact
+// counts, for the steps whose wall forces and counts nobody reads: all but the last of a batch.
 @compute @workgroup_size(64)
 fn forces_only(@builtin(global_invocation_id) gid: vec3<u32>) {
     var wall_f: array<vec4<f32>, MAX_WALLS>;
     var wall_t: array<vec4<f32>, MAX_WALLS>;
     if gid.x < chunk.count {
-        particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t);
+        particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t, false);
     }
 }
 
@@ -93,6 +93,9 @@ fn particle(
     local: u32,
     wall_f: ptr<function, array<vec4<f32>, MAX_WALLS>>,
     wall_t: ptr<function, array<vec4<f32>, MAX_WALLS>>,
+    // Whether to write the contact counts (`stats`): only the last step of a batch, the one
+    // whose counts `wall_reduce.stats_main` sums and the host reads.
+    with_stats: bool,
 ) {
     let pi = position_of(pos[i]);
     var force = params.gravity.xyz * pi.lo.w;
@@ -283,7 +286,9 @@ fn particle(
     }
     ft[i] =
         force_torque_words(ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0)));
-    stats[i] = u32x4_words(vec4<u32>(n_pairs, n_walls, n_sliding, 0u));
+    if with_stats {
+        stats[i] = u32x4_words(vec4<u32>(n_pairs, n_walls, n_sliding, 0u));
+    }
     if SLOT_WORDS >= 8u {
         // The running total in two parts, so that small steps' work is not lost against it.
         let w = vec4_of(work[i]);

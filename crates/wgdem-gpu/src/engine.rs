@@ -2306,7 +2306,8 @@ impl GpuEngine {
     ///   slot read and written, its position and material; per touching partner also its
     ///   velocity and predicted velocities (48, its spin in their w words); its wall mask (4;
     ///   the few particles near a wall also read their row index and wall slots, not
-    ///   counted); force and torque (32) and contact counts (16) written;
+    ///   counted); force and torque (32) written (the contact counts, 16, only at the last
+    ///   step of a batch, not counted);
     /// - integrate: position, force and torque, velocity, angular velocity, orientation read
     ///   and written (position, velocities, orientation, predicted velocities).
     pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
@@ -2314,7 +2315,7 @@ impl GpuEngine {
         let own = 32.0 + 32.0 + 16.0 + 16.0 + 4.0 + 4.0;
         let per_listed = 2.0 * slot + 32.0 + 4.0;
         let per_touching = 32.0 + 16.0;
-        let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 48.0;
+        let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 32.0;
         let integrate = (32.0 + 32.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
         [Some(48.0), None, None, Some(contacts), Some(integrate)]
     }
