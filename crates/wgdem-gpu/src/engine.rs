@@ -11,7 +11,8 @@
 //!    reorders all particle data, neighbour slots and stable ids into that order;)
 //! 4. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
 //! 5. `neighbours`, `rebuild.walls_near`, `rebuild.halt`, `rebuild.commit`: each particle's
-//!    partners within the skin, rebuilt in place with history carried over by partner id; its
+//!    partners within the skin, rebuilt in place with history carried over by partner (its
+//!    slot's partner word also holds the pair's canonical order, from the stable ids); its
 //!    walls within the skin counted; on an overflow the batch stops here; else the positions
 //!    of the build are recorded;
 //! 6. `contact_forces`: pair and wall forces, summed per particle in list order;
