@@ -392,4 +392,8 @@ fn gpu_reorder_puts_neighbours_together() {
         before > 5.0 * after,
         "the scene's order was already local: {before:e} m"
     );
+    // Every slot's canonical-order bit agrees with the stable ids in the new order
+    // (`neighbour_lists` reports one that does not).
+    let lists = engine.neighbour_lists().unwrap_or_else(|e| panic!("{e}"));
+    assert!(!lists.is_empty(), "the settled pour lists no pairs");
 }

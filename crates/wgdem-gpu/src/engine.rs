@@ -2190,7 +2190,8 @@ impl GpuEngine {
     }
 
     /// The neighbour lists of the last step as `(i, j)` stable-id entries, each particle's
-    /// partners within the skin in list order (a pair appears once from each side).
+    /// partners within the skin in list order (a pair appears once from each side). A slot
+    /// whose canonical-order bit disagrees with the stable ids is reported as an error.
     pub fn neighbour_lists(&self) -> Result<Vec<(u32, u32)>, GpuError> {
         let n = self.params.n as usize;
         let k = self.params.slots as usize;
@@ -2198,15 +2199,21 @@ impl GpuEngine {
         let ids = self.particle_order()?;
         let slots = self.read_slots()?;
         let w = self.slot_words;
-        Ok((0..n)
-            .flat_map(|i| {
-                let c = (counts[i] as usize).min(k);
-                let ids = &ids;
-                slots[i * k * w..(i * k + c) * w]
-                    .chunks(w)
-                    .map(move |s| (ids[i], ids[(s[3] & !A_SIDE) as usize]))
-            })
-            .collect())
+        let mut lists = Vec::new();
+        for i in 0..n {
+            let c = (counts[i] as usize).min(k);
+            for s in slots[i * k * w..(i * k + c) * w].chunks(w) {
+                let j = ids[(s[3] & !A_SIDE) as usize];
+                if (s[3] & A_SIDE != 0) != (ids[i] < j) {
+                    return Err(GpuError::Readback(format!(
+                        "the neighbour slot of particle {} for partner {j} holds the wrong canonical order",
+                        ids[i]
+                    )));
+                }
+                lists.push((ids[i], j));
+            }
+        }
+        Ok(lists)
     }
 
     /// Regrows each row of wall slots to hold `needed` walls at once, keeping their history
