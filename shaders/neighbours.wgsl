@@ -1,7 +1,8 @@
 // neighbours.wgsl — each particle's list of partners closer than the skin, in a fixed order
 // (neighbour cells dx, dy, dz from −1 to 1, then ascending particle index inside a bucket), with
 // this side's copy of each pair's tangential history carried over from the previous list by
-// partner (index and canonical-order bit, `A_SIDE`). A new contact starts from zero; a pair no longer listed is dropped.
+// partner (index and canonical-order bit, `A_SIDE`). A new contact starts from zero; a pair no
+// longer listed is dropped.
 //
 // The list is rebuilt in place: each invocation reads and rewrites only its own particle's
 // row, so no second table is needed. The new list is first enumerated without writing (partner
