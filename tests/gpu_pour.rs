@@ -395,5 +395,8 @@ fn gpu_reorder_puts_neighbours_together() {
     // Every slot's canonical-order bit agrees with the stable ids in the new order
     // (`neighbour_lists` reports one that does not).
     let lists = engine.neighbour_lists().unwrap_or_else(|e| panic!("{e}"));
-    assert!(!lists.is_empty(), "the settled pour lists no pairs");
+    assert!(
+        !lists.is_empty(),
+        "the pour lists no pairs after its reorder"
+    );
 }
