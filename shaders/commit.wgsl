@@ -1,6 +1,7 @@
 // commit.wgsl — last kernel of a rebuild (dispatched with the size `rebuild.plan` chose, and
 // with none once `rebuild.halt` has stopped the batch): records the positions of this build
-// for `rebuild.check`. (The lists themselves are rebuilt in place by `neighbours`.)
+// for the half-skin check in `integrate`. (The lists themselves are rebuilt in place by
+// `neighbours`.)
 // CPU twin: the end of `Simulation::update_neighbours`.
 
 @group(0) @binding(0) var<uniform> params: SimParams;

@@ -196,6 +196,15 @@ struct Counters {
     steps: atomic<u32>,              // steps begun since the host cleared the counters
 }
 
+// Whether the next step rebuilds the neighbour lists (`flag`, set by `integrate` or the host,
+// consumed by `rebuild.plan`) and the builds so far.
+struct RebuildState {
+    flag: atomic<u32>,
+    builds: atomic<u32>,
+    _p0: u32,
+    _p1: u32,
+}
+
 const NO_WALL: u32 = 0xFFFFFFFFu;
 // A particle without a row of wall slots (no wall within its skin).
 const NO_ROW: u32 = 0xFFFFFFFFu;

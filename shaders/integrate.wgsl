@@ -1,5 +1,8 @@
 // integrate.wgsl — semi-implicit Euler, positions in double-single; velocities predicted at
-// the next t_n for the dashpots; walls move at their prescribed velocity.
+// the next t_n for the dashpots; walls move at their prescribed velocity. A particle that has
+// moved more than half the skin since the last build sets the rebuild flag for the next step's
+// `rebuild.plan` (the check needs the new position, so it is done here rather than in a pass
+// of its own that would load every position again).
 // CPU twin: `Simulation::integrate` (and the prediction at the start of `compute_forces`).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -10,6 +13,8 @@
 @group(0) @binding(5) var<storage, read_write> pred: array<PredictedWords>;  // ω_y, ω_z in w
 @group(0) @binding(6) var<storage, read> ft: array<ForceTorqueWords>;
 @group(0) @binding(7) var<storage, read_write> walls: array<Wall>;
+@group(0) @binding(8) var<storage, read> built_at: array<Vec4Words>;  // positions at the last build
+@group(0) @binding(9) var<storage, read_write> state: RebuildState;
 
 fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(
@@ -36,6 +41,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
     pos[i] = position_words(
         Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w)));
+    // Moved more than half the skin since the last build: the next step rebuilds the lists.
+    let d = (moved.hi.xyz - vec4_of(built_at[i]).xyz) + moved.lo.xyz;
+    let limit = 0.5 * params.skin;
+    if dot(d, d) > limit * limit {
+        atomicOr(&state.flag, 1u);
+    }
 
     let om = vec4_of(omega[i]);
     let alpha = f.torque.xyz * om.w;

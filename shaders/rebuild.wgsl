@@ -1,7 +1,8 @@
 // rebuild.wgsl — decides on the GPU, without a host round trip, whether this step rebuilds the
 // neighbour lists, and stops a batch in place when a table overflows.
-// - `check` flags any particle that has moved more than half the skin since the last build (so
-//   no pair can have closed the skin in between: the lists stay exact);
+// - `integrate` (integrate.wgsl) flags any particle that has moved more than half the skin
+//   since the last build (so no pair can have closed the skin in between: the lists stay
+//   exact), as it moves it: the flag is set for the next step's `plan`;
 // - `plan` adds any wall that has moved more than half the skin (so the walls within a
 //   particle's skin at the build are the only ones it can touch before the next), and turns
 //   the flags into the indirect dispatch sizes of the step: the rebuild kernels full or zero,
@@ -22,16 +23,9 @@
 // The rebuild ends with `commit.wgsl`.
 // CPU twin: `Simulation::update_neighbours`.
 
-struct RebuildState {
-    flag: atomic<u32>,
-    builds: atomic<u32>,
-    _p0: u32,
-    _p1: u32,
-}
-
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<PositionWords>;
-@group(0) @binding(2) var<storage, read> built_at: array<Vec4Words>;
+// Binding 2 (the positions at the last build) is read by `integrate`, not here.
 @group(0) @binding(3) var<storage, read_write> state: RebuildState;
 @group(0) @binding(4) var<storage, read_write> args: array<u32>;
 @group(0) @binding(5) var<storage, read> walls: array<Wall>;
@@ -52,20 +46,6 @@ struct WallAlloc {
     next: atomic<u32>,  // rows below this have been handed out at some time
     capacity: u32,      // rows in `wall_slots`
     _p0: u32,
-}
-
-@compute @workgroup_size(64)
-fn check(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= params.n {
-        return;
-    }
-    let p = position_of(pos[i]);
-    let d = (p.hi.xyz - vec4_of(built_at[i]).xyz) + p.lo.xyz;
-    let limit = 0.5 * params.skin;
-    if dot(d, d) > limit * limit {
-        atomicOr(&state.flag, 1u);
-    }
 }
 
 fn set_args(k: u32, groups: u32) {

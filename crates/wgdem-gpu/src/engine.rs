@@ -1,9 +1,10 @@
 //! The GPU engine: buffers, pipelines and the passes of one time step.
 //!
 //! One step, in order (see [`GpuEngine::record_step`]; each line is a labelled dispatch):
-//! 1. `rebuild.check`, `rebuild.plan`: has any particle or wall moved half the skin since the
-//!    last build? The answer becomes the indirect dispatch sizes of steps 2–5 (full or zero),
-//!    so the lists are rebuilt only when needed and the host never has to ask;
+//! 1. `rebuild.plan`: has any particle (flagged by the previous step's `integrate`, or by the
+//!    host) or wall moved half the skin since the last build? The answer becomes the indirect
+//!    dispatch sizes of steps 2–5 (full or zero), so the lists are rebuilt only when needed and
+//!    the host never has to ask;
 //! 2. `hash`: cell and bucket of every particle;
 //! 3. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
 //!    (every `reorder_every` steps, at a batch start, with a rebuild forced, first
@@ -17,7 +18,8 @@
 //!    of the build are recorded;
 //! 6. `contact_forces`: pair and wall forces, summed per particle in list order;
 //! 7. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
-//! 8. `integrate`: semi-implicit Euler in double-single; walls move.
+//! 8. `integrate`: semi-implicit Euler in double-single, flagging a particle that has moved
+//!    half the skin since the last build (for the next step's `plan`); walls move.
 //!
 //! Steps are recorded `batch_steps` at a time into one compute pass and one submit; the host
 //! reads back only the counters, wall forces and contact counts at the end of a batch. If a
@@ -45,11 +47,12 @@ use crate::layout::{
 };
 use crate::shaders::{self, SlotKind};
 
-/// The stages of one step, in order (see [`GpuEngine::profile_stages`]): the rebuild check,
-/// the sort (cell hash, radix sort, reorder, cell ranges), the neighbour lists (build and
+/// The stages of one step, in order (see [`GpuEngine::profile_stages`]): the rebuild plan
+/// (whether this step rebuilds: `integrate` has flagged the particles that moved half the
+/// skin), the sort (cell hash, radix sort, reorder, cell ranges), the neighbour lists (build and
 /// history carry-over), the contact forces (with the wall reduction) and the integration.
 pub const STAGES: [&str; 5] = [
-    "rebuild_check",
+    "rebuild_plan",
     "sort",
     "neighbours",
     "contacts",
@@ -300,10 +303,6 @@ fn check_defect(counters: &Counters) -> Result<(), GpuError> {
     Ok(())
 }
 
-fn groups(n: u32, size: u32) -> u32 {
-    n.div_ceil(size)
-}
-
 /// Radix passes of a reorder's sort by Morton code (27 bits, `hash.order`): 7 or 8, with the
 /// parity of the bucket sort's `radix_passes` (at most 8), so that both sorts end in the same
 /// buffer.
@@ -315,7 +314,6 @@ struct Kernels {
     permute_take: Kernel,
     permute_put: Kernel,
     permute_invert: Kernel,
-    rebuild_check: Kernel,
     rebuild_plan: Kernel,
     rebuild_walls: Kernel,
     rebuild_walls_alloc: Kernel,
@@ -354,14 +352,13 @@ impl Kernels {
         };
         let radix = [U, U, R, R, W, W, W];
         let reduce = [U, R, R, W, W];
-        let integrate = [U, W, W, W, W, W, R, W];
+        let integrate = [U, W, W, W, W, W, R, W, R, W];
         let rebuild = [U, R, R, W, W, R, W, W, W, W, W, W, W];
         let permute = [U, U, R, R, W, W];
         Self {
             permute_take: k("permute", "dem.permute.take", "take", &permute),
             permute_put: k("permute", "dem.permute.put", "put", &permute),
             permute_invert: k("permute", "dem.permute.invert", "invert", &permute),
-            rebuild_check: k("rebuild", "dem.rebuild.check", "check", &rebuild),
             rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
             rebuild_walls: k("rebuild", "dem.rebuild.walls_near", "walls_near", &rebuild),
             rebuild_walls_alloc: k(
@@ -1400,7 +1397,7 @@ impl GpuEngine {
             bind(
                 device,
                 "dem.rebuild",
-                &k.rebuild_check,
+                &k.rebuild_plan,
                 &[
                     &b.params,
                     &b.pos,
@@ -1489,6 +1486,8 @@ impl GpuEngine {
                     &b.pred,
                     &b.ft,
                     &b.walls,
+                    &b.built_at,
+                    &b.rebuild_state,
                 ],
             ),
             moisture: b
@@ -1588,15 +1587,7 @@ impl GpuEngine {
         let (k, g) = (&self.kernels, &self.groups);
         let chunks = self.buffers.chunks.len();
         match stage {
-            0 => {
-                direct_dispatch(
-                    pass,
-                    &k.rebuild_check,
-                    &g.rebuild,
-                    groups(self.params.n, 64),
-                );
-                direct_dispatch(pass, &k.rebuild_plan, &g.rebuild, 1);
-            }
+            0 => direct_dispatch(pass, &k.rebuild_plan, &g.rebuild, 1),
             1 => self.record_sort(pass, reorder),
             NEIGHBOURS_STAGE => {
                 for c in 0..chunks {
@@ -2305,10 +2296,9 @@ impl GpuEngine {
     /// Bytes each stage of [`STAGES`] reads and writes per particle and step, counted from the
     /// buffer layouts with every array element a stage touches moved once (no reuse of a
     /// partner's data from cache), for `listed` partners listed and `touching` in contact per
-    /// particle. `None` for the rebuild stages (sort, neighbours), whose traffic depends on
-    /// the cell occupancy and on how often a rebuild is due.
+    /// particle. `None` for the rebuild stages (plan: one invocation; sort, neighbours: their
+    /// traffic depends on the cell occupancy and on how often a rebuild is due).
     ///
-    /// - rebuild check: position (32) and the position at the last build (16);
     /// - contacts: the particle's position, predicted velocities (32 each), velocity,
     ///   angular velocity (16 each), material, list length (4 each); per listed partner its
     ///   slot read and written, its position and material; per touching partner also its
@@ -2316,16 +2306,18 @@ impl GpuEngine {
     ///   the few particles near a wall also read their row index and wall slots, not
     ///   counted); force and torque (32) written (the contact counts, 16, only at the last
     ///   step of a batch, not counted);
-    /// - integrate: position, force and torque, velocity, angular velocity, orientation read
-    ///   and written (position, velocities, orientation, predicted velocities).
+    /// - integrate: position, force and torque, velocity, angular velocity, orientation and
+    ///   the position at the last build read; position, velocities, orientation, predicted
+    ///   velocities written.
     pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
         let slot = 4.0 * self.slot_words as f64;
         let own = 32.0 + 32.0 + 16.0 + 16.0 + 4.0 + 4.0;
         let per_listed = 2.0 * slot + 32.0 + 4.0;
         let per_touching = 32.0 + 16.0;
         let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 32.0;
-        let integrate = (32.0 + 32.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
-        [Some(48.0), None, None, Some(contacts), Some(integrate)]
+        let integrate =
+            (32.0 + 32.0 + 16.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
+        [None, None, None, Some(contacts), Some(integrate)]
     }
 
     /// GPU memory held by the engine (bytes): state, tables, scratch and the readback ring.
