@@ -17,29 +17,29 @@
 @group(0) @binding(0) var<uniform> params: SimParams;
 // Per-particle arrays in their stored form (common.wgsl's words block: structs, or 64-bit words).
 @group(0) @binding(1) var<storage, read> pos: array<PositionWords>;  // lo.w = mass
+// The angular velocity ω_{n−1/2} travels in the velocities' spare w words (`spin_of`).
 @group(0) @binding(2) var<storage, read> vel: array<Vec4Words>;  // v_{n-1/2}; w = ω_x
-@group(0) @binding(3) var<storage, read> omega: array<Vec4Words>;  // w = 1/I (0: spin fixed)
-@group(0) @binding(4) var<storage, read> pred: array<PredictedWords>;  // v.w = ω_y, w.w = ω_z
-@group(0) @binding(5) var<storage, read> material: array<u32>;
-@group(0) @binding(6) var<storage, read> pair_table: array<PairRecord>;
-@group(0) @binding(7) var<storage, read> walls: array<Wall>;
-@group(0) @binding(8) var<storage, read> count: array<u32>;
-@group(0) @binding(9) var<storage, read_write> slots: array<SlotWords>;
-@group(0) @binding(10) var<storage, read_write> wall_slots: array<WallSlot>;  // [row][slot]
-@group(0) @binding(11) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
-@group(0) @binding(12) var<storage, read_write> ft: array<ForceTorqueWords>;
-@group(0) @binding(13) var<storage, read_write> stats: array<U32x4Words>;
-@group(0) @binding(14) var<uniform> chunk: Chunk;
-@group(0) @binding(15) var<storage, read_write> counters: Counters;
+@group(0) @binding(3) var<storage, read> pred: array<PredictedWords>;  // v.w = ω_y, w.w = ω_z
+@group(0) @binding(4) var<storage, read> material: array<u32>;
+@group(0) @binding(5) var<storage, read> pair_table: array<PairRecord>;
+@group(0) @binding(6) var<storage, read> walls: array<Wall>;
+@group(0) @binding(7) var<storage, read> count: array<u32>;
+@group(0) @binding(8) var<storage, read_write> slots: array<SlotWords>;
+@group(0) @binding(9) var<storage, read_write> wall_slots: array<WallSlot>;  // [row][slot]
+@group(0) @binding(10) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
+@group(0) @binding(11) var<storage, read_write> ft: array<ForceTorqueWords>;
+@group(0) @binding(12) var<storage, read_write> stats: array<U32x4Words>;
+@group(0) @binding(13) var<uniform> chunk: Chunk;
+@group(0) @binding(14) var<storage, read_write> counters: Counters;
 // Contact work per particle where the pairs account it (wide slots; else 16 unused bytes):
 // x the elastic energy of its contacts after this step, y + z the work they have dissipated
 // since the start (double-single). A pair counts on its B side, a wall contact on its particle.
-@group(0) @binding(16) var<storage, read_write> work: array<Vec4Words>;
+@group(0) @binding(15) var<storage, read_write> work: array<Vec4Words>;
 // Walls within the particle's skin at the last build (bit w; `rebuild.walls_near`): no other
 // wall can touch it before the next build, so only these are visited.
-@group(0) @binding(17) var<storage, read> wall_mask: array<u32>;
+@group(0) @binding(16) var<storage, read> wall_mask: array<u32>;
 // The particle's row of wall slots, held while a wall is within its skin (`rebuild.walls_alloc`).
-@group(0) @binding(18) var<storage, read> wall_row: array<u32>;
+@group(0) @binding(17) var<storage, read> wall_row: array<u32>;
 
 // MAX_WALLS is set where the kernel is compiled (shaders::kernel_specialized).
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -111,12 +111,18 @@ fn particle(
     // This particle's own data, loaded once: each pair loads only its partner's and picks A
     // and B from the two.
     let vi = vec4_of(vel[i]);
-    let wi = vec4_of(omega[i]);
     let qi = predicted_of(pred[i]);
-    let mat_i = material[i];
+    let wi = spin_of(vi, qi);
+    // ONE_MATERIAL, THE_MATERIAL (set where the kernel is compiled): every particle is of
+    // that material, which is then neither loaded here nor for a partner.
+    var mat_i = THE_MATERIAL;
+    if !ONE_MATERIAL {
+        mat_i = material[i];
+    }
     // The pair record of two particles of this one's material, loaded once: most pairs have
     // it. Loaded per pair, the record cost about a sixth of the stage on lavapipe (which
-    // gathers a load at a per-invocation index lane by lane, word by word, on Mesa 22.3).
+    // gathers a load at a per-invocation index lane by lane, word by word, on Mesa 22.3). Of
+    // one material, its index is the same for every invocation, and lavapipe loads it once.
     let rec_same = pair_table[mat_i * params.n_materials + mat_i];
     for (var s = 0u; s < n_slots; s++) {
         let slot = slot_of(slots[base + s]);
@@ -141,7 +147,6 @@ fn particle(
         let d = ds_diff(pi, pj, params.one) * sign;  // from A to B
         let dist = length(d);
         let overlap = ra + rb - dist;
-        // ONE_MATERIAL (set where the kernel is compiled): every particle has this one's.
         var mat_j = mat_i;
         if !ONE_MATERIAL {
             mat_j = material[j];
@@ -176,9 +181,9 @@ fn particle(
         // B relative to A: `sign` times the partner relative to this particle.
         let rel_velocity = ((qj.v.xyz + cross(qj.w.xyz, lever_j))
             - (qi.v.xyz + cross(qi.w.xyz, lever_i))) * sign;
-        let rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi.xyz, lever_i)))
+        let rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
             * sign) * params.dt;
-        let twirl = 0.5 * dot(wi.xyz + wj, normal) * params.dt;
+        let twirl = 0.5 * dot(wi + wj, normal) * params.dt;
         let m_eff = ma * mb / (ma + mb);
         let r_eff = ra * rb / (ra + rb);
         // Neighbour slots keep a single-f32 history (no low part).
@@ -261,11 +266,11 @@ fn particle(
         }
         let r_p = -normal * (pi.hi.w - 0.5 * overlap);
         let rel_velocity = qi.v.xyz + cross(qi.w.xyz, r_p) - wall.velocity.xyz;
-        let rel_displacement = (vi.xyz + cross(wi.xyz, r_p) - wall.velocity.xyz) * params.dt;
+        let rel_displacement = (vi.xyz + cross(wi, r_p) - wall.velocity.xyz) * params.dt;
         let rec = pair_table[wall.material * params.n_materials + mat_i];
         // A wall is body A with infinite radius and mass.
         let out = evaluate_pair(rec, prev.slot, prev.lo.xyz, overlap, normal, rel_velocity,
-            rel_displacement, 0.5 * dot(wi.xyz, normal) * params.dt, 1e30, pi.hi.w, 1e30, pi.lo.w,
+            rel_displacement, 0.5 * dot(wi, normal) * params.dt, 1e30, pi.hi.w, 1e30, pi.lo.w,
             pi.lo.w, pi.hi.w);
         force += out.force;
         torque += cross(r_p, out.force);

@@ -386,13 +386,13 @@ impl Kernels {
                 "contact_forces",
                 "dem.contact_forces",
                 "main",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R],
+                &[U, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R],
             ),
             contacts_only: k(
                 "contact_forces",
                 "dem.contact_forces.forces_only",
                 "forces_only",
-                &[U, R, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R],
+                &[U, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R],
             ),
             reduce_walls: k(
                 "wall_reduce",
@@ -1088,7 +1088,10 @@ impl GpuEngine {
                 models: model_mask(&pair_table),
                 slots: params.slots,
                 words64,
-                one_material: material.iter().all(|&m| m == material[0]),
+                one_material: material
+                    .first()
+                    .copied()
+                    .filter(|&m0| material.iter().all(|&m| m == m0)),
             }
         } else {
             shaders::Specialization {
@@ -1373,7 +1376,6 @@ impl GpuEngine {
                         &b.params,
                         &b.pos,
                         &b.vel,
-                        &b.omega,
                         &b.pred,
                         &b.material,
                         &b.pair_table,
@@ -2299,8 +2301,8 @@ impl GpuEngine {
     /// particle. `None` for the rebuild stages (plan: one invocation; sort, neighbours: their
     /// traffic depends on the cell occupancy and on how often a rebuild is due).
     ///
-    /// - contacts: the particle's position, predicted velocities (32 each), velocity,
-    ///   angular velocity (16 each), material, list length (4 each); per listed partner its
+    /// - contacts: the particle's position, predicted velocities (32 each), velocity (16, its
+    ///   spin in the w words of these two), material, list length (4 each); per listed partner its
     ///   slot read and written, its position and material; per touching partner also its
     ///   velocity and predicted velocities (48, its spin in their w words); its wall mask (4;
     ///   the few particles near a wall also read their row index and wall slots, not
@@ -2311,7 +2313,7 @@ impl GpuEngine {
     ///   velocities written.
     pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
         let slot = 4.0 * self.slot_words as f64;
-        let own = 32.0 + 32.0 + 16.0 + 16.0 + 4.0 + 4.0;
+        let own = 32.0 + 32.0 + 16.0 + 4.0 + 4.0;
         let per_listed = 2.0 * slot + 32.0 + 4.0;
         let per_touching = 32.0 + 16.0;
         let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 32.0;

@@ -216,9 +216,11 @@ pub struct Specialization {
     /// Whether the per-step kernels hold the per-particle arrays and neighbour slots as
     /// 64-bit words ([`words64`]; needs [`wgpu::Features::SHADER_INT64`]).
     pub words64: bool,
-    /// Whether every particle is of one material: a pair's partner then has the particle's
-    /// own material, and the contact kernel does not load it (`ONE_MATERIAL`).
-    pub one_material: bool,
+    /// The material of every particle, where all are of one (`ONE_MATERIAL`, `THE_MATERIAL`):
+    /// the contact kernel then loads neither the particle's nor its partner's material, and
+    /// the pair record at an index known when it is compiled (one load for all invocations,
+    /// not one per invocation, on lavapipe).
+    pub one_material: Option<u32>,
 }
 
 /// The most walls a scene may have (one bit each in a particle's wall mask); also the
@@ -231,7 +233,7 @@ impl Specialization {
         models: 0xf,
         slots: 16,
         words64: false,
-        one_material: false,
+        one_material: None,
     };
 }
 
@@ -364,8 +366,10 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
             _ => NO_JAGER,
         };
         format!(
-            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\nconst ONE_MATERIAL: bool = {};\n{src}",
-            spec.models, spec.one_material
+            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\nconst ONE_MATERIAL: bool = {};\nconst THE_MATERIAL: u32 = {}u;\n{src}",
+            spec.models,
+            spec.one_material.is_some(),
+            spec.one_material.unwrap_or(0)
         )
     } else if name == "neighbours" {
         format!(

@@ -94,7 +94,7 @@ fn specialized_contact_kernels_validate() {
             (2, SlotKind::Wide),
             (3, SlotKind::Jager(8)),
         ] {
-            for one_material in [false, true] {
+            for one_material in [None, Some(1)] {
                 let spec = Specialization {
                     models: 1 << model,
                     slots: 9,
@@ -102,7 +102,7 @@ fn specialized_contact_kernels_validate() {
                     one_material,
                 };
                 validate(
-                    &format!("{name} (model {model} alone, one material: {one_material})"),
+                    &format!("{name} (model {model} alone, one material: {one_material:?})"),
                     &kernel_specialized(name, slots, spec),
                 );
             }
