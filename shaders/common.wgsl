@@ -135,7 +135,7 @@ struct ForceTorque {
     torque: vec4<f32>,
 }
 
-// How the per-step kernels (contacts, integration, the rebuild check) hold the per-particle
+// How the per-step kernels (contacts, integration, the rebuild's wall pass) hold the per-particle
 // arrays and the neighbour slots in storage: `XWords` is the stored form of `X`, `x_of` reads
 // it and `x_words` writes it. Here the types themselves; where the device has 64-bit integers,
 // `shaders::words64` puts in their place the same bytes as 64-bit words, which lavapipe loads

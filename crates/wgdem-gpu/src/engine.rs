@@ -2302,8 +2302,9 @@ impl GpuEngine {
     /// traffic depends on the cell occupancy and on how often a rebuild is due).
     ///
     /// - contacts: the particle's position, predicted velocities (32 each), velocity (16, its
-    ///   spin in the w words of these two), material, list length (4 each); per listed partner its
-    ///   slot read and written, its position and material; per touching partner also its
+    ///   spin in the w words of these two), list length and material (4 each); per listed
+    ///   partner its slot read and written, its position and material (neither material where
+    ///   all particles are of one, compiled in); per touching partner also its
     ///   velocity and predicted velocities (48, its spin in their w words); its wall mask (4;
     ///   the few particles near a wall also read their row index and wall slots, not
     ///   counted); force and torque (32) written (the contact counts, 16, only at the last
@@ -2313,8 +2314,13 @@ impl GpuEngine {
     ///   velocities written.
     pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
         let slot = 4.0 * self.slot_words as f64;
-        let own = 32.0 + 32.0 + 16.0 + 4.0 + 4.0;
-        let per_listed = 2.0 * slot + 32.0 + 4.0;
+        let material = if self.spec.one_material.is_some() {
+            0.0
+        } else {
+            4.0
+        };
+        let own = 32.0 + 32.0 + 16.0 + 4.0 + material;
+        let per_listed = 2.0 * slot + 32.0 + material;
         let per_touching = 32.0 + 16.0;
         let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 32.0;
         let integrate =
