@@ -236,8 +236,10 @@ pub struct ShearProgress<'a> {
 const CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever a checkpoint's meaning changes, not only its layout (3: a GPU engine's wall
 /// slot is its wall's rank among the particle's walls within the skin; 4: a GPU engine's
-/// neighbour slot holds its pair's canonical order in the partner word's top bit).
-const CHECKPOINT_FORMAT: u32 = 4;
+/// neighbour slot holds its pair's canonical order in the partner word's top bit; 5: a GPU
+/// engine's rebuild flag is set by the step that moved a particle half the skin, so a
+/// checkpoint may hold it pending for the next step).
+const CHECKPOINT_FORMAT: u32 = 5;
 
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {
