@@ -25,9 +25,17 @@ fn backend(ctx: &GpuContext, setup: &ShearSetup) -> GpuBackend {
 fn run_gpu(ctx: &GpuContext, setup: ShearSetup, dir: &Path) -> ShearSummary {
     let mut b = backend(ctx, &setup);
     let mut run = ShearRun::create(setup, dir, false).unwrap_or_else(|e| panic!("{e}"));
-    run.run(&mut b, None, |_| {})
+    let summary = run
+        .run(&mut b, None, |_| {})
         .unwrap_or_else(|e| panic!("{e}"))
-        .expect("ran to the end")
+        .expect("ran to the end");
+    // The summary reports the memory the engine holds at the end, per sphere.
+    let n = summary.n_particles as f64;
+    assert_eq!(
+        summary.gpu_bytes_per_particle,
+        Some(b.engine.memory_bytes() as f64 / n)
+    );
+    summary
 }
 
 /// The GPU (f32 forces, double-single positions) and the CPU (f64) start from the same

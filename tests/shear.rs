@@ -18,9 +18,15 @@ use wgdem_core::shear::{ShearRun, ShearSetup, ShearSummary};
 
 fn run_cpu(setup: ShearSetup, dir: &Path) -> ShearSummary {
     let mut run = ShearRun::create(setup, dir, false).unwrap_or_else(|e| panic!("{e}"));
-    run.run(&mut CpuBackend, None, |_| {})
+    let summary = run
+        .run(&mut CpuBackend, None, |_| {})
         .unwrap_or_else(|e| panic!("{e}"))
-        .expect("ran to the end")
+        .expect("ran to the end");
+    assert_eq!(
+        summary.gpu_bytes_per_particle, None,
+        "the CPU holds no GPU memory"
+    );
+    summary
 }
 
 fn run_preset(name: &str, servo_bound: bool) -> ShearSummary {
@@ -168,4 +174,108 @@ fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
         let b = std::fs::read(stopped.path().join(f)).expect(f);
         assert!(a == b, "{f} differs after resuming");
     }
+}
+
+/// `wgdem shear --particles N`: the box and the shear displacement grow by (N / count)^(1/3)
+/// and nothing else changes, so the specimen keeps its shape, the strain it is sheared to and
+/// (for the expansion method) its target void ratio. 300 → 2 400 spheres is a factor of 2.
+#[test]
+fn a_test_scaled_to_more_spheres_keeps_its_shape_strain_and_packing() {
+    for name in ["fleischmann_quick_true.toml", "scale_check.toml"] {
+        let path = common::shear_preset(name);
+        let text = std::fs::read_to_string(&path).expect("preset");
+        let base = ShearSetup::parse(&text, name).unwrap_or_else(|e| panic!("{e}"));
+        let big =
+            ShearSetup::parse_scaled(&text, name, Some(2400)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(base.scene.simulation.particles.len(), 300, "{name}");
+        assert_eq!(big.scene.simulation.particles.len(), 2400, "{name}");
+        let (b, s) = (&base.config.shear_box, &big.config.shear_box);
+        for (what, x, y) in [
+            ("length", b.length, s.length),
+            ("width", b.width, s.width),
+            ("lower_height", b.lower_height, s.lower_height),
+            ("upper_height", b.upper_height, s.upper_height),
+            (
+                "shear displacement",
+                base.config.shear.displacement,
+                big.config.shear.displacement,
+            ),
+        ] {
+            assert!(
+                common::rel(y, 2.0 * x) < 1e-12,
+                "{name}: {what} {y} is not twice {x}"
+            );
+        }
+        assert!(common::rel(big.area, 4.0 * base.area) < 1e-12, "{name}");
+        assert_eq!(s.gap, b.gap, "{name}: the gap is a fraction of a diameter");
+        // What the test is made of and how it is loaded stay as in the file.
+        assert_eq!(big.scene.simulation.dt, base.scene.simulation.dt, "{name}");
+        // A mean of equal diameters: the same to the rounding of its sum.
+        assert!(
+            common::rel(big.mean_diameter, base.mean_diameter) < 1e-12,
+            "{name}"
+        );
+        assert_eq!(
+            big.config.consolidation.normal_stress,
+            base.config.consolidation.normal_stress
+        );
+        assert_eq!(big.config.shear.speed, base.config.shear.speed);
+        if let (Some(h0), Some(h1)) = (base.expansion_height, big.expansion_height) {
+            // h = V_s (1 + e) / A: 8 times the solid in 4 times the area.
+            assert!(common::rel(h1, 2.0 * h0) < 1e-12, "{name}: {h1} vs {h0}");
+        }
+        assert!(
+            big.text.ends_with("# scaled by --particles 2400\n"),
+            "{name}: the checkpoint text does not record the scaling"
+        );
+    }
+}
+
+#[test]
+fn scaling_errors_name_the_flag_and_the_field() {
+    let name = "fleischmann_quick_true.toml";
+    let text = std::fs::read_to_string(common::shear_preset(name)).expect("preset");
+    let error = |n| match ShearSetup::parse_scaled(&text, name, Some(n)) {
+        Ok(_) => panic!("--particles {n} accepted"),
+        Err(e) => e.to_string(),
+    };
+    let zero = error(0);
+    assert!(
+        zero.contains("--particles") && zero.contains("at least 1"),
+        "{zero}"
+    );
+    // One sphere of 5 mm would need a box of 4.5 mm.
+    let one = error(1);
+    assert!(
+        one.contains("scaled to 1 spheres (--particles)") && one.contains("box.length"),
+        "{one}"
+    );
+}
+
+/// A checkpoint records the scaling: resuming without `--particles`, or with another N, is
+/// refused with a message that names the flag; the same N resumes.
+#[test]
+fn a_scaled_test_resumes_only_with_the_same_scaling() {
+    let text = common::short_shear();
+    let setup = |n: Option<u32>| {
+        ShearSetup::parse_scaled(&text, "short.toml", n).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut run = ShearRun::create(setup(Some(320)), dir.path(), false).expect("create");
+    // The first stage change writes a checkpoint; stop soon after it.
+    let mut rows = 0;
+    while !dir.path().join("checkpoint.bin").exists() {
+        assert!(rows < 200, "no checkpoint after {rows} rows");
+        run.run(&mut CpuBackend, Some(1), |_| {}).expect("a row");
+        rows += 1;
+    }
+    drop(run);
+    for other in [None, Some(300), Some(400)] {
+        match ShearRun::resume(setup(other), dir.path(), &mut CpuBackend) {
+            Ok(_) => panic!("resumed a test scaled to 320 spheres with {other:?}"),
+            Err(e) => assert!(e.to_string().contains("--particles"), "{e}"),
+        }
+    }
+    let run = ShearRun::resume(setup(Some(320)), dir.path(), &mut CpuBackend).expect("resume");
+    assert_eq!(run.simulation().particles.len(), 320);
 }

@@ -67,6 +67,12 @@ enum Command {
         /// Replace the results of an earlier test in the output directory.
         #[arg(long)]
         overwrite: bool,
+        /// Scale the test to this many spheres of the file's sizes: the box (length, width,
+        /// heights) and the shear displacement grow by (N / specimen.count)^(1/3), keeping
+        /// the specimen's shape, packing and shear strain; stresses, speeds and the time
+        /// step stay as in the file (docs/shear.md). A resumed test needs the same N.
+        #[arg(long, value_name = "N")]
+        particles: Option<u32>,
     },
     /// Drive one contact (two spheres, or a plane and a sphere) through the motions of a case
     /// file and write contact.csv: forces on body 2 and the contact's elastic and dissipated
@@ -222,8 +228,9 @@ fn shear(
     out: PathBuf,
     resume: Option<PathBuf>,
     overwrite: bool,
+    particles: Option<u32>,
 ) -> Result<(), String> {
-    let setup = ShearSetup::load(&config).map_err(|e| e.to_string())?;
+    let setup = ShearSetup::load_scaled(&config, particles).map_err(|e| e.to_string())?;
     let options = GpuOptions {
         batch_steps: setup.config.simulation.control_interval_steps as u32,
         ..GpuOptions::default()
@@ -259,6 +266,24 @@ fn shear(
             .unwrap_or_else(|| "the CPU reference".to_owned()),
         dir.display()
     );
+    if particles.is_some() {
+        let b = &s.config.shear_box;
+        log::info!(
+            "scaled box: {:.4} × {:.4} m, lower half {:.4} m, upper half {:.4} m high",
+            b.length,
+            b.width,
+            b.lower_height,
+            b.upper_height
+        );
+    }
+    if let Some(bytes) = engine.memory_bytes() {
+        let n = s.scene.simulation.particles.len().max(1);
+        log::info!(
+            "GPU memory: {:.0} B per sphere, {:.1} MiB in all (grows if a table is regrown)",
+            bytes as f64 / n as f64,
+            bytes as f64 / (1u64 << 20) as f64
+        );
+    }
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new((target * 1e6).round() as u64);
         bar.set_style(
@@ -327,7 +352,8 @@ fn execute(cli: Cli) -> Result<(), String> {
             out,
             resume,
             overwrite,
-        } => shear(config, backend, adapter, out, resume, overwrite),
+            particles,
+        } => shear(config, backend, adapter, out, resume, overwrite, particles),
         Command::Contact {
             case,
             backend,

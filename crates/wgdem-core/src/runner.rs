@@ -67,6 +67,10 @@ pub trait Backend {
     fn adapter(&self) -> Option<String> {
         None
     }
+    /// Device memory the backend holds for the simulation (bytes), where it keeps any.
+    fn memory_bytes(&self) -> Option<u64> {
+        None
+    }
     /// Advances `steps` steps; afterwards `sim` holds the state, the wall forces and contact
     /// counts of the last step.
     fn advance(&mut self, sim: &mut Simulation, steps: u64) -> Result<()>;

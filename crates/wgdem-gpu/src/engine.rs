@@ -2609,6 +2609,9 @@ impl wgdem_core::runner::Backend for GpuBackend {
     fn adapter(&self) -> Option<String> {
         Some(self.adapter.clone())
     }
+    fn memory_bytes(&self) -> Option<u64> {
+        Some(self.engine.memory_bytes())
+    }
     fn advance(&mut self, sim: &mut Simulation, steps: u64) -> wgdem_core::Result<()> {
         self.engine.run(steps).map_err(backend_error)?;
         self.engine.read_into(sim).map_err(backend_error)

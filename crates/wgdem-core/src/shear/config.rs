@@ -271,17 +271,71 @@ pub struct ShearSetup {
     pub expansion_factor: f64,
 }
 
+impl ShearConfig {
+    /// The same test with `count` spheres drawn from the same size distribution: the box's
+    /// length, width and both heights and the shear displacement are scaled by
+    /// `(count / specimen.count)^(1/3)`, so that the specimen keeps its shape, its packing and
+    /// the shear strain it is taken to. Materials, normal stress, shear speed (and so the
+    /// inertial number), time step, stage times and the gap between the halves (a fraction
+    /// of a diameter) are kept. Gravity's share of the vertical stress at the bottom grows
+    /// with the height, by the same factor.
+    pub fn scaled_to(&self, count: u32) -> ShearConfig {
+        let f = (f64::from(count) / f64::from(self.specimen.count)).cbrt();
+        let mut c = self.clone();
+        let b = &mut c.shear_box;
+        b.length *= f;
+        b.width *= f;
+        b.lower_height *= f;
+        b.upper_height *= f;
+        c.shear.displacement *= f;
+        c.specimen.count = count;
+        c
+    }
+}
+
 impl ShearSetup {
     /// Reads, validates and builds a direct shear file.
     pub fn load(path: &Path) -> Result<Self> {
+        Self::load_scaled(path, None)
+    }
+
+    /// [`ShearSetup::load`], with the test scaled to `particles` spheres if given
+    /// ([`ShearConfig::scaled_to`]; `wgdem shear --particles`).
+    pub fn load_scaled(path: &Path, particles: Option<u32>) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Self::parse(&text, &path.display().to_string())
+        Self::parse_scaled(&text, &path.display().to_string(), particles)
     }
 
     /// Parses and builds TOML text; `file` names the source in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self> {
+        Self::parse_scaled(text, file, None)
+    }
+
+    /// [`ShearSetup::parse`], with the test scaled to `particles` spheres if given. The
+    /// setup's text then records the scaling, so that a checkpoint resumes only with the same.
+    pub fn parse_scaled(text: &str, file: &str, particles: Option<u32>) -> Result<Self> {
         let config: ShearConfig = crate::scene::parse_toml(text, file)?;
-        build(config, text, file)
+        let Some(n) = particles else {
+            return build(config, text, file);
+        };
+        if n == 0 {
+            return Err(Error::invalid(
+                file,
+                "--particles",
+                "must be at least 1 (the number of spheres to scale the test to)",
+            ));
+        }
+        if config.specimen.count == 0 {
+            return Err(Error::invalid(
+                file,
+                "specimen.count",
+                "must be at least 1 (it is the size --particles scales from)",
+            ));
+        }
+        let scaled = config.scaled_to(n);
+        let file = format!("{file} scaled to {n} spheres (--particles)");
+        let text = format!("{text}\n# scaled by --particles {n}\n");
+        build(scaled, &text, &file)
     }
 
     /// Control interval T (s).

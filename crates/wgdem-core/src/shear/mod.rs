@@ -182,6 +182,8 @@ pub struct ShearSummary {
     pub backend: String,
     /// GPU adapter, for the GPU backend.
     pub adapter: Option<String>,
+    /// Device memory the GPU engine held at the end, per sphere (bytes); `null` on the CPU.
+    pub gpu_bytes_per_particle: Option<f64>,
     /// Normal contact law.
     pub contact_model: String,
     /// Tangential history mode.
@@ -329,7 +331,7 @@ impl ShearRun {
         }
         if cp.config != setup.text {
             return Err(refuse(
-                "was written for a different configuration file; resume with the file the test started with".to_owned(),
+                "was written for a different configuration file; resume with the file (and --particles) the test started with".to_owned(),
             ));
         }
         if cp.backend != backend.name() {
@@ -731,7 +733,7 @@ impl ShearRun {
     }
 
     fn finish(&mut self, backend: &mut dyn Backend) -> Result<ShearSummary> {
-        let summary = self.summary(backend.name(), backend.adapter());
+        let summary = self.summary(backend);
         let path = self.out.join("summary.json");
         let json = serde_json::to_vec_pretty(&summary).map_err(|e| encode(&path, e))?;
         atomic_write(&path, &json)?;
@@ -739,8 +741,8 @@ impl ShearRun {
         Ok(summary)
     }
 
-    /// The summary of the rows so far.
-    pub fn summary(&self, backend: &str, adapter: Option<String>) -> ShearSummary {
+    /// The summary of the rows so far, with what `backend` says of itself.
+    pub fn summary(&self, backend: &dyn Backend) -> ShearSummary {
         let s = &self.setup;
         let shear: Vec<&Row> = self
             .state
@@ -772,8 +774,9 @@ impl ShearRun {
         let n = self.sim.particles.len();
         ShearSummary {
             n_particles: n,
-            backend: backend.to_owned(),
-            adapter,
+            backend: backend.name().to_owned(),
+            adapter: backend.adapter(),
+            gpu_bytes_per_particle: backend.memory_bytes().map(|b| b as f64 / n.max(1) as f64),
             contact_model: format!("{:?}", self.sim.model.law).to_lowercase(),
             history: format!("{:?}", self.sim.model.history).to_lowercase(),
             preparation_void_ratio: self.state.preparation_void_ratio.unwrap_or(f64::NAN),
