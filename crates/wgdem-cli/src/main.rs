@@ -279,7 +279,7 @@ fn shear(
     if let Some(bytes) = engine.memory_bytes() {
         let n = s.scene.simulation.particles.len().max(1);
         log::info!(
-            "GPU memory: {:.0} B per sphere, {:.1} MiB in all (grows if a table is regrown)",
+            "GPU memory at the start: {:.0} B per sphere, {:.1} MiB in all (summary.json gives the end)",
             bytes as f64 / n as f64,
             bytes as f64 / (1u64 << 20) as f64
         );
