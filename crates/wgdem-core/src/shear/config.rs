@@ -335,7 +335,15 @@ impl ShearSetup {
         let scaled = config.scaled_to(n);
         let file = format!("{file} scaled to {n} spheres (--particles)");
         let text = format!("{text}\n# scaled by --particles {n}\n");
-        build(scaled, &text, &file)
+        let setup = build(scaled, &text, &file)?;
+        let b = &setup.config.shear_box;
+        let across = b.length.min(b.width) / setup.mean_diameter;
+        if across < 10.0 {
+            log::warn!(
+                "{file}: the box is {across:.1} mean diameters across; with fewer than about ten the walls decide the result (raise --particles)"
+            );
+        }
+        Ok(setup)
     }
 
     /// Control interval T (s).
