@@ -256,6 +256,27 @@ fn cell_of(p: Position, h: f32) -> vec3<i32> {
     return vec3<i32>(floor((p.hi.xyz + p.lo.xyz) / h));
 }
 
+// The bits of a cell's coordinates that `pack_cell` keeps: x and y modulo 2^11, z modulo 2^10.
+const CELL_BITS = vec3<u32>(11u, 11u, 10u);
+
+// A cell in one word, its coordinates modulo 2^CELL_BITS (`hash` stores it per particle). Two
+// cells that differ by less than 1024 along every axis pack differently, so the 27 cells around
+// a particle's have 27 distinct words.
+fn pack_cell(c: vec3<i32>) -> u32 {
+    let u = bitcast<vec3<u32>>(c);
+    return (u.x & 0x7ffu) | ((u.y & 0x7ffu) << 11u) | (u.z << 22u);
+}
+
+// The cell whose packed word is `packed` nearest to `near` (exact when the two are less than
+// 512 cells apart along every axis): each coordinate is `near`'s plus the packed difference
+// taken as a signed number of CELL_BITS bits.
+fn unpack_cell_near(packed: u32, near: vec3<i32>) -> vec3<i32> {
+    let m = vec3<u32>(packed & 0x7ffu, (packed >> 11u) & 0x7ffu, packed >> 22u);
+    let shift = vec3<u32>(32u) - CELL_BITS;
+    let d = (m - bitcast<vec3<u32>>(near)) << shift;
+    return near + (bitcast<vec3<i32>>(d) >> shift);
+}
+
 // Teschner et al. (2003) hash, then Fibonacci hashing into 2^bits buckets (bits ≥ 1).
 fn bucket_of(c: vec3<i32>, bits: u32) -> u32 {
     let h = (bitcast<u32>(c.x) * 73856093u) ^ (bitcast<u32>(c.y) * 19349663u)

@@ -1,4 +1,5 @@
-// hash.wgsl — cell and bucket of every particle; the values to sort are the particle indices.
+// hash.wgsl — cell (packed in one word, common.wgsl `pack_cell`) and bucket of every particle;
+// the values to sort are the particle indices.
 // `order` gives the key of a reorder instead: the cell's place on a Morton curve, so that
 // particles close in space end up close in memory (buckets are scattered on purpose, and an
 // order by bucket would put neighbouring cells anywhere in the arrays).
@@ -7,7 +8,7 @@
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
-@group(0) @binding(2) var<storage, read_write> cells: array<vec4<i32>>;
+@group(0) @binding(2) var<storage, read_write> cells: array<u32>;
 @group(0) @binding(3) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(4) var<storage, read_write> vals: array<u32>;
 
@@ -18,7 +19,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let c = cell_of(pos[i], params.cell_size);
-    cells[i] = vec4<i32>(c, 0);
+    cells[i] = pack_cell(c);
     keys[i] = bucket_of(c, params.table_bits);
     vals[i] = i;
 }

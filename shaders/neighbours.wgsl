@@ -20,7 +20,7 @@
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
-@group(0) @binding(2) var<storage, read> cells: array<vec4<i32>>;
+@group(0) @binding(2) var<storage, read> cells: array<u32>;    // `hash`'s packed cells
 @group(0) @binding(3) var<storage, read> sorted_vals: array<u32>;
 @group(0) @binding(4) var<storage, read> ranges: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read_write> count: array<u32>;
@@ -41,7 +41,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let base = gid.x * params.slots;
     let pi = pos[i];
     let id_i = ids[i];
-    let c = cells[i].xyz;
+    // This particle's cell as `hash` found it: recomputed, then corrected to the stored word,
+    // so that a division rounded differently in this kernel cannot move the search window.
+    let c = unpack_cell_near(cells[i], cell_of(pi, params.cell_size));
     let n_old = min(count[i], k);
     var old_ids: array<u32, NEIGHBOUR_SLOTS>;
     for (var o = 0u; o < n_old; o++) {
@@ -57,10 +59,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         for (var dy = -1; dy <= 1; dy++) {
             for (var dz = -1; dz <= 1; dz++) {
                 let nc = c + vec3<i32>(dx, dy, dz);
+                let packed = pack_cell(nc);
                 let r = ranges[bucket_of(nc, params.table_bits)];
                 for (var s = r.x; s < r.y; s++) {
                     let j = sorted_vals[s];
-                    if j == i || any(cells[j].xyz != nc) {
+                    // A particle of another cell in the same bucket is skipped, so each
+                    // partner is listed once. (One whose cell only packs like `nc` lies 1024
+                    // cells or more away and fails the distance test below.)
+                    if j == i || cells[j] != packed {
                         continue;
                     }
                     let pj = pos[j];

@@ -1,8 +1,9 @@
 // permute.wgsl — reorders particle data by cell (the Morton order that `hash.order` and `radix`
 // sorted the particles into), on the rebuilds that `rebuild.plan` marks for it, so that
 // particles close in space sit close in memory. Every per-particle array is moved a column
-// block of `BLOCK` words at a time through one small scratch array (`BLOCK` words per
-// particle): `take` gathers the block of each particle's old row into the scratch at its new
+// block of `BLOCK` words at a time through one scratch array (`BLOCK` words per particle;
+// the engine binds the force and torque array, which `contact_forces` rewrites after every
+// reorder): `take` gathers the block of each particle's old row into the scratch at its new
 // index, `put` writes it back. Neighbour slots move with their particle (between slot chunks if
 // need be) and their partner indices are remapped; stable ids travel with the particles, so
 // outputs and the canonical order of each pair (which fixes the sign of its stored history)

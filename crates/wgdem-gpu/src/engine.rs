@@ -429,13 +429,18 @@ struct Buffers {
     material: wgpu::Buffer,
     pair_table: wgpu::Buffer,
     walls: wgpu::Buffer,
+    /// Force and torque of each particle (written by `contact_forces`, read by `integrate`).
+    /// During a reorder, which comes before `contact_forces` in a step, it is the reorder's
+    /// scratch: one column block of every particle ([`PERMUTE_BLOCK`] words each).
     ft: wgpu::Buffer,
     /// Contact work per particle (engines whose pairs account it, else 16 unused bytes): x
     /// the elastic energy of its contacts after the last step, y + z the work they have
     /// dissipated since the start (double-single).
     work: wgpu::Buffer,
     stats: wgpu::Buffer,
+    /// Each particle's cell, packed in one word (common.wgsl `pack_cell`).
     cells: wgpu::Buffer,
+    /// The sort's keys. During a reorder, `keys[0]` holds the old index → new index map.
     keys: [wgpu::Buffer; 2],
     vals: [wgpu::Buffer; 2],
     tile_hist: wgpu::Buffer,
@@ -451,10 +456,6 @@ struct Buffers {
     rebuild_state: wgpu::Buffer,
     /// Stable id of the particle at each index (particles are reordered by cell).
     ids: wgpu::Buffer,
-    /// Old index → new index during a reorder.
-    new_index: wgpu::Buffer,
-    /// One column block of every particle during a reorder ([`PERMUTE_BLOCK`] words each).
-    permute_scratch: wgpu::Buffer,
     /// Stand-in for bindings a permute entry point does not use.
     dummy: wgpu::Buffer,
     /// The moisture event being applied (`MoistureAction` in moisture.wgsl).
@@ -545,21 +546,18 @@ fn slot_chunks(
 }
 
 /// u32 words per particle of the reorder's scratch: each array moves through it a column block
-/// of this many words at a time (`BLOCK` in permute.wgsl).
+/// of this many words at a time (`BLOCK` in permute.wgsl). The scratch is the force and torque
+/// array, whose 8 words per particle no kernel reads between a reorder and the
+/// `contact_forces` that rewrites them.
 const PERMUTE_BLOCK: u32 = 8;
+const _: () = assert!(PERMUTE_BLOCK as usize * 4 == FORCE_TORQUE_BYTES as usize);
+
+/// Bytes per particle of the force and torque array (`ForceTorqueWords` in common.wgsl).
+const FORCE_TORQUE_BYTES: u64 = 32;
 
 /// The top bit of a neighbour slot's partner word: set where the slot's particle is the pair's
 /// body A (`A_SIDE` in common.wgsl); the low 31 bits are the partner's index.
 const A_SIDE: u32 = 0x8000_0000;
-
-/// The reorder's scratch: one column block of every particle.
-fn permute_scratch(device: &wgpu::Device, n: u32) -> wgpu::Buffer {
-    zeroed(
-        device,
-        "dem.permute.scratch",
-        n as u64 * PERMUTE_BLOCK as u64 * 4,
-    )
-}
 
 /// u32 words per wall slot: a neighbour slot, then the low part of its tangential history
 /// (`WallSlot` in common.wgsl).
@@ -989,7 +987,6 @@ impl GpuEngine {
         ] {
             check_table(device, label, bytes, &what)?;
         }
-        let permute_scratch = permute_scratch(device, n as u32);
         let buffers = Buffers {
             params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("dem.params"),
@@ -1016,10 +1013,10 @@ impl GpuEngine {
             material: init(device, "dem.material", &material),
             pair_table: init(device, "dem.pair_table", &pair_table),
             walls: init(device, "dem.walls", &walls),
-            ft: zeroed(device, "dem.force_torque", n as u64 * 32),
+            ft: zeroed(device, "dem.force_torque", n as u64 * FORCE_TORQUE_BYTES),
             work: init(device, "dem.contact_work", &initial_work(sim, wide)),
             stats: zeroed(device, "dem.contact_stats", n as u64 * 16),
-            cells: zeroed(device, "dem.cells", n as u64 * 16),
+            cells: zeroed(device, "dem.cells", n as u64 * 4),
             keys: [
                 zeroed(device, "dem.keys.a", n as u64 * 4),
                 zeroed(device, "dem.keys.b", n as u64 * 4),
@@ -1048,8 +1045,6 @@ impl GpuEngine {
                 "dem.stable_id",
                 &(0..n as u32).collect::<Vec<u32>>(),
             ),
-            new_index: zeroed(device, "dem.permute.new_index", n as u64 * 4),
-            permute_scratch,
             dummy: zeroed(device, "dem.permute.unused", 16),
             moisture_action: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("dem.moisture.action"),
@@ -1281,7 +1276,7 @@ impl GpuEngine {
                     device,
                     "dem.permute",
                     &k.permute_take,
-                    &[&b.params, info, order, new_index, data, &b.permute_scratch],
+                    &[&b.params, info, order, new_index, data, &b.ft],
                 )
             };
             // `Permute` in permute.wgsl.
@@ -1296,7 +1291,7 @@ impl GpuEngine {
                 (&b.material, 1),
                 (&b.ids, 1),
                 (&b.counts, 1),
-                (&b.cells, 4),
+                (&b.cells, 1),
                 (&b.wall_row, 1),
                 // A particle's wall slots sit at its walls' ranks in its mask, which the next
                 // build compares with the new one.
@@ -1312,7 +1307,7 @@ impl GpuEngine {
                     let words = info([stride, block, 0, 0, 0, n, 0, 0]);
                     moves.push(BlockMove {
                         ranges: vec![(
-                            group(&words, &b.vals[sorted], &b.new_index, data),
+                            group(&words, &b.vals[sorted], &b.keys[0], data),
                             Args::Particles,
                         )],
                     });
@@ -1329,7 +1324,7 @@ impl GpuEngine {
                         .map(|(i, c)| {
                             let words = info([slot_row, block, 1, 0, c.first, c.count, 0, 0]);
                             (
-                                group(&words, &b.vals[sorted], &b.new_index, &c.slots),
+                                group(&words, &b.vals[sorted], &b.keys[0], &c.slots),
                                 Args::Chunk(i),
                             )
                         })
@@ -1337,7 +1332,7 @@ impl GpuEngine {
                 });
             }
             PermuteGroups {
-                invert: group(&one, &b.vals[sorted], &b.dummy, &b.new_index),
+                invert: group(&one, &b.vals[sorted], &b.dummy, &b.keys[0]),
                 moves,
             }
         };
@@ -2334,7 +2329,8 @@ impl GpuEngine {
     }
 
     /// [`GpuEngine::memory_bytes`] by group of buffers: particle state, neighbour slots, wall
-    /// slots, the spatial hash and sort, the reorder scratch, and the rest.
+    /// slots, the spatial hash and sort, and the rest. (The reorder has no scratch of its own:
+    /// it borrows the force array and the sort's keys.)
     pub fn memory_breakdown(&self) -> Vec<(&'static str, u64)> {
         let b = &self.buffers;
         let sum = |buffers: &[&wgpu::Buffer]| buffers.iter().map(|b| b.size()).sum::<u64>();
@@ -2394,7 +2390,6 @@ impl GpuEngine {
                 ]),
             ),
             ("hash and sort", sum(&sort)),
-            ("reorder scratch", sum(&[&b.new_index, &b.permute_scratch])),
             ("other", sum(&other)),
         ]
     }

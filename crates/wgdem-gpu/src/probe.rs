@@ -1,6 +1,6 @@
 //! Test support: evaluates the WGSL contact law (`contact_force` in common.wgsl) on many
 //! contact states at once, through the `contact_law_probe` entry point, so that it can be
-//! compared with the CPU law.
+//! compared with the CPU law; and the hash's cell packing (`cell_probe`).
 
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
@@ -42,64 +42,114 @@ pub fn contact_law(
     pairs: &[PairRecord],
     inputs: &[ProbeIn],
 ) -> Result<Vec<ProbeOut>, GpuError> {
+    run_probe(
+        device,
+        queue,
+        "dem.contact_law_probe",
+        shaders::CONTACT_LAW_PROBE,
+        &[bytemuck::cast_slice(pairs), bytemuck::cast_slice(inputs)],
+        inputs.len(),
+    )
+}
+
+/// A cell to pack and the cell to unpack its word near (`CellCase` in cell_probe.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct CellCase {
+    /// The cell's coordinates, then padding.
+    pub cell: [i32; 4],
+    /// The cell to unpack near, then padding.
+    pub near: [i32; 4],
+}
+
+/// The packed word and the cell unpacked from it (`CellOut`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct CellOut {
+    /// The packed word, then padding.
+    pub packed: [u32; 4],
+    /// The cell nearest `near` with that word, then padding.
+    pub unpacked: [i32; 4],
+}
+
+/// Runs the GPU's `pack_cell` and `unpack_cell_near` (common.wgsl) on `cases`.
+pub fn cells(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    cases: &[CellCase],
+) -> Result<Vec<CellOut>, GpuError> {
+    run_probe(
+        device,
+        queue,
+        "dem.cell_probe",
+        shaders::CELL_PROBE,
+        &[bytemuck::cast_slice(cases)],
+        cases.len(),
+    )
+}
+
+/// Runs the `main` entry point of the test kernel `kernel` (after the common prelude) once per
+/// output: bindings 0.. are the read-only `inputs`, the next one `count` outputs of `T`.
+fn run_probe<T: Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &str,
+    kernel: &str,
+    inputs: &[&[u8]],
+    count: usize,
+) -> Result<Vec<T>, GpuError> {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("dem.contact_law_probe"),
-        source: wgpu::ShaderSource::Wgsl(shaders::source(shaders::CONTACT_LAW_PROBE).into()),
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(shaders::source(kernel).into()),
     });
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("dem.contact_law_probe"),
+        label: Some(label),
         layout: None,
         module: &module,
         entry_point: Some("main"),
         compilation_options: Default::default(),
         cache: None,
     });
-    let storage = |label: &str, bytes: &[u8]| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+    let mut buffers: Vec<wgpu::Buffer> = inputs
+        .iter()
+        .map(|bytes| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            })
         })
-    };
-    let table = storage("dem.probe.pairs", bytemuck::cast_slice(pairs));
-    let input = storage("dem.probe.in", bytemuck::cast_slice(inputs));
-    let out_bytes = (inputs.len() * size_of::<ProbeOut>()) as u64;
-    let output = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("dem.probe.out"),
-        size: out_bytes,
+        .collect();
+    buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: (count * size_of::<T>()) as u64,
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: false,
-    });
+    }));
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("dem.contact_law_probe"),
+        label: Some(label),
         layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: table.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: input.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 2,
-                resource: output.as_entire_binding(),
-            },
-        ],
+        entries: &entries,
     });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("dem.contact_law_probe"),
-    });
+    let mut encoder =
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
     {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("dem.contact_law_probe"),
+            label: Some(label),
             timestamp_writes: None,
         });
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups((inputs.len() as u32).div_ceil(64), 1, 1);
+        pass.dispatch_workgroups((count as u32).div_ceil(64), 1, 1);
     }
     queue.submit([encoder.finish()]);
-    read_buffer(device, queue, &output, inputs.len())
+    read_buffer(device, queue, &buffers[inputs.len()], count)
 }

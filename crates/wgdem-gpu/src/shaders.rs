@@ -42,6 +42,9 @@ pub fn with_models(kernel: &str) -> String {
 /// Test-only kernel that evaluates `contact_force` on arrays of states.
 pub const CONTACT_LAW_PROBE: &str = include_str!("../../../shaders/contact_law_probe.wgsl");
 
+/// Test-only kernel that packs and unpacks hash cells (`pack_cell`, `unpack_cell_near`).
+pub const CELL_PROBE: &str = include_str!("../../../shaders/cell_probe.wgsl");
+
 /// Full source of a kernel: the common prelude then the kernel.
 pub fn source(kernel: &str) -> String {
     format!("{COMMON}\n{kernel}")

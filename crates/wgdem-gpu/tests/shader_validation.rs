@@ -3,7 +3,7 @@
 
 use wgdem_gpu::layout;
 use wgdem_gpu::shaders::{
-    CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, SlotKind, Specialization, kernel_for,
+    CELL_PROBE, CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, SlotKind, Specialization, kernel_for,
     kernel_specialized, kernel_with, source, with_models,
 };
 
@@ -44,6 +44,7 @@ fn every_kernel_validates() {
         );
     }
     validate("contact_law_probe", &source(CONTACT_LAW_PROBE));
+    validate("cell_probe", &source(CELL_PROBE));
     validate("contact_probe", &with_models(CONTACT_PROBE));
 }
 
