@@ -414,3 +414,46 @@ fn a_killed_shear_test_resumes_to_the_same_results() {
         stderr(&o)
     );
 }
+
+/// Each change of stage logs the GPU memory per sphere (tables regrown as contacts formed are
+/// included), never more than `summary.json` reports at the end, since a pluviated test's tables
+/// only grow.
+#[test]
+fn stage_changes_log_the_gpu_memory() {
+    if gpu_tests_skipped() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = short_shear(tmp.path());
+    let out = tmp.path().join("gpu");
+    let o = Command::new(env!("CARGO_BIN_EXE_wgdem"))
+        .args(["shear", &config, "--out", &out.display().to_string()])
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("the wgdem binary runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = stderr(&o);
+    let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary");
+    let v: serde_json::Value = serde_json::from_str(&summary).expect("JSON");
+    let end = v["gpu_bytes_per_particle"].as_f64().expect("a GPU figure");
+    for change in [
+        "preparation → consolidation",
+        "consolidation → shear",
+        "shear → done",
+    ] {
+        let line = log
+            .lines()
+            .find(|l| l.contains(change))
+            .unwrap_or_else(|| panic!("no '{change}' in the log:\n{log}"));
+        let bytes: f64 = line
+            .split("; GPU memory ")
+            .nth(1)
+            .and_then(|t| t.strip_suffix(" B per sphere"))
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no memory in '{line}'"));
+        assert!(
+            bytes > 0.0 && bytes <= end.round(),
+            "{change}: {bytes} B per sphere, {end} at the end"
+        );
+    }
+}

@@ -587,7 +587,7 @@ impl ShearRun {
                         active: true,
                         ..Servo::default()
                     };
-                    self.enter(Stage::Consolidation);
+                    self.enter(Stage::Consolidation, &*backend);
                     return Ok(true);
                 }
                 Ok(false)
@@ -636,7 +636,7 @@ impl ShearRun {
                     self.sim.walls[w].velocity = v;
                 }
                 backend.update_walls(&self.sim)?;
-                self.enter(Stage::Shear);
+                self.enter(Stage::Shear, &*backend);
                 Ok(true)
             }
             Stage::Shear => {
@@ -659,7 +659,7 @@ impl ShearRun {
                     }
                     backend.update_walls(&self.sim)?;
                     self.snapshot()?;
-                    self.enter(Stage::Done);
+                    self.enter(Stage::Done, &*backend);
                     return Ok(true);
                 }
                 if dh >= target * (done_snaps + 1.0) / (n + 1.0) {
@@ -671,9 +671,16 @@ impl ShearRun {
         }
     }
 
-    fn enter(&mut self, stage: Stage) {
+    /// Moves to `stage`, logging the GPU memory per sphere where the backend has one (the
+    /// tables are regrown as contacts form, so the figure after preparation and
+    /// consolidation is that of the settled specimen).
+    fn enter(&mut self, stage: Stage, backend: &dyn Backend) {
+        let memory = backend.memory_bytes().map_or(String::new(), |bytes| {
+            let n = self.sim.particles.len().max(1);
+            format!("; GPU memory {:.0} B per sphere", bytes as f64 / n as f64)
+        });
         log::info!(
-            "t = {:.4} s: {} → {}",
+            "t = {:.4} s: {} → {}{memory}",
             self.sim.time,
             self.state.stage.name(),
             stage.name()
