@@ -10,7 +10,8 @@
 // its skin at the last build, at that wall's rank among them (`rebuild.walls_near` sizes the
 // rows and moves the slots when the walls change); each workgroup sums its
 // particles' wall forces with a fixed tree and writes one partial per wall, which `wall_reduce`
-// sums in a fixed order.
+// sums in a fixed order, and adds up its particles' contact counts (integer atomics in
+// workgroup memory, exact in any order) into one `stats` entry.
 // Dispatched once per chunk of particles (see `Chunk`).
 // CPU twin: `Simulation::compute_forces`.
 
@@ -28,7 +29,7 @@
 @group(0) @binding(9) var<storage, read_write> wall_slots: array<WallSlot>;  // [row][slot]
 @group(0) @binding(10) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
 @group(0) @binding(11) var<storage, read_write> ft: array<ForceTorqueWords>;
-@group(0) @binding(12) var<storage, read_write> stats: array<U32x4Words>;
+@group(0) @binding(12) var<storage, read_write> stats: array<U32x4Words>;  // [group]: pairs, walls, sliding
 @group(0) @binding(13) var<uniform> chunk: Chunk;
 @group(0) @binding(14) var<storage, read_write> counters: Counters;
 // Contact work per particle where the pairs account it (wide slots; else 16 unused bytes):
@@ -44,6 +45,9 @@
 // MAX_WALLS is set where the kernel is compiled (shaders::kernel_specialized).
 var<workgroup> red_f: array<vec4<f32>, 64>;
 var<workgroup> red_t: array<vec4<f32>, 64>;
+// The workgroup's contact counts: pairs, wall contacts, sliding contacts (integer sums, so their
+// order does not matter).
+var<workgroup> red_stats: array<atomic<u32>, 3>;
 
 @compute @workgroup_size(64)
 fn main(
@@ -54,11 +58,20 @@ fn main(
     // No early return: every invocation reaches the wall reduction's barriers.
     var wall_f: array<vec4<f32>, MAX_WALLS>;
     var wall_t: array<vec4<f32>, MAX_WALLS>;
+    if li < 3u {
+        atomicStore(&red_stats[li], 0u);
+    }
+    workgroupBarrier();
     if gid.x < chunk.count {
         particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t, true);
     }
     // Chunks start at multiples of the workgroup size, so this is the global group index.
     let group = chunk.first / WG + wg.x;
+    workgroupBarrier();
+    if li == 0u {
+        stats[group] = u32x4_words(vec4<u32>(atomicLoad(&red_stats[0]),
+            atomicLoad(&red_stats[1]), atomicLoad(&red_stats[2]), 0u));
+    }
     for (var w = 0u; w < params.n_walls; w++) {
         red_f[li] = wall_f[w];
         red_t[li] = wall_t[w];
@@ -93,8 +106,9 @@ fn particle(
     local: u32,
     wall_f: ptr<function, array<vec4<f32>, MAX_WALLS>>,
     wall_t: ptr<function, array<vec4<f32>, MAX_WALLS>>,
-    // Whether to write the contact counts (`stats`): only the last step of a batch, the one
-    // whose counts `wall_reduce.stats_main` sums and the host reads.
+    // Whether to add the contact counts to the workgroup's (`main` writes them to `stats`):
+    // only the last step of a batch, the one whose counts `wall_reduce.stats_main` sums and
+    // the host reads.
     with_stats: bool,
 ) {
     let pi = position_of(pos[i]);
@@ -292,7 +306,15 @@ fn particle(
     ft[i] =
         force_torque_words(ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0)));
     if with_stats {
-        stats[i] = u32x4_words(vec4<u32>(n_pairs, n_walls, n_sliding, 0u));
+        if n_pairs != 0u {
+            atomicAdd(&red_stats[0], n_pairs);
+        }
+        if n_walls != 0u {
+            atomicAdd(&red_stats[1], n_walls);
+        }
+        if n_sliding != 0u {
+            atomicAdd(&red_stats[2], n_sliding);
+        }
     }
     if SLOT_WORDS >= 8u {
         // The running total in two parts, so that small steps' work is not lost against it.

@@ -6,7 +6,7 @@
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> wall_partial: array<ForceTorque>;
-@group(0) @binding(2) var<storage, read> stats: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> stats: array<vec4<u32>>;  // per workgroup of `contact_forces`
 @group(0) @binding(3) var<storage, read_write> wall_out: array<ForceTorque>;
 @group(0) @binding(4) var<storage, read_write> stats_out: array<vec4<u32>>;
 
@@ -44,8 +44,9 @@ fn walls_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
 @compute @workgroup_size(256)
 fn stats_main(@builtin(local_invocation_index) li: u32) {
     var s = vec4<u32>(0u);
-    for (var i = li; i < params.n; i += RW) {
-        s += stats[i];
+    let groups = (params.n + WG - 1u) / WG;
+    for (var g = li; g < groups; g += RW) {
+        s += stats[g];
     }
     s_acc[li] = s;
     workgroupBarrier();

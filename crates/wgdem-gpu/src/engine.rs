@@ -1015,7 +1015,8 @@ impl GpuEngine {
             walls: init(device, "dem.walls", &walls),
             ft: zeroed(device, "dem.force_torque", n as u64 * FORCE_TORQUE_BYTES),
             work: init(device, "dem.contact_work", &initial_work(sim, wide)),
-            stats: zeroed(device, "dem.contact_stats", n as u64 * 16),
+            // Contact counts per workgroup of `contact_forces` (summed there).
+            stats: zeroed(device, "dem.contact_stats", n64.div_ceil(64) * 16),
             cells: zeroed(device, "dem.cells", n as u64 * 4),
             keys: [
                 zeroed(device, "dem.keys.a", n as u64 * 4),
@@ -2204,13 +2205,16 @@ impl GpuEngine {
         Ok(lists)
     }
 
-    /// Regrows each row of wall slots to hold `needed` walls at once, keeping their history
-    /// where it was (a wall's slot is its rank among the particle's walls within the skin).
+    /// Regrows each row of wall slots to hold `needed` walls at once and one more, keeping
+    /// their history where it was (a wall's slot is its rank among the particle's walls within
+    /// the skin). One more, not twice as many: every row of the table holds that many slots,
+    /// and the walls a particle can have within its skin are few (at most the scene's walls,
+    /// which also bounds the number of regrowths).
     fn regrow_wall_slots(&mut self, needed: u32) -> Result<(), GpuError> {
         let rows = self.wall_rows as usize;
         let old = self.params.flags[3] as usize;
-        let new = (needed as usize)
-            .max(2 * old)
+        let new = (needed as usize + 1)
+            .max(old + 1)
             .min(self.params.n_walls as usize);
         check_table(
             &self.device,
