@@ -143,7 +143,7 @@ fn gpu_pairs_are_exact_where_packed_cells_alias_in_one_bucket() {
     // The engine's cell size and table (`GpuEngine::new`): one radius, no liquid bridges.
     let skin = DEFAULT_SKIN_FRACTION * 2.0 * radius;
     let cell = f64::from((4.0 * radius + skin) as f32);
-    let bits = (2 * n).next_power_of_two().trailing_zeros();
+    let bits = wgdem_gpu::engine::hash_table_bits(n);
     let mut sim = empty_scene();
     let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(7);
     for (k, o) in offsets.iter().enumerate() {

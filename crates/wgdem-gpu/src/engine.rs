@@ -488,6 +488,15 @@ struct SlotChunk {
     slots: wgpu::Buffer,
 }
 
+/// The spatial hash of `n` particles has `2^bits` buckets: the smallest power of two ≥ n
+/// (at least 2). A dense packing has about one particle per cell, so a bucket holds about one
+/// other cell's particles besides its own, which `neighbours` skips by their packed cell (a
+/// word per candidate); twice as many buckets would halve those but cost 8 B per particle more.
+/// The lists do not depend on it: a cell's particles keep their ascending order in any table.
+pub fn hash_table_bits(n: usize) -> u32 {
+    n.max(2).next_power_of_two().trailing_zeros()
+}
+
 /// The largest storage binding the device accepts.
 fn binding_limit(device: &wgpu::Device) -> u64 {
     let limits = device.limits();
@@ -850,7 +859,7 @@ impl GpuEngine {
         let slot_words = slot_kind.words();
         // Slots of 8 words and more belong to engines whose pairs may account their work.
         let wide = slot_words >= 8;
-        let table_bits = (2 * n).next_power_of_two().trailing_zeros().max(1);
+        let table_bits = hash_table_bits(n);
         // The CPU reference's skin: 10 % of the smallest diameter.
         let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
         let skin = wgdem_core::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min;
