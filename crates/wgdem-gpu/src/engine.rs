@@ -2141,11 +2141,14 @@ impl GpuEngine {
         out
     }
 
-    /// Regrows the neighbour slots to hold `needed` partners per particle, keeping the current
-    /// lists and their history.
+    /// Regrows the neighbour slots to hold `needed` partners per particle and
+    /// [`SLOT_HEADROOM`] more, keeping the current lists and their history. Every particle holds
+    /// that many slots, so the table grows by what the longest list needs, not by a factor:
+    /// the longest list of a packing grows by a few partners at a time, and a factor of 1.5
+    /// would turn 17 slots (272 B per particle) into 25.
     fn regrow(&mut self, needed: u32) -> Result<(), GpuError> {
         let old_k = self.params.slots as usize;
-        let new_k = (needed as usize + SLOT_HEADROOM as usize).max(old_k * 3 / 2);
+        let new_k = (needed as usize + SLOT_HEADROOM as usize).max(old_k + 1);
         let n = self.params.n as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         let slots = self.read_slots()?;
