@@ -231,3 +231,25 @@ pub fn map_and_read<T: bytemuck::Pod>(
     staging.unmap();
     Ok(out)
 }
+
+/// A bind group of `layout` whose binding k is the whole of `buffers[k]`.
+pub(crate) fn bind_buffers(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
+}

@@ -237,19 +237,7 @@ fn bind(
     kernel: &Kernel,
     buffers: &[&wgpu::Buffer],
 ) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry> = buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| wgpu::BindGroupEntry {
-            binding: i as u32,
-            resource: b.as_entire_binding(),
-        })
-        .collect();
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(label),
-        layout: &kernel.layout,
-        entries: &entries,
-    })
+    crate::context::bind_buffers(device, label, &kernel.layout, buffers)
 }
 
 const STATE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE

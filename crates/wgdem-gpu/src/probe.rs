@@ -5,7 +5,7 @@
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
-use crate::context::{GpuError, read_buffer};
+use crate::context::{GpuError, bind_buffers, read_buffer};
 use crate::layout::PairRecord;
 use crate::shaders;
 
@@ -126,19 +126,12 @@ fn run_probe<T: Pod>(
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: false,
     }));
-    let entries: Vec<wgpu::BindGroupEntry> = buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| wgpu::BindGroupEntry {
-            binding: i as u32,
-            resource: b.as_entire_binding(),
-        })
-        .collect();
-    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(label),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    });
+    let group = bind_buffers(
+        device,
+        label,
+        &pipeline.get_bind_group_layout(0),
+        &buffers.iter().collect::<Vec<_>>(),
+    );
     let mut encoder =
         device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
     {
