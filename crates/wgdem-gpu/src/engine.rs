@@ -2306,8 +2306,8 @@ impl GpuEngine {
     ///   all particles are of one, compiled in); per touching partner also its
     ///   velocity and predicted velocities (48, its spin in their w words); its wall mask (4;
     ///   the few particles near a wall also read their row index and wall slots, not
-    ///   counted); force and torque (32) written (the contact counts, 16, only at the last
-    ///   step of a batch, not counted);
+    ///   counted); force and torque (32) written (the contact counts, one entry per
+    ///   workgroup at the last step of a batch, not counted);
     /// - integrate: position, force and torque, velocity, angular velocity, orientation and
     ///   the position at the last build read; position, velocities, orientation, predicted
     ///   velocities written.
