@@ -260,8 +260,8 @@ fn cell_of(p: Position, h: f32) -> vec3<i32> {
 const CELL_BITS = vec3<u32>(11u, 11u, 10u);
 
 // A cell in one word, its coordinates modulo 2^CELL_BITS (`hash` stores it per particle). Two
-// cells that differ by less than 1024 along every axis pack differently, so the 27 cells around
-// a particle's have 27 distinct words.
+// different cells less than 1024 apart along every axis pack to different words, so the 27
+// cells around a particle's have 27 distinct words.
 fn pack_cell(c: vec3<i32>) -> u32 {
     let u = bitcast<vec3<u32>>(c);
     return (u.x & 0x7ffu) | ((u.y & 0x7ffu) << 11u) | (u.z << 22u);
