@@ -671,14 +671,21 @@ impl ShearRun {
         }
     }
 
+    /// Device memory `backend` holds, per sphere (bytes); `None` on the CPU.
+    fn gpu_bytes_per_particle(&self, backend: &dyn Backend) -> Option<f64> {
+        let n = self.sim.particles.len().max(1);
+        backend.memory_bytes().map(|b| b as f64 / n as f64)
+    }
+
     /// Moves to `stage`, logging the GPU memory per sphere where the backend has one (the
     /// tables are regrown as contacts form, so the figure after preparation and
     /// consolidation is that of the settled specimen).
     fn enter(&mut self, stage: Stage, backend: &dyn Backend) {
-        let memory = backend.memory_bytes().map_or(String::new(), |bytes| {
-            let n = self.sim.particles.len().max(1);
-            format!("; GPU memory {:.0} B per sphere", bytes as f64 / n as f64)
-        });
+        let memory = self
+            .gpu_bytes_per_particle(backend)
+            .map_or(String::new(), |b| {
+                format!("; GPU memory {b:.0} B per sphere")
+            });
         log::info!(
             "t = {:.4} s: {} → {}{memory}",
             self.sim.time,
@@ -783,7 +790,7 @@ impl ShearRun {
             n_particles: n,
             backend: backend.name().to_owned(),
             adapter: backend.adapter(),
-            gpu_bytes_per_particle: backend.memory_bytes().map(|b| b as f64 / n.max(1) as f64),
+            gpu_bytes_per_particle: self.gpu_bytes_per_particle(backend),
             contact_model: format!("{:?}", self.sim.model.law).to_lowercase(),
             history: format!("{:?}", self.sim.model.history).to_lowercase(),
             preparation_void_ratio: self.state.preparation_void_ratio.unwrap_or(f64::NAN),
