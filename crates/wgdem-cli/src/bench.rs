@@ -130,10 +130,10 @@ pub fn run(
         cpu.run(steps);
         return Ok(timed(t0.elapsed().as_secs_f64(), &cpu));
     }
-    let ctx = GpuContext::new(adapter).map_err(|e| e.to_string())?;
+    let ctx = GpuContext::new(adapter).map_err(crate::gpu_error)?;
     log(&format!("adapter: {}", ctx.describe()));
     let mut engine =
-        GpuEngine::new(&ctx.device, &ctx.queue, &sim, options).map_err(|e| e.to_string())?;
+        GpuEngine::new(&ctx.device, &ctx.queue, &sim, options).map_err(crate::gpu_error)?;
     // The lists are built in the warm-up; then the particles are reordered by cell, as a long
     // run's are every `reorder_every` steps, so that the timed steps see that order rather than
     // the lattice's, which no run keeps.

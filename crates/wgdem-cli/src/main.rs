@@ -15,7 +15,7 @@ use wgdem_core::output::OutputDir;
 use wgdem_core::runner::{Backend as RunBackend, CpuBackend, run, step_count};
 use wgdem_core::scene::load_scene;
 use wgdem_core::shear::{ShearRun, ShearSetup};
-use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
+use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuError, GpuOptions};
 
 /// GPU discrete element method for granular materials. Units are SI throughout.
 #[derive(Debug, Parser)]
@@ -153,6 +153,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// A GPU engine error as one line, with what the user can do about it on this command line.
+pub(crate) fn gpu_error(e: GpuError) -> String {
+    let hint = match &e {
+        GpuError::NoNamedAdapter { .. } => {
+            "pick one of those with --adapter or WGPU_ADAPTER_NAME, or run with --backend cpu"
+        }
+        GpuError::NoAdapter => "or run with --backend cpu",
+        GpuError::Device(_) | GpuError::Readback(_) => "",
+        GpuError::Checkpoint(_) => "resume with the configuration and backend that wrote it",
+        _ => "--backend cpu runs it on the CPU reference engine",
+    };
+    if hint.is_empty() {
+        e.to_string()
+    } else {
+        format!("{e}; {hint}")
+    }
+}
+
 fn make_backend(
     backend: Backend,
     adapter: Option<&str>,
@@ -162,9 +180,9 @@ fn make_backend(
     Ok(match backend {
         Backend::Cpu => Box::new(CpuBackend),
         Backend::Gpu => {
-            let ctx = GpuContext::new(adapter).map_err(|e| e.to_string())?;
+            let ctx = GpuContext::new(adapter).map_err(gpu_error)?;
             let engine =
-                GpuEngine::new(&ctx.device, &ctx.queue, sim, options).map_err(|e| e.to_string())?;
+                GpuEngine::new(&ctx.device, &ctx.queue, sim, options).map_err(gpu_error)?;
             Box::new(GpuBackend {
                 engine,
                 adapter: ctx.describe(),
@@ -187,7 +205,7 @@ fn contact(
     let mut evaluator: Box<dyn CaseEvaluator> = match backend {
         Backend::Cpu => Box::new(CpuEvaluator::default()),
         Backend::Gpu => {
-            let ctx = GpuContext::new(adapter.as_deref()).map_err(|e| e.to_string())?;
+            let ctx = GpuContext::new(adapter.as_deref()).map_err(gpu_error)?;
             Box::new(wgdem_gpu::contact_probe::GpuCaseEvaluator::new(&ctx))
         }
     };

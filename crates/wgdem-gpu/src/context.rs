@@ -1,54 +1,6 @@
 //! Picking an adapter and creating the device: the one place that does.
 
-use std::fmt;
-
-/// Errors of the GPU backend.
-#[derive(Debug)]
-pub enum GpuError {
-    /// No adapter (matching the requested name, if any) was found.
-    NoAdapter {
-        /// The name asked for, if any.
-        requested: Option<String>,
-        /// Names of the adapters that exist.
-        available: Vec<String>,
-    },
-    /// The adapter refused to create a device.
-    Device(String),
-    /// A buffer could not be read back.
-    Readback(String),
-    /// A scene does not fit the GPU engine's limits.
-    Unsupported(String),
-}
-
-impl fmt::Display for GpuError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GpuError::NoAdapter {
-                requested: Some(name),
-                available,
-            } => write!(
-                f,
-                "no GPU adapter named like \"{name}\" (found: {}); pick one of those with --adapter or WGPU_ADAPTER_NAME, or run with --backend cpu",
-                if available.is_empty() {
-                    "none".to_owned()
-                } else {
-                    available.join(", ")
-                }
-            ),
-            GpuError::NoAdapter {
-                requested: None, ..
-            } => write!(
-                f,
-                "no GPU adapter found; install a Vulkan driver (without a GPU, `sudo bash scripts/install-lavapipe.sh` from the wgdem sources, or `apt-get install mesa-vulkan-drivers` on Debian/Ubuntu, gives the lavapipe software driver) or run with --backend cpu"
-            ),
-            GpuError::Device(m) => write!(f, "the GPU adapter could not create a device: {m}"),
-            GpuError::Readback(m) => write!(f, "reading GPU results back failed: {m}"),
-            GpuError::Unsupported(m) => write!(f, "{m}"),
-        }
-    }
-}
-
-impl std::error::Error for GpuError {}
+pub use crate::error::GpuError;
 
 /// A device, its queue and what adapter they came from.
 #[derive(Debug)]
@@ -134,9 +86,12 @@ impl GpuContext {
                 .await
                 .ok(),
         };
-        let adapter = adapter.ok_or_else(|| GpuError::NoAdapter {
-            requested: wanted.clone(),
-            available: names,
+        let adapter = adapter.ok_or_else(|| match wanted.clone() {
+            Some(requested) => GpuError::NoNamedAdapter {
+                requested,
+                available: names,
+            },
+            None => GpuError::NoAdapter,
         })?;
         let info = adapter.get_info();
         let (device, queue) = adapter

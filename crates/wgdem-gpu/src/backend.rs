@@ -1,0 +1,88 @@
+//! The GPU engine as a [`wgdem_core::runner::Backend`]: steps on the device, then copies the
+//! state back.
+
+use glam::DVec3;
+use wgdem_core::cpu::Simulation;
+use wgdem_core::runner::Readout;
+
+use crate::context::GpuError;
+use crate::engine::GpuEngine;
+
+/// The GPU engine as a runner backend: steps on the device, then copies the state back.
+pub struct GpuBackend {
+    /// The engine.
+    pub engine: GpuEngine,
+    /// The adapter's description.
+    pub adapter: String,
+}
+
+impl wgdem_core::runner::Backend for GpuBackend {
+    fn name(&self) -> &'static str {
+        "gpu"
+    }
+    fn adapter(&self) -> Option<String> {
+        Some(self.adapter.clone())
+    }
+    fn memory_bytes(&self) -> Option<u64> {
+        Some(self.engine.memory_bytes())
+    }
+    fn advance(&mut self, sim: &mut Simulation, steps: u64) -> wgdem_core::Result<()> {
+        self.engine.run(steps).map_err(backend_error)?;
+        self.engine.read_into(sim).map_err(backend_error)
+    }
+
+    fn advance_controlled(
+        &mut self,
+        sim: &mut Simulation,
+        steps: u64,
+        interval: u64,
+        control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
+    ) -> wgdem_core::Result<()> {
+        self.engine
+            .set_batch_steps(interval.clamp(1, u32::MAX as u64) as u32);
+        self.engine
+            .run_streaming(steps, |r, walls| {
+                let readout = Readout {
+                    steps: r.steps,
+                    time: r.time,
+                    walls: &r.walls,
+                    stats: r.stats,
+                };
+                for (w, v) in control(&readout) {
+                    walls.set_velocity(w, v);
+                }
+            })
+            .map_err(backend_error)?;
+        self.engine.read_into(sim).map_err(backend_error)
+    }
+
+    fn update_walls(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
+        self.engine.update_walls(sim);
+        Ok(())
+    }
+
+    fn update_pair_params(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
+        self.engine.update_pair_table(sim).map_err(backend_error)
+    }
+
+    fn reload(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
+        self.engine = self.engine.rebuild(sim).map_err(backend_error)?;
+        Ok(())
+    }
+
+    fn save_state(&mut self) -> wgdem_core::Result<Vec<u8>> {
+        self.engine.save_state().map_err(backend_error)
+    }
+
+    fn restore_state(&mut self, sim: &Simulation, state: &[u8]) -> wgdem_core::Result<()> {
+        self.engine = self
+            .engine
+            .restore_state(sim, state)
+            .map_err(backend_error)?;
+        Ok(())
+    }
+}
+
+fn backend_error(e: GpuError) -> wgdem_core::Error {
+    wgdem_core::Error::Backend(e.to_string())
+}

@@ -1,0 +1,244 @@
+//! Measurement: the time of each stage of a step, the byte model of the per-step kernels, and
+//! the GPU memory the engine holds.
+
+use super::*;
+
+/// Seconds each stage of [`STAGES`] took over the steps of [`GpuEngine::profile_stages`].
+#[derive(Debug, Clone, Copy)]
+pub struct StageTimes {
+    /// Wall-clock, from submit to completion of each stage's own submission.
+    pub cpu: [f64; STAGES.len()],
+    /// On the GPU, from the beginning to the end of each stage's compute pass (timestamp
+    /// queries), where the device has them.
+    pub gpu: Option<[f64; STAGES.len()]>,
+}
+
+impl GpuEngine {
+    /// Advances `steps` steps with each stage of [`STAGES`] in its own submission, waited for,
+    /// and returns the seconds each stage took in all: wall-clock (CPU timers around the
+    /// submissions: they include the submit and wait overhead that a batched run amortises,
+    /// so their sum exceeds a batched run's time) and, where the device has timestamp queries
+    /// ([`wgpu::Features::TIMESTAMP_QUERY`]), on the GPU from the start to the end of each
+    /// stage's compute pass. The rebuild stages are dispatched with zero workgroups on steps
+    /// that need no rebuild, as in a batched run, so their time is the average over rebuild and
+    /// non-rebuild steps. For measurements (`wgdem bench`). A step in which a table overflows
+    /// commits nothing, as in a batched run: the table is regrown and the step taken again, and
+    /// only that second attempt is timed.
+    pub fn profile_stages(&mut self, steps: u64) -> Result<StageTimes, GpuError> {
+        let mut cpu = [0.0; STAGES.len()];
+        let mut gpu = [0.0; STAGES.len()];
+        let timer = self
+            .device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+            .then(|| {
+                // Two per stage; each step's are resolved into its own aligned block and all
+                // are read back once at the end.
+                let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("dem.profile.timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2 * STAGES.len() as u32,
+                });
+                let resolved = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("dem.profile.timestamps"),
+                    size: steps.max(1) * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                });
+                (set, resolved)
+            });
+        // Nanoseconds per timestamp tick.
+        let period = f64::from(self.queue.get_timestamp_period());
+        // CPU seconds per step and stage; a step taken again overwrites its entry (and its
+        // block of timestamps).
+        let mut cpu_steps = vec![[0.0; STAGES.len()]; steps as usize];
+        let start = self.steps;
+        let mut done = 0;
+        while done < steps {
+            self.clear_counters();
+            for step in done..steps {
+                for stage in 0..STAGES.len() {
+                    let t0 = std::time::Instant::now();
+                    let mut encoder =
+                        self.device
+                            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                                label: Some("dem.profile"),
+                            });
+                    {
+                        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                            label: Some(STAGES[stage]),
+                            timestamp_writes: timer.as_ref().map(|(set, _)| {
+                                wgpu::ComputePassTimestampWrites {
+                                    query_set: set,
+                                    beginning_of_pass_write_index: Some(2 * stage as u32),
+                                    end_of_pass_write_index: Some(2 * stage as u32 + 1),
+                                }
+                            }),
+                        });
+                        self.record_stage(&mut pass, stage, false, false);
+                    }
+                    self.queue.submit([encoder.finish()]);
+                    self.device
+                        .poll(wgpu::PollType::wait_indefinitely())
+                        .map_err(|e| GpuError::Readback(e.to_string()))?;
+                    cpu_steps[step as usize][stage] = t0.elapsed().as_secs_f64();
+                }
+                if let Some((set, resolved)) = &timer {
+                    // Outside the timed submissions; queue order keeps the set's reuse safe.
+                    let mut encoder =
+                        self.device
+                            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                                label: Some("dem.profile.resolve"),
+                            });
+                    let offset = step * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
+                    encoder.resolve_query_set(set, 0..2 * STAGES.len() as u32, resolved, offset);
+                    self.queue.submit([encoder.finish()]);
+                }
+            }
+            // After an overflow the later steps did nothing (`rebuild.halt`); the counters
+            // count the steps begun, the failed one last.
+            let counters: Counters = self.read(&self.buffers.counters, 1)?[0];
+            if counters.failed == 0 {
+                done = steps;
+            } else {
+                check_defect(&counters)?;
+                done += u64::from(counters.steps.saturating_sub(1));
+                self.steps = start + done;
+                self.regrow_overflowed(&counters)?;
+            }
+        }
+        self.steps = start + steps;
+        self.time = self.time_at(self.steps);
+        for step in &cpu_steps {
+            for (total, t) in cpu.iter_mut().zip(step) {
+                *total += t;
+            }
+        }
+        if let Some((_, resolved)) = &timer {
+            let block = (wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT / 8) as usize;
+            let ticks: Vec<u64> = self.read(resolved, steps as usize * block)?;
+            for step_ticks in ticks.chunks(block) {
+                for (stage, total) in gpu.iter_mut().enumerate() {
+                    let elapsed = step_ticks[2 * stage + 1].saturating_sub(step_ticks[2 * stage]);
+                    *total += elapsed as f64 * period * 1e-9;
+                }
+            }
+        }
+        Ok(StageTimes {
+            cpu,
+            gpu: timer.map(|_| gpu),
+        })
+    }
+
+    /// Mean number of partners listed per particle (within the skin) at the last build.
+    pub fn listed_per_particle(&self) -> Result<f64, GpuError> {
+        let n = self.params.n as usize;
+        let k = u64::from(self.params.slots);
+        let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
+        Ok(counts.iter().map(|&c| u64::from(c).min(k)).sum::<u64>() as f64 / n as f64)
+    }
+
+    /// Bytes each stage of [`STAGES`] reads and writes per particle and step, counted from the
+    /// buffer layouts with every array element a stage touches moved once (no reuse of a
+    /// partner's data from cache), for `listed` partners listed and `touching` in contact per
+    /// particle. `None` for the rebuild stages (plan: one invocation; sort, neighbours: their
+    /// traffic depends on the cell occupancy and on how often a rebuild is due).
+    ///
+    /// - contacts: the particle's position, predicted velocities (32 each), velocity (16, its
+    ///   spin in the w words of these two), list length and material (4 each); per listed
+    ///   partner its slot read and written, its position and material (neither material where
+    ///   all particles are of one, compiled in); per touching partner also its
+    ///   velocity and predicted velocities (48, its spin in their w words); its wall mask (4;
+    ///   the few particles near a wall also read their row index and wall slots, not
+    ///   counted); force and torque (32) written (the contact counts, one entry per
+    ///   workgroup at the last step of a batch, not counted);
+    /// - integrate: position, force and torque, velocity, angular velocity, orientation and
+    ///   the position at the last build read; position, velocities, orientation, predicted
+    ///   velocities written.
+    pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
+        let slot = 4.0 * self.slot_words as f64;
+        let material = if self.spec.one_material.is_some() {
+            0.0
+        } else {
+            4.0
+        };
+        let own = 32.0 + 32.0 + 16.0 + 4.0 + material;
+        let per_listed = 2.0 * slot + 32.0 + material;
+        let per_touching = 32.0 + 16.0;
+        let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 32.0;
+        let integrate =
+            (32.0 + 32.0 + 16.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
+        [None, None, None, Some(contacts), Some(integrate)]
+    }
+
+    /// GPU memory held by the engine (bytes): state, tables, scratch and the readback ring.
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory_breakdown().iter().map(|(_, bytes)| bytes).sum()
+    }
+
+    /// [`GpuEngine::memory_bytes`] by group of buffers: particle state, neighbour slots, wall
+    /// slots, the spatial hash and sort, and the rest. (The reorder has no scratch of its own:
+    /// it borrows the force array and the sort's keys.)
+    pub fn memory_breakdown(&self) -> Vec<(&'static str, u64)> {
+        let b = &self.buffers;
+        let sum = |buffers: &[&wgpu::Buffer]| buffers.iter().map(|b| b.size()).sum::<u64>();
+        let slots: Vec<&wgpu::Buffer> = b.chunks.iter().map(|c| &c.slots).collect();
+        let mut sort = vec![
+            &b.cells,
+            &b.keys[0],
+            &b.keys[1],
+            &b.vals[0],
+            &b.vals[1],
+            &b.tile_hist,
+            &b.ranges,
+        ];
+        sort.extend(b.radix_passes.iter());
+        let mut other = vec![
+            &b.params,
+            &b.material,
+            &b.pair_table,
+            &b.walls,
+            &b.stats,
+            &b.counts,
+            &b.built_at,
+            &b.walls_built,
+            &b.rebuild_state,
+            &b.dispatch_args,
+            &b.wall_partial,
+            &b.wall_out,
+            &b.stats_out,
+            &b.counters,
+            &b.ids,
+            &b.dummy,
+        ];
+        other.extend(b.chunks.iter().map(|c| &c.range));
+        other.extend(self.staging.iter().map(|s| &s.buffer));
+        vec![
+            (
+                "particle state",
+                sum(&[
+                    &b.pos,
+                    &b.vel,
+                    &b.omega,
+                    &b.orientation,
+                    &b.pred,
+                    &b.ft,
+                    &b.work,
+                ]),
+            ),
+            ("neighbour slots", sum(&slots)),
+            (
+                "wall slots",
+                sum(&[
+                    &b.wall_slots,
+                    &b.wall_mask,
+                    &b.wall_row,
+                    &b.wall_free,
+                    &b.wall_alloc,
+                ]),
+            ),
+            ("hash and sort", sum(&sort)),
+            ("other", sum(&other)),
+        ]
+    }
+}

@@ -1,0 +1,151 @@
+//! Reading the state back: positions, velocities and walls into the CPU's [`Simulation`],
+//! neighbour lists and table sizes for inspection.
+
+use super::*;
+
+impl GpuEngine {
+    pub(super) fn read<T: Pod>(
+        &self,
+        buffer: &wgpu::Buffer,
+        count: usize,
+    ) -> Result<Vec<T>, GpuError> {
+        read_buffer(&self.device, &self.queue, buffer, count)
+    }
+
+    /// The order the particles sit in on the device: the stable id (the scene's index) of
+    /// the particle at each position of the per-particle arrays.
+    pub fn particle_order(&self) -> Result<Vec<u32>, GpuError> {
+        self.read(&self.buffers.ids, self.params.n as usize)
+    }
+
+    /// The neighbour lists of the last step as `(i, j)` stable-id entries, each particle's
+    /// partners within the skin in list order (a pair appears once from each side). A slot
+    /// whose canonical-order bit disagrees with the stable ids is reported as an error.
+    pub fn neighbour_lists(&self) -> Result<Vec<(u32, u32)>, GpuError> {
+        let n = self.params.n as usize;
+        let k = self.params.slots as usize;
+        let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
+        let ids = self.particle_order()?;
+        let slots = self.read_slots()?;
+        let w = self.slot_words;
+        let mut lists = Vec::new();
+        for i in 0..n {
+            let c = (counts[i] as usize).min(k);
+            for s in slots[i * k * w..(i * k + c) * w].chunks(w) {
+                let j = ids[(s[3] & !A_SIDE) as usize];
+                if (s[3] & A_SIDE != 0) != (ids[i] < j) {
+                    return Err(GpuError::Defect(format!(
+                        "the neighbour slot of particle {} for partner {j} holds the wrong canonical order",
+                        ids[i]
+                    )));
+                }
+                lists.push((ids[i], j));
+            }
+        }
+        Ok(lists)
+    }
+
+    /// Wall slots per particle.
+    pub fn wall_slots(&self) -> u32 {
+        self.params.flags[3]
+    }
+
+    /// Rows of wall slots the wall table holds (one per particle with a wall within its skin).
+    pub fn wall_rows(&self) -> u32 {
+        self.wall_rows
+    }
+
+    /// All current slots, `n × slots` in particle order, gathered from the chunks, as u32
+    /// words (`slot_words` per slot, the partner in word 3).
+    pub(super) fn read_slots(&self) -> Result<Vec<u32>, GpuError> {
+        let k = self.params.slots as usize * self.slot_words;
+        let mut all = Vec::with_capacity(self.params.n as usize * k);
+        for c in &self.buffers.chunks {
+            all.extend(self.read::<u32>(&c.slots, c.count as usize * k)?);
+        }
+        Ok(all)
+    }
+
+    /// Number of buffers the neighbour slots are split into.
+    pub fn slot_chunks(&self) -> usize {
+        self.buffers.chunks.len()
+    }
+
+    /// Neighbour-list skin (m): lists hold the pairs whose surfaces are closer than this.
+    pub fn skin(&self) -> f64 {
+        self.params.skin as f64
+    }
+
+    /// Neighbour-list builds so far (read back from the GPU).
+    pub fn neighbour_builds(&self) -> Result<u32, GpuError> {
+        Ok(self.read::<[u32; 4]>(&self.buffers.rebuild_state, 1)?[0][1])
+    }
+
+    /// Bytes of one neighbour slot (one side of one pair's history): 16 for the spring–dashpot,
+    /// 32 with the Kuhn or hill model, 48 + 16 × capacity with Jäger's history stack.
+    pub fn slot_bytes(&self) -> usize {
+        4 * self.slot_words
+    }
+
+    /// Current neighbour-slot capacity per particle.
+    pub fn slots(&self) -> u32 {
+        self.params.slots
+    }
+
+    /// Whether the per-step kernels hold the particle arrays and slots as 64-bit words
+    /// ([`GpuOptions::words64`] on a device with 64-bit integers).
+    pub fn words64(&self) -> bool {
+        self.spec.words64
+    }
+
+    /// Copies the GPU state into `sim`: particle positions, velocities, orientations, wall
+    /// positions, wall forces and contact counts of the last step, time and step count. The
+    /// contact history stays on the GPU.
+    pub fn read_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
+        let n = self.params.n as usize;
+        let pos: Vec<Position> = self.read(&self.buffers.pos, n)?;
+        let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
+        let omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
+        let orientation: Vec<[f32; 4]> = self.read(&self.buffers.orientation, n)?;
+        let walls: Vec<Wall> = self.read(&self.buffers.walls, sim.walls.len())?;
+        let ids = self.particle_order()?;
+        let p = &mut sim.particles;
+        let d3 = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
+        for (k, &id) in ids.iter().enumerate() {
+            let i = id as usize;
+            p.position[i] = d3(pos[k].hi) + d3(pos[k].lo);
+            p.velocity[i] = d3(vel[k]);
+            p.angular_velocity[i] = d3(omega[k]);
+            let q = orientation[k];
+            p.orientation[i] = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
+        }
+        for (w, g) in sim.walls.iter_mut().zip(&walls) {
+            let point = d3(g.point_hi) + d3(g.point_lo);
+            match &mut w.shape {
+                WallShape::Plane { point: p0, .. } => *p0 = point,
+                WallShape::Plate { center, .. } => *center = point,
+            }
+            w.velocity = d3(g.velocity);
+        }
+        for (w, &(force, torque)) in sim.walls.iter_mut().zip(&self.last.walls) {
+            w.force = force;
+            w.torque = torque;
+        }
+        sim.stats = self.last.stats;
+        sim.work = if self.slot_words == 8 {
+            // Summed over the particles in f64 (each contact counted on one side).
+            let work: Vec<[f32; 4]> = self.read(&self.buffers.work, n)?;
+            wgdem_core::cpu::ContactWork {
+                elastic: work.iter().map(|w| f64::from(w[0])).sum(),
+                dissipated: work.iter().map(|w| f64::from(w[1]) + f64::from(w[2])).sum(),
+            }
+        } else {
+            // No pair accounts work (the CPU engine's values are zero then too).
+            wgdem_core::cpu::ContactWork::default()
+        };
+        sim.time = self.time;
+        sim.steps = self.steps;
+        sim.set_moisture_events_applied(self.events_applied);
+        Ok(())
+    }
+}

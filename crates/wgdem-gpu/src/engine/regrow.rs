@@ -1,0 +1,176 @@
+//! Overflow, regrowth and resumption: a table that overflowed in a step is regrown to what
+//! was needed, and the batch is finished from that step with the results a large-enough
+//! table gives.
+
+use super::*;
+
+/// Bit 2 of the counters' flags: no table overflowed, the engine broke its own invariant.
+pub(super) fn check_defect(counters: &Counters) -> Result<(), GpuError> {
+    if counters.failed & 4 != 0 {
+        return Err(GpuError::Defect(
+            "a particle touched a wall that was beyond its skin at the last neighbour build, or had no row of wall slots".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+impl GpuEngine {
+    /// Regrows the tables that overflowed in the step at `self.steps` (`counters.failed`),
+    /// which committed nothing, and has that step begin its rebuild again.
+    pub(super) fn regrow_overflowed(&mut self, counters: &Counters) -> Result<(), GpuError> {
+        if counters.failed & 1 != 0 {
+            self.regrow(counters.max_neighbours)?;
+        }
+        if counters.failed & 2 != 0 {
+            self.regrow_wall_slots(counters.max_wall_contacts)?;
+        }
+        if counters.failed & 8 != 0 {
+            self.regrow_wall_rows()?;
+        }
+        // The failed step had begun a rebuild; it begins it again.
+        self.queue
+            .write_buffer(&self.buffers.rebuild_state, 0, bytemuck::bytes_of(&1u32));
+        self.clear_counters();
+        Ok(())
+    }
+
+    /// Regrows the neighbour slots to hold `needed` partners per particle and
+    /// [`SLOT_HEADROOM`] more, keeping the current lists and their history. Every particle holds
+    /// that many slots, so the table grows by what the longest list needs, not by a factor:
+    /// the longest list of a packing grows by a few partners at a time, and a factor of 1.5
+    /// would turn 17 slots (272 B per particle) into 25.
+    pub(super) fn regrow(&mut self, needed: u32) -> Result<(), GpuError> {
+        let old_k = self.params.slots as usize;
+        let new_k = (needed as usize + SLOT_HEADROOM as usize).max(old_k + 1);
+        let n = self.params.n as usize;
+        let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
+        let slots = self.read_slots()?;
+        let w = self.slot_words;
+        let mut relaid = vec![0u32; n * new_k * w];
+        for i in 0..n {
+            let c = (counts[i] as usize).min(old_k);
+            relaid[i * new_k * w..(i * new_k + c) * w]
+                .copy_from_slice(&slots[i * old_k * w..(i * old_k + c) * w]);
+        }
+        log::info!(
+            "neighbour table dem.contact_history: capacity {old_k} per particle, a particle needed {needed}; regrown to {new_k}, the batch continues from the step that needed it"
+        );
+        self.buffers.chunks = slot_chunks(
+            &self.device,
+            n as u32,
+            new_k as u32,
+            self.slot_words,
+            Some(&relaid),
+        )?;
+        self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
+        self.params.flags[1] = self.buffers.chunks[0].count;
+        self.params.flags[2] = self.buffers.chunks.len() as u32;
+        self.params.slots = new_k as u32;
+        // The list build's private arrays must hold the new lists.
+        self.spec.slots = new_k as u32;
+        self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
+        self.tables_resized();
+        Ok(())
+    }
+
+    /// Regrows each row of wall slots to hold `needed` walls at once and one more, keeping
+    /// their history where it was (a wall's slot is its rank among the particle's walls within
+    /// the skin). One more, not twice as many: every row of the table holds that many slots,
+    /// and the walls a particle can have within its skin are few (at most the scene's walls,
+    /// which also bounds the number of regrowths).
+    pub(super) fn regrow_wall_slots(&mut self, needed: u32) -> Result<(), GpuError> {
+        let rows = self.wall_rows as usize;
+        let old = self.params.flags[3] as usize;
+        let new = (needed as usize + 1)
+            .max(old + 1)
+            .min(self.params.n_walls as usize);
+        check_table(
+            &self.device,
+            "dem.wall_history",
+            (rows * new * 4 * wall_words(self.slot_words)) as u64,
+            &format!(
+                "capacity {old} walls per particle was full, a particle had {needed} within its skin; regrowing to {new} × {rows} rows × {} B",
+                4 * wall_words(self.slot_words)
+            ),
+        )?;
+        let w = wall_words(self.slot_words);
+        let slots: Vec<u32> = self.read(&self.buffers.wall_slots, rows * old * w)?;
+        let mut relaid = empty_wall_slots(rows * new, w);
+        for r in 0..rows {
+            relaid[r * new * w..(r * new + old) * w]
+                .copy_from_slice(&slots[r * old * w..(r + 1) * old * w]);
+        }
+        log::info!(
+            "wall table dem.wall_history: capacity {old} per particle, a particle had {needed} walls within its skin; regrown to {new}, the batch continues from the step that needed it"
+        );
+        self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
+        self.params.flags[3] = new as u32;
+        self.tables_resized();
+        Ok(())
+    }
+
+    /// Regrows the wall table to hold more rows than the `needed` that particles near a wall
+    /// asked for, keeping every row, its holder and the free stack.
+    pub(super) fn regrow_wall_rows(&mut self) -> Result<(), GpuError> {
+        let old = self.wall_rows as usize;
+        let [top, next, _, _]: [u32; 4] = self.read(&self.buffers.wall_alloc, 4)?[..]
+            .try_into()
+            .map_err(|_| GpuError::Readback("dem.wall_alloc".to_owned()))?;
+        let needed = next as usize;
+        let new = needed
+            .max(old * 3 / 2)
+            .max(old + 64)
+            .min(self.params.n as usize)
+            .max(old + 1);
+        let w = wall_words(self.slot_words);
+        let ws = self.params.flags[3] as usize;
+        check_table(
+            &self.device,
+            "dem.wall_history",
+            (new * ws * 4 * w) as u64,
+            &format!(
+                "{old} rows of wall slots were full, particles near a wall needed {needed}; regrowing to {new} rows × {ws} wall slots × {} B",
+                4 * w
+            ),
+        )?;
+        let mut slots: Vec<u32> = self.read(&self.buffers.wall_slots, old * ws * w)?;
+        slots.extend(empty_wall_slots((new - old) * ws, w));
+        let mut free: Vec<u32> = self.read(&self.buffers.wall_free, old)?;
+        free.resize(new, 0);
+        log::info!(
+            "wall table dem.wall_history: {old} rows (particles near a wall) were full, {needed} needed; regrown to {new}, the batch continues from the step that needed it"
+        );
+        self.buffers.wall_slots = init(&self.device, "dem.wall_history", &slots);
+        self.buffers.wall_free = init(&self.device, "dem.wall_free", &free);
+        // Rows from `old` on were handed out only to the particles that found the table
+        // full, which took none: they are unused.
+        self.queue.write_buffer(
+            &self.buffers.wall_alloc,
+            0,
+            bytemuck::cast_slice(&[top, old as u32, new as u32, 0]),
+        );
+        self.wall_rows = new as u32;
+        self.tables_resized();
+        Ok(())
+    }
+
+    /// After a table was regrown: new parameters to the GPU, new bind groups.
+    pub(super) fn tables_resized(&mut self) {
+        self.queue
+            .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
+        self.rebind();
+        self.regrowths += 1;
+    }
+
+    /// New bind groups for the current kernels, buffers and table sizes.
+    pub(super) fn rebind(&mut self) {
+        self.groups = Self::bind_groups(
+            &self.device,
+            &self.kernels,
+            &self.buffers,
+            self.radix_passes,
+            self.params.n,
+            self.params.slots * self.slot_words as u32,
+        );
+    }
+}

@@ -1,0 +1,362 @@
+//! The engine's state on the device and its sizing: the buffers and their labels, the
+//! neighbour-slot chunks that keep each binding under the device's limit, the wall table's
+//! rows, and the conversions of the scene's f64 state into the kernels' f32 and double-single
+//! layouts.
+
+use super::*;
+
+/// Neighbour slots beyond the longest list at the start (or the longest that overflowed) that
+/// a table sized from the scene (or regrown) gets: room for contacts to form before the next
+/// regrowth.
+pub const SLOT_HEADROOM: u32 = 4;
+
+/// Neighbour slots for a new engine on `sim`: the most partners any particle has within the
+/// skin (and the interaction range) now, plus [`SLOT_HEADROOM`]. A table sized so fits the
+/// packing it starts from; one that has to grow later (a pour that settles) is regrown from
+/// the step that needs it, with the same results.
+pub(super) fn initial_slots(sim: &Simulation, skin: f64) -> u32 {
+    let p = &sim.particles;
+    let pairs = wgdem_core::broadphase::pairs_within(
+        &p.position,
+        &p.radius,
+        skin + sim.interaction_range(),
+    );
+    let mut count = vec![0u32; p.len()];
+    for (i, j) in pairs {
+        count[i as usize] += 1;
+        count[j as usize] += 1;
+    }
+    count.into_iter().max().unwrap_or(0) + SLOT_HEADROOM
+}
+
+pub(super) const STATE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
+
+pub(super) fn init<T: Pod>(device: &wgpu::Device, label: &str, data: &[T]) -> wgpu::Buffer {
+    // Bindings may not be empty: pad to one zeroed element.
+    let bytes: Cow<[u8]> = if data.is_empty() {
+        Cow::Owned(vec![0u8; size_of::<T>().max(16)])
+    } else {
+        Cow::Borrowed(bytemuck::cast_slice(data))
+    };
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: &bytes,
+        usage: STATE,
+    })
+}
+
+pub(super) fn zeroed(device: &wgpu::Device, label: &str, bytes: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16),
+        usage: STATE,
+        mapped_at_creation: false,
+    })
+}
+
+/// Refuses a storage table larger than the device can bind, naming it and its sizing.
+pub(super) fn check_table(
+    device: &wgpu::Device,
+    label: &'static str,
+    bytes: u64,
+    what: &str,
+) -> Result<(), GpuError> {
+    let limits = device.limits();
+    let max = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    if bytes > max {
+        return Err(GpuError::TableTooLarge {
+            table: label,
+            bytes,
+            limit: max,
+            sizing: what.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Radix passes of a reorder's sort by Morton code (27 bits, `hash.order`): 7 or 8, with the
+/// parity of the bucket sort's `radix_passes` (at most 8), so that both sorts end in the same
+/// buffer.
+pub(super) fn order_passes(radix_passes: u32) -> u32 {
+    8 - radix_passes % 2
+}
+
+pub(super) struct Buffers {
+    pub(super) params: wgpu::Buffer,
+    pub(super) radix_passes: Vec<wgpu::Buffer>,
+    pub(super) pos: wgpu::Buffer,
+    pub(super) vel: wgpu::Buffer,
+    pub(super) omega: wgpu::Buffer,
+    pub(super) orientation: wgpu::Buffer,
+    pub(super) pred: wgpu::Buffer,
+    pub(super) material: wgpu::Buffer,
+    pub(super) pair_table: wgpu::Buffer,
+    pub(super) walls: wgpu::Buffer,
+    /// Force and torque of each particle (written by `contact_forces`, read by `integrate`).
+    /// During a reorder, which comes before `contact_forces` in a step, it is the reorder's
+    /// scratch: one column block of every particle ([`PERMUTE_BLOCK`] words each).
+    pub(super) ft: wgpu::Buffer,
+    /// Contact work per particle (engines whose pairs account it, else 16 unused bytes): x
+    /// the elastic energy of its contacts after the last step, y + z the work they have
+    /// dissipated since the start (double-single).
+    pub(super) work: wgpu::Buffer,
+    pub(super) stats: wgpu::Buffer,
+    /// Each particle's cell, packed in one word (common.wgsl `pack_cell`).
+    pub(super) cells: wgpu::Buffer,
+    /// The sort's keys. During a reorder, `keys[0]` holds the old index → new index map.
+    pub(super) keys: [wgpu::Buffer; 2],
+    pub(super) vals: [wgpu::Buffer; 2],
+    pub(super) tile_hist: wgpu::Buffer,
+    pub(super) ranges: wgpu::Buffer,
+    /// Partners listed per particle (rewritten in place by `neighbours`).
+    pub(super) counts: wgpu::Buffer,
+    /// The neighbour slots (contact history), split by particle so that no binding exceeds
+    /// the device's limit.
+    pub(super) chunks: Vec<SlotChunk>,
+    pub(super) built_at: wgpu::Buffer,
+    /// Wall points at the last build (double-single), for `rebuild.plan`.
+    pub(super) walls_built: wgpu::Buffer,
+    pub(super) rebuild_state: wgpu::Buffer,
+    /// Stable id of the particle at each index (particles are reordered by cell).
+    pub(super) ids: wgpu::Buffer,
+    /// Stand-in for bindings a permute entry point does not use.
+    pub(super) dummy: wgpu::Buffer,
+    /// The moisture event being applied (`MoistureAction` in moisture.wgsl).
+    pub(super) moisture_action: wgpu::Buffer,
+    pub(super) dispatch_args: wgpu::Buffer,
+    /// Rows of `flags[3]` wall slots (wall id and tangential history), one per particle with
+    /// a wall within its skin.
+    pub(super) wall_slots: wgpu::Buffer,
+    /// Per particle, its row of `wall_slots` or `NO_ROW`.
+    pub(super) wall_row: wgpu::Buffer,
+    /// Rows given back, a stack (`WallAlloc` in rebuild.wgsl says how many).
+    pub(super) wall_free: wgpu::Buffer,
+    /// `WallAlloc`: the free stack's height, the rows handed out so far, the capacity.
+    pub(super) wall_alloc: wgpu::Buffer,
+    /// Per particle, the walls within its skin at the last build (bit per wall).
+    pub(super) wall_mask: wgpu::Buffer,
+    pub(super) wall_partial: wgpu::Buffer,
+    pub(super) wall_out: wgpu::Buffer,
+    pub(super) stats_out: wgpu::Buffer,
+    pub(super) counters: wgpu::Buffer,
+}
+
+/// Neighbour slots of the particles `[first, first + count)`.
+pub(super) struct SlotChunk {
+    pub(super) first: u32,
+    pub(super) count: u32,
+    /// `Chunk` uniform of the kernels.
+    pub(super) range: wgpu::Buffer,
+    /// The slots of particles `first..first + count` (rebuilt in place by `neighbours`).
+    pub(super) slots: wgpu::Buffer,
+}
+
+/// The spatial hash of `n` particles has `2^bits` buckets: the smallest power of two ≥ n
+/// (at least 2). A dense packing has about one particle per cell, so a bucket holds about one
+/// other cell's particles besides its own, which `neighbours` skips by their packed cell (a
+/// word per candidate); twice as many buckets would halve those but cost 8 B per particle more.
+/// The lists do not depend on it: a cell's particles keep their ascending order in any table.
+pub fn hash_table_bits(n: usize) -> u32 {
+    n.max(2).next_power_of_two().trailing_zeros()
+}
+
+/// The largest storage binding the device accepts.
+pub(super) fn binding_limit(device: &wgpu::Device) -> u64 {
+    let limits = device.limits();
+    limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size)
+}
+
+/// Splits the slot tables of `n` particles with `k` slots each into chunks that fit the
+/// device's binding limit; `current` (n × k slots) fills the current tables if given.
+pub(super) fn slot_chunks(
+    device: &wgpu::Device,
+    n: u32,
+    k: u32,
+    slot_words: usize,
+    current: Option<&[u32]>,
+) -> Result<Vec<SlotChunk>, GpuError> {
+    let per_particle = k as u64 * 4 * slot_words as u64;
+    let fits = binding_limit(device) / per_particle;
+    // Chunks start at multiples of the workgroup size (contact_forces indexes its per-group
+    // wall partials by chunk start / 64), unless one chunk holds everything.
+    let per_chunk = if fits >= n as u64 {
+        n
+    } else {
+        (fits - fits % 64) as u32
+    };
+    if per_chunk == 0 {
+        return Err(GpuError::TableTooLarge {
+            table: "dem.contact_history",
+            bytes: 64 * per_particle,
+            limit: binding_limit(device),
+            sizing: format!("the smallest chunk: {k} neighbour slots of 64 particles"),
+        });
+    }
+    Ok((0..n.div_ceil(per_chunk))
+        .map(|c| {
+            let first = c * per_chunk;
+            let count = per_chunk.min(n - first);
+            let bytes = count as u64 * per_particle;
+            let range = (first as usize * k as usize * slot_words)
+                ..((first + count) as usize * k as usize * slot_words);
+            SlotChunk {
+                first,
+                count,
+                range: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("dem.contact_history.chunk"),
+                    contents: bytemuck::cast_slice(&[first, count, 0, 0]),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                }),
+                slots: match current {
+                    Some(all) => init(device, "dem.contact_history", &all[range]),
+                    None => zeroed(device, "dem.contact_history", bytes),
+                },
+            }
+        })
+        .collect())
+}
+
+/// u32 words per particle of the reorder's scratch: each array moves through it a column block
+/// of this many words at a time (`BLOCK` in permute.wgsl). The scratch is the force and torque
+/// array, whose 8 words per particle no kernel reads between a reorder and the
+/// `contact_forces` that rewrites them.
+pub(super) const PERMUTE_BLOCK: u32 = 8;
+
+const _: () = assert!(PERMUTE_BLOCK as usize * 4 == FORCE_TORQUE_BYTES as usize);
+
+/// Bytes per particle of the force and torque array (`ForceTorqueWords` in common.wgsl).
+pub(super) const FORCE_TORQUE_BYTES: u64 = 32;
+
+/// The top bit of a neighbour slot's partner word: set where the slot's particle is the pair's
+/// body A (`A_SIDE` in common.wgsl); the low 31 bits are the partner's index.
+pub(super) const A_SIDE: u32 = 0x8000_0000;
+
+/// u32 words per wall slot: a neighbour slot, then the low part of its tangential history
+/// (`WallSlot` in common.wgsl).
+pub(super) fn wall_words(slot_words: usize) -> usize {
+    slot_words + 4
+}
+
+/// `count` wall slots that hold no contact (partner `NO_WALL` in common.wgsl, word 3), as u32
+/// words.
+pub(super) fn empty_wall_slots(count: usize, wall_words: usize) -> Vec<u32> {
+    let mut words = vec![0u32; count * wall_words];
+    for slot in words.chunks_mut(wall_words) {
+        slot[3] = u32::MAX;
+    }
+    words
+}
+
+/// The contact-work buffer of a new engine: zeros per particle where `wide` (the pairs account
+/// work), the work `sim` has already dissipated carried by the first particle; otherwise 16
+/// unused bytes.
+pub(super) fn initial_work(sim: &Simulation, wide: bool) -> Vec<[f32; 4]> {
+    if !wide {
+        return vec![[0.0; 4]];
+    }
+    let mut work = vec![[0.0f32; 4]; sim.particles.len().max(1)];
+    let (hi, lo) = split(sim.work.dissipated);
+    work[0] = [0.0, hi, lo, 0.0];
+    work
+}
+
+/// Indirect dispatch arguments of a step (written by `rebuild.plan`, zeroed by `rebuild.halt`;
+/// see [`Args`]).
+pub(super) fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("dem.rebuild.dispatch_args"),
+        size: (7 + 2 * chunks as u64) * 12,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+        mapped_at_creation: false,
+    })
+}
+
+pub(super) fn split(x: f64) -> (f32, f32) {
+    let hi = x as f32;
+    (hi, (x - hi as f64) as f32)
+}
+
+pub(super) fn split3(x: DVec3) -> ([f32; 4], [f32; 4]) {
+    let (a, b, c) = (split(x.x), split(x.y), split(x.z));
+    ([a.0, b.0, c.0, 0.0], [a.1, b.1, c.1, 0.0])
+}
+
+pub(super) fn v4(x: DVec3) -> [f32; 4] {
+    [x.x as f32, x.y as f32, x.z as f32, 0.0]
+}
+
+/// The slots the pairs of `sim` need: 16 bytes for the spring–dashpot; 32 bytes carry the Kuhn
+/// and hill models' extra state; Jäger slots add the contact frame and the largest history
+/// capacity in points.
+pub(super) fn slot_kind_for(sim: &Simulation) -> Result<SlotKind, GpuError> {
+    let nm = sim.n_materials();
+    let mut wide = false;
+    let mut jager_points = 0u32;
+    for k in 0..nm * nm {
+        match sim.pair(k / nm, k % nm).model() {
+            wgdem_core::contact::model::PairModel::Jager { capacity, .. } => {
+                if capacity > crate::contact_probe::JAGER_GPU_CAPACITY {
+                    return Err(GpuError::Unsupported(format!(
+                        "material pair ({}, {}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {}; set capacity ≤ {}",
+                        k / nm,
+                        k % nm,
+                        crate::contact_probe::JAGER_GPU_CAPACITY,
+                        crate::contact_probe::JAGER_GPU_CAPACITY
+                    )));
+                }
+                jager_points = jager_points.max(capacity.max(3) as u32);
+            }
+            wgdem_core::contact::model::PairModel::Spring => {}
+            _ => wide = true,
+        }
+    }
+    Ok(if jager_points > 0 {
+        SlotKind::Jager(jager_points)
+    } else if wide {
+        SlotKind::Wide
+    } else {
+        SlotKind::Narrow
+    })
+}
+
+/// Bit m set where some record uses model m (`PairRecord::model`).
+pub(super) fn model_mask(table: &[PairRecord]) -> u32 {
+    table.iter().fold(0, |mask, r| mask | 1 << r.model)
+}
+
+pub(super) fn pair_table(sim: &Simulation) -> Vec<PairRecord> {
+    let nm = sim.n_materials();
+    (0..nm * nm)
+        .map(|k| PairRecord::from_pair(sim.pair(k / nm, k % nm)))
+        .collect()
+}
+
+pub(super) fn gpu_wall(w: &wgdem_core::wall::Wall) -> Wall {
+    let (point, normal, u_axis, extents, kind) = match w.shape {
+        WallShape::Plane { point, normal } => (point, normal, DVec3::ZERO, [0.0; 2], 0),
+        WallShape::Plate {
+            center,
+            normal,
+            u_axis,
+            half_extents,
+        } => (center, normal, u_axis, half_extents, 1),
+    };
+    let (point_hi, point_lo) = split3(point);
+    Wall {
+        kind,
+        material: w.material as u32,
+        pad: [0; 2],
+        point_hi,
+        point_lo,
+        normal: v4(normal),
+        u_axis: v4(u_axis),
+        extents: [extents[0] as f32, extents[1] as f32, 0.0, 0.0],
+        velocity: v4(w.velocity),
+    }
+}

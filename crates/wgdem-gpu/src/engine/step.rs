@@ -1,0 +1,214 @@
+//! One time step, pass by pass: the order in which the kernels run and what each dispatch
+//! covers. `GpuEngine::record_step` is the algorithm; the rest of the engine sizes, binds,
+//! submits and reads back around it.
+//!
+//! One step, in order (each line is a labelled dispatch):
+//! 1. `rebuild.plan`: has any particle (flagged by the previous step's `integrate`, or by the
+//!    host) or wall moved half the skin since the last build? The answer becomes the indirect
+//!    dispatch sizes of steps 2–5 (full or zero), so the lists are rebuilt only when needed and
+//!    the host never has to ask;
+//! 2. `hash`: cell and bucket of every particle;
+//! 3. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
+//!    (every `reorder_every` steps, at a batch start, with a rebuild forced, first
+//!    `hash.order` and a radix sort by the cells' Morton code, then `permute.*`, which
+//!    reorders all particle data, neighbour slots and stable ids into that order;)
+//! 4. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
+//! 5. `neighbours`, `rebuild.walls_near`, `rebuild.halt`, `rebuild.commit`: each particle's
+//!    partners within the skin, rebuilt in place with history carried over by partner (its
+//!    slot's partner word also holds the pair's canonical order, from the stable ids); its
+//!    walls within the skin counted; on an overflow the batch stops here; else the positions
+//!    of the build are recorded;
+//! 6. `contact_forces`: pair and wall forces, summed per particle in list order;
+//! 7. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
+//! 8. `integrate`: semi-implicit Euler in double-single, flagging a particle that has moved
+//!    half the skin since the last build (for the next step's `plan`); walls move.
+
+use super::*;
+
+/// The stages of one step, in order (see [`GpuEngine::profile_stages`]): the rebuild plan
+/// (whether this step rebuilds: `integrate` has flagged the particles that moved half the
+/// skin), the sort (cell hash, radix sort, reorder, cell ranges), the neighbour lists (build and
+/// history carry-over), the contact forces (with the wall reduction) and the integration.
+pub const STAGES: [&str; 5] = [
+    "rebuild_plan",
+    "sort",
+    "neighbours",
+    "contacts",
+    "integrate",
+];
+
+/// Index in [`STAGES`] of the stage that brings the neighbour lists up to date.
+pub(super) const NEIGHBOURS_STAGE: usize = 2;
+
+/// Slots of the indirect dispatch arguments (`plan` in rebuild.wgsl writes them each step).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Args {
+    /// Rebuild kernels, zero-sized unless a rebuild is due: per particle, per radix tile, one
+    /// group, per hash bucket, per particle of slot chunk c.
+    RebuildParticles,
+    RebuildTiles,
+    RebuildOne,
+    RebuildBuckets,
+    RebuildChunk(usize),
+    /// Every other kernel of a step, zero-sized once a table has overflowed: per particle,
+    /// one group, one group per wall, per particle of slot chunk c.
+    Particles,
+    One,
+    Walls,
+    Chunk(usize),
+}
+
+impl Args {
+    /// Index of the argument triple with `chunks` slot chunks.
+    pub(super) fn slot(self, chunks: usize) -> u64 {
+        (match self {
+            Args::RebuildParticles => 0,
+            Args::RebuildTiles => 1,
+            Args::RebuildOne => 2,
+            Args::RebuildBuckets => 3,
+            Args::RebuildChunk(c) => 4 + c,
+            Args::Particles => 4 + chunks,
+            Args::One => 5 + chunks,
+            Args::Walls => 6 + chunks,
+            Args::Chunk(c) => 7 + chunks + c,
+        }) as u64
+    }
+}
+
+impl GpuEngine {
+    /// Records one time step into `pass`; `reduce` adds the wall-force and contact-count
+    /// reduction (needed only where results are read back).
+    /// `moisture` applies the action in `moisture_action` to the lists just built (before
+    /// the contact forces, as the CPU applies an event at the start of a step).
+    pub(super) fn record_step(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        reduce: bool,
+        reorder: bool,
+        moisture: bool,
+    ) {
+        for stage in 0..STAGES.len() {
+            self.record_stage(pass, stage, reduce, reorder);
+            if moisture && stage == NEIGHBOURS_STAGE {
+                for c in 0..self.buffers.chunks.len() {
+                    self.indirect(
+                        pass,
+                        &self.kernels.moisture,
+                        &self.groups.moisture[c],
+                        Args::Chunk(c),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Records stage `stage` (an index into [`STAGES`]) of one time step into `pass`.
+    pub(super) fn record_stage(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        stage: usize,
+        reduce: bool,
+        reorder: bool,
+    ) {
+        let (k, g) = (&self.kernels, &self.groups);
+        let chunks = self.buffers.chunks.len();
+        match stage {
+            0 => direct_dispatch(pass, &k.rebuild_plan, &g.rebuild, 1),
+            1 => self.record_sort(pass, reorder),
+            NEIGHBOURS_STAGE => {
+                for c in 0..chunks {
+                    self.indirect(pass, &k.neighbours, &g.neighbours[c], Args::RebuildChunk(c));
+                }
+                if self.params.n_walls > 0 {
+                    self.indirect(
+                        pass,
+                        &k.rebuild_walls,
+                        &g.rebuild_walls,
+                        Args::RebuildParticles,
+                    );
+                    self.indirect(
+                        pass,
+                        &k.rebuild_walls_alloc,
+                        &g.rebuild_walls,
+                        Args::RebuildParticles,
+                    );
+                }
+                // Nothing of the step that changes its outcome is committed before this
+                // point (the lists that fitted are rebuilt in place, with the same histories;
+                // wall rows handed out are only addresses): on an overflow, the rest of the
+                // batch is dispatched with zero workgroups, and the step is begun again.
+                direct_dispatch(pass, &k.rebuild_halt, &g.rebuild, 1);
+                self.indirect(pass, &k.rebuild_commit, &g.commit, Args::RebuildParticles);
+            }
+            3 => {
+                let kernel = if reduce {
+                    &k.contacts
+                } else {
+                    &k.contacts_only
+                };
+                for c in 0..chunks {
+                    self.indirect(pass, kernel, &g.contacts[c], Args::Chunk(c));
+                }
+                if reduce {
+                    if self.params.n_walls > 0 {
+                        self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
+                    }
+                    self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
+                }
+            }
+            _ => {
+                self.indirect(pass, &k.integrate, &g.integrate, Args::Particles);
+                if self.params.n_walls > 0 {
+                    self.indirect(pass, &k.walls_advance, &g.integrate, Args::One);
+                }
+            }
+        }
+    }
+
+    /// Dispatches `kernel` over the workgroup counts that `rebuild.plan` wrote for `args`.
+    pub(super) fn indirect(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        kernel: &Kernel,
+        group: &wgpu::BindGroup,
+        args: Args,
+    ) {
+        let slot = args.slot(self.buffers.chunks.len());
+        indirect_dispatch(pass, kernel, group, &self.buffers.dispatch_args, slot);
+    }
+
+    /// The sort stage: cell hash, radix sort, the optional reorder, cell ranges (each a
+    /// zero-sized dispatch when no rebuild is due).
+    pub(super) fn record_sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
+        let (k, g) = (&self.kernels, &self.groups);
+        let sort = |pass: &mut wgpu::ComputePass<'_>, hash: &Kernel, passes: u32| {
+            self.indirect(pass, hash, &g.hash, Args::RebuildParticles);
+            for p in 0..passes as usize {
+                self.indirect(pass, &k.radix_count, &g.radix[p], Args::RebuildTiles);
+                self.indirect(pass, &k.radix_scan, &g.radix[p], Args::RebuildOne);
+                self.indirect(pass, &k.radix_scatter, &g.radix[p], Args::RebuildTiles);
+            }
+        };
+        if reorder {
+            // A rebuild was forced for this step, so these dispatches are full: sort by Morton
+            // code and move every particle to its sorted position. (The buckets' own order
+            // scatters neighbouring cells over the arrays: a step of the bench's packing took
+            // 1.8 times as long on lavapipe in that order as in the lattice's.)
+            sort(pass, &k.hash_order, order_passes(self.radix_passes));
+            let pg = &g.permute;
+            self.indirect(pass, &k.permute_invert, &pg.invert, Args::Particles);
+            for block in &pg.moves {
+                for (group, _) in &block.ranges {
+                    self.indirect(pass, &k.permute_take, group, Args::Particles);
+                }
+                for (group, args) in &block.ranges {
+                    self.indirect(pass, &k.permute_put, group, *args);
+                }
+            }
+        }
+        // The bucket sort of the neighbour search, in the new order after a reorder.
+        sort(pass, &k.hash, self.radix_passes);
+        self.indirect(pass, &k.ranges_clear, &g.ranges, Args::RebuildBuckets);
+        self.indirect(pass, &k.ranges_mark, &g.ranges, Args::RebuildParticles);
+    }
+}

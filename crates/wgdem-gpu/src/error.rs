@@ -1,0 +1,67 @@
+//! Errors of the GPU engine. Messages say what happened and what would fit; they name no
+//! command-line flags (the CLI adds its own hints, such as `--backend cpu`).
+
+/// Errors of the GPU engine.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// No adapter (matching the requested name, if any) was found.
+    #[error("no GPU adapter named like \"{requested}\" (found: {})", list_or_none(.available))]
+    NoNamedAdapter {
+        /// The name asked for.
+        requested: String,
+        /// Names of the adapters that exist.
+        available: Vec<String>,
+    },
+    /// No adapter exists at all: no Vulkan, Metal or DX12 driver is installed.
+    #[error(
+        "no GPU adapter found; install a Vulkan driver (without a GPU, `bash scripts/install-lavapipe.sh` as root from the wgdem sources, or `apt-get install mesa-vulkan-drivers` on Debian/Ubuntu, gives the lavapipe software driver)"
+    )]
+    NoAdapter,
+    /// The adapter refused to create a device.
+    #[error("the GPU adapter could not create a device: {0}")]
+    Device(String),
+    /// A buffer could not be read back.
+    #[error("reading GPU results back failed: {0}")]
+    Readback(String),
+    /// A storage table is larger than the device can bind.
+    #[error(
+        "GPU table {table} needs {bytes} bytes ({sizing}) but this adapter binds at most {limit} bytes per buffer; use fewer particles or walls"
+    )]
+    TableTooLarge {
+        /// The table's buffer label (`dem.…`).
+        table: &'static str,
+        /// Bytes it needs.
+        bytes: u64,
+        /// The device's binding limit (bytes).
+        limit: u64,
+        /// How its size comes about.
+        sizing: String,
+    },
+    /// The scene has more of something than the engine handles.
+    #[error("the GPU engine handles at most {max} {what}; this scene has {count}")]
+    TooMany {
+        /// What there are too many of.
+        what: &'static str,
+        /// The scene's count.
+        count: u64,
+        /// The engine's limit.
+        max: u64,
+    },
+    /// A checkpoint does not fit the engine built for its scene.
+    #[error("checkpoint does not fit: {0}")]
+    Checkpoint(String),
+    /// The engine broke one of its own invariants.
+    #[error("{0} (a defect of the GPU engine)")]
+    Defect(String),
+    /// A scene does not fit the GPU engine's limits in another way.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
