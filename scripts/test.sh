@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs wgdem's tests on this machine: installs lavapipe where no Vulkan driver exists, then
+#   bash scripts/test.sh          the default tier: `cargo test --workspace --release`
+#   bash scripts/test.sh --long   the long tier only: the tests marked `#[ignore = "long tier: …"]`
+#                                 (100 000-step holds, full shear presets, kill and resume)
+#   bash scripts/test.sh --all    both tiers, one after the other (what CI runs)
+# WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver install).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tier="${1:-default}"
+case "$tier" in
+  default | --long | --all) ;;
+  *) echo "usage: bash scripts/test.sh [--long | --all]" >&2; exit 2 ;;
+esac
+. scripts/vulkan-driver.sh
+ensure_vulkan_driver
+if [ "$tier" != --long ]; then
+  cargo test --workspace --release
+fi
+if [ "$tier" != default ]; then
+  cargo test --workspace --release -- --ignored
+fi
