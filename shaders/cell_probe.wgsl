@@ -15,7 +15,7 @@ struct CellOut {
 @group(0) @binding(0) var<storage, read> inputs: array<CellCase>;
 @group(0) @binding(1) var<storage, read_write> outputs: array<CellOut>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= arrayLength(&inputs) {

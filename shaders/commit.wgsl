@@ -8,7 +8,7 @@
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
 @group(0) @binding(2) var<storage, read_write> built_at: array<vec4<f32>>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= params.n {

@@ -11,17 +11,22 @@ struct SimParams {
     n_walls: u32,
     n_materials: u32,
     table_bits: u32,     // hash table of 2^table_bits buckets
-    law: u32,            // 0 Hooke, 1 Hertz
-    history: u32,        // 0 true, 1 pseudo, 2 none
+    law: u32,            // LAW_HOOKE or LAW_HERTZ
+    history: u32,        // HISTORY_TRUE, HISTORY_PSEUDO or HISTORY_NONE
     n_tiles: u32,        // radix-sort tiles of RADIX_TILE keys
     dt: f32,
     cell_size: f32,
     skin: f32,
     one: f32,            // 1.0, read at run time: keeps compilers from simplifying TwoSum away
     gravity: vec4<f32>,
-    flags: vec4<u32>,    // x: rebuild every step (tests); y: particles per chunk; z: chunks;
-                         // w: wall slots per particle
-    extra: vec4<f32>,    // x: local damping α; y: extra neighbour reach for liquid bridges (m)
+    rebuild_every_step: u32, // 1: rebuild the lists every step (tests)
+    chunk_particles: u32,    // particles per slot chunk
+    chunks: u32,             // slot chunks
+    wall_slots: u32,         // wall slots per particle
+    local_damping: f32,      // α of the local (non-viscous) damping
+    bridge_reach: f32,       // extra neighbour reach for liquid bridges (m)
+    _e2: f32,
+    _e3: f32,
 }
 
 // The particles [first, first + count) whose neighbour slots live in one buffer: the slot
@@ -33,9 +38,9 @@ struct Chunk {
     _p1: u32,
 }
 
-// Constants of a material pair (`material::PairRecord`). `model`: 0 the scene's spring–dashpot,
-// 1 Kuhn's linear (`flags` bit 0: twirl, bit 1: PFC deformability with E* in e_star and κ* in
-// damping, else kn and kt), 2 hill (E_e in e_star, G_e in g_star, α_h in damping, ψ in suction).
+// Constants of a material pair (`layout::PairRecord`). `model`: MODEL_SPRING the scene's
+// spring–dashpot, MODEL_LINEAR Kuhn's linear (`flags` bit 0: twirl, bit 1: PFC deformability with E* in e_star and κ* in
+// damping, else kn and kt), MODEL_HILL (E_e in e_star, G_e in g_star, α_h in damping, ψ in suction).
 struct PairRecord {
     elastic: u32,
     model: u32,
@@ -51,7 +56,7 @@ struct PairRecord {
     damping: f32,
     v_char: f32,
     suction: f32,
-    dp_max: f32,         // Jäger: |Δp_max| (model 3: kn = Ē, kt = κ, flags = capacity)
+    dp_max: f32,         // Jäger: |Δp_max| (MODEL_JAGER: kn = Ē, kt = κ, flags = capacity)
     _q2: f32,
 }
 
@@ -118,7 +123,6 @@ fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
 // whether this particle is the pair's body A (the smaller stable id; set by `neighbours` from
 // the ids, kept through reorders). The contact kernel takes the pair's canonical order from
 // it instead of loading the partner's stable id at every step.
-const A_SIDE: u32 = 0x80000000u;
 fn partner_index(partner: u32) -> u32 {
     return partner & ~A_SIDE;
 }
@@ -188,9 +192,9 @@ fn slot_words(s: Slot) -> SlotWords {
 
 // Overflow and capacity counters read back by the host.
 struct Counters {
-    failed: atomic<u32>,             // bit 0: a neighbour list overflowed; bit 1: wall slots did;
-                                     // bit 2: a wall touched outside its skin (a defect);
-                                     // bit 3: the wall table had no free row
+    failed: atomic<u32>,             // FAILED_* bits (shared.rs): a neighbour list, a particle's
+                                     // wall slots or the wall table's rows overflowed, or a
+                                     // wall was touched outside its skin (a defect)
     max_neighbours: atomic<u32>,     // largest neighbour count any particle needed
     max_wall_contacts: atomic<u32>,  // most walls within the skin of an overflowing particle
     steps: atomic<u32>,              // steps begun since the host cleared the counters
@@ -205,12 +209,7 @@ struct RebuildState {
     _p1: u32,
 }
 
-const NO_WALL: u32 = 0xFFFFFFFFu;
-// A particle without a row of wall slots (no wall within its skin).
-const NO_ROW: u32 = 0xFFFFFFFFu;
 
-const RADIX_TILE: u32 = 128u;
-const WG: u32 = 64u;
 
 // ---- double-single arithmetic -------------------------------------------------------------
 // Shader compilers may treat float arithmetic as reassociable (Mesa's NIR rewrites
@@ -304,7 +303,7 @@ struct ContactOutcome {
 }
 
 fn law_factor(law: u32, eff_radius: f32, overlap: f32) -> f32 {
-    if law == 1u {
+    if law == LAW_HERTZ {
         return sqrt(eff_radius * overlap);
     }
     return 1.0;
@@ -321,7 +320,7 @@ fn contact_params(rec: PairRecord, law: u32, eff_mass: f32, eff_radius: f32) -> 
         let v = rec.v_char;
         let sqrt_r = sqrt(eff_radius);
         let x = 15.0 * eff_mass * v * v / (16.0 * rec.e_star * sqrt_r);
-        if law == 1u {
+        if law == LAW_HERTZ {
             let g = rec.damping * v / (sqrt_r * pow(x, 0.6));
             p.kn = 4.0 / 3.0 * rec.e_star;
             p.kt = 8.0 * rec.g_star;
@@ -361,12 +360,12 @@ fn contact_force(
 
     var u_t = vec3<f32>(0.0);
     var lo = vec3<f32>(0.0);
-    if history == 0u {
+    if history == HISTORY_TRUE {
         // Eq. 4, the sum compensated: (u_t_prev + u_t_lo) + step_t as a high and a low part.
         let u_star = two_sum(u_t_prev, step_t + u_t_lo, one);
         u_t = u_star.hi.xyz - normal * dot(normal, u_star.hi.xyz);
         lo = u_star.lo.xyz - normal * dot(normal, u_star.lo.xyz);
-    } else if history == 1u {
+    } else if history == HISTORY_PSEUDO {
         u_t = step_t;                            // Eq. 5
     }
     let damping_t = v_t * (p.gamma_t * p.eff_mass);
@@ -382,12 +381,12 @@ fn contact_force(
             ratio = limit / ft_mag;
         }
         f_t = f_t * ratio;
-        if history == 0u && p.kt > 0.0 && f > 0.0 {
+        if history == HISTORY_TRUE && p.kt > 0.0 && f > 0.0 {
             u_t = -(f_t / f + damping_t) / p.kt;
         }
         lo = vec3<f32>(0.0);
     }
-    if history != 0u {
+    if history != HISTORY_TRUE {
         u_t = vec3<f32>(0.0);
     }
     return ContactOutcome(f_n + f_t, normal_force, u_t, sliding, lo);

@@ -42,14 +42,14 @@
 // The particle's row of wall slots, held while a wall is within its skin (`rebuild.walls_alloc`).
 @group(0) @binding(17) var<storage, read> wall_row: array<u32>;
 
-// MAX_WALLS is set where the kernel is compiled (shaders::kernel_specialized).
+// MAX_WALLS comes from the shared constants (shared.rs).
 var<workgroup> red_f: array<vec4<f32>, 64>;
 var<workgroup> red_t: array<vec4<f32>, 64>;
 // The workgroup's contact counts: pairs, wall contacts, sliding contacts (integer sums, so their
 // order does not matter).
 var<workgroup> red_stats: array<atomic<u32>, 3>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
@@ -92,7 +92,7 @@ fn main(
 
 // `main` without the per-workgroup wall sums (a tree of barriers per wall) and the contact
 // counts, for the steps whose wall forces and counts nobody reads: all but the last of a batch.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn forces_only(@builtin(global_invocation_id) gid: vec3<u32>) {
     var wall_f: array<vec4<f32>, MAX_WALLS>;
     var wall_t: array<vec4<f32>, MAX_WALLS>;
@@ -173,7 +173,7 @@ fn particle(
         let aux = slot_aux(slot);
         // A wet hill contact acts across a gap (its liquid bridge); every other one only while
         // the spheres overlap.
-        let bridged = uses_model(2u) && rec.model == 2u && bitcast<u32>(aux.x) == WET;
+        let bridged = uses_model(MODEL_HILL) && rec.model == MODEL_HILL && bitcast<u32>(aux.x) == WET;
         if overlap <= 0.0 && !bridged {
             // A later contact starts afresh.
             slots[base + s] = slot_words(make_slot(vec3<f32>(0.0), slot.partner));
@@ -222,7 +222,7 @@ fn particle(
     // have no wall within their skin, hence no row: nothing is read or written for them.
     // (A slot is found by rank rather than copied out and searched for: a per-invocation
     // copy of the row in a private array cost more than the rest of the kernel on lavapipe.)
-    let ws = params.flags.w;
+    let ws = params.wall_slots;
     var near = wall_mask[i];
     var row = NO_ROW;
     if near != 0u {
@@ -294,7 +294,7 @@ fn particle(
             // `rebuild.walls_near` sized the rows for every wall within the skin at the last
             // build, and `walls_alloc` gave each particle with such a wall a row: a contact
             // without a slot is a defect, reported as one.
-            atomicOr(&counters.failed, 4u);
+            atomicOr(&counters.failed, FAILED_DEFECT);
         }
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
         (*wall_t)[w] = vec4<f32>(cross(rel + r_p, -out.force), 0.0);
@@ -347,7 +347,7 @@ fn uses_model(m: u32) -> bool {
 fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, normal: vec3<f32>,
                  rel_velocity: vec3<f32>, rel_displacement: vec3<f32>, twirl: f32,
                  r_a: f32, r_b: f32, m_a: f32, m_b: f32, m_eff: f32, r_eff: f32) -> PairOut {
-    if uses_model(1u) && rec.model == 1u {
+    if uses_model(MODEL_LINEAR) && rec.model == MODEL_LINEAR {
         var kn = rec.kn;
         var kt = rec.kt;
         if (rec.flags & 2u) != 0u {
@@ -367,7 +367,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         return PairOut(o.force, o.slid, with_aux(make_slot(st.tangential, slot.partner),
             vec4<f32>(st.overlap, 0.0, 0.0, 0.0)), st_lo, o.elastic, o.dissipated);
     }
-    if uses_model(2u) && rec.model == 2u {
+    if uses_model(MODEL_HILL) && rec.model == MODEL_HILL {
         var st = HillState(slot.tangential, bitcast<u32>(slot_aux(slot).x));
         let hp = hill_params(rec.e_star, rec.g_star, r_a, r_b, m_a, m_b, rec.damping, rec.friction,
             rec.suction);
@@ -376,7 +376,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
             vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)), vec3<f32>(0.0), o.elastic,
             o.dissipated);
     }
-    if uses_model(3u) && rec.model == 3u {
+    if uses_model(MODEL_JAGER) && rec.model == MODEL_JAGER {
         // Jäger: the history stack and contact frame live in the slot (Jäger slots only). The
         // pair radius R = 2 r_a r_b / (r_a + r_b); sphere–sphere only (the configuration
         // refuses Jäger wall pairs).

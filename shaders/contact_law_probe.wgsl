@@ -18,7 +18,7 @@ struct ProbeOut {
 @group(0) @binding(1) var<storage, read> inputs: array<ProbeIn>;
 @group(0) @binding(2) var<storage, read_write> outputs: array<ProbeOut>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= arrayLength(&inputs) {

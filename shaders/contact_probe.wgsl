@@ -41,7 +41,7 @@ struct ProbeState {
 @group(0) @binding(2) var<storage, read_write> states: array<ProbeState>;
 @group(0) @binding(3) var<storage, read_write> outputs: array<ProbeOut>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let c = gid.x;
     if c >= setup.contacts {
@@ -61,7 +61,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let n = k.normal_overlap.xyz;
         let overlap = k.normal_overlap.w;
         var out = ProbeOut(vec4<f32>(0.0), vec4<f32>(0.0), vec4<u32>(0u));
-        if setup.model == 1u {
+        if setup.model == MODEL_LINEAR {
             // A single-f32 history, as the engine's neighbour slots keep.
             var lo = vec3<f32>(0.0);
             let o = kuhn_step(&kst, &lo, overlap, n, k.movement_twirl.xyz, k.movement_twirl.w,
@@ -70,7 +70,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             out.force = vec4<f32>(o.force, o.normal_force);
             out.energy = vec4<f32>(o.elastic, st.dissipated, o.normal_force, 0.0);
             out.extra = vec4<u32>(0u, o.slid, 1u, 0u);
-        } else if setup.model == 2u {
+        } else if setup.model == MODEL_HILL {
             let o = hill_step(&hst, -overlap, n, k.velocity.xyz, k.movement_twirl.xyz,
                 k.movement_twirl.w, setup.hill);
             st.dissipated = st.dissipated + o.dissipated;

@@ -12,7 +12,7 @@
 @group(0) @binding(3) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(4) var<storage, read_write> vals: array<u32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= params.n {
@@ -38,7 +38,7 @@ fn spread3(v: u32) -> u32 {
 // sorts with 7 or 8 radix passes. The cells of each aligned 2^k-cube of the grid share a range
 // of codes, at every k. Cells 512 apart along an axis share codes, and a scene wider than 512
 // cells has a seam: both only cost locality, never correctness.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn order(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= params.n {

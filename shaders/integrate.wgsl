@@ -23,7 +23,7 @@ fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     );
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= params.n {
@@ -35,7 +35,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let v_old = vec4_of(vel[i]).xyz;
     let accel = f.force.xyz / p.lo.w;
     // Cundall's local damping: each component loses α|F| against the velocity.
-    let a_l = params.extra.x;
+    let a_l = params.local_damping;
     let damped = f.force.xyz - a_l * abs(f.force.xyz) * sign(v_old);
     let v = v_old + damped / p.lo.w * dt;
     let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
@@ -65,7 +65,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         vec4<f32>(w + alpha * (0.5 * dt), w.z)));
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn walls_main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let w = gid.x;
     if w >= params.n_walls {

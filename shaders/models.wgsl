@@ -248,7 +248,7 @@ fn hill_step(s: ptr<function, HillState>, gap: f32, n: vec3<f32>, velocity: vec3
 
 // ---- Jäger's history-stack contact (Kuhn & Jäger, Eq. 1–20, Section 3.1) ------------------
 
-const JAGER_CAP: u32 = 33u;
+// JAGER_CAP (points of the working history) is set where the kernel is compiled.
 
 struct JagerParams {
     e_bar: f32,

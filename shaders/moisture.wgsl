@@ -4,7 +4,7 @@
 // Dispatched in the first step of a batch (the host ends batches before event steps), right
 // after the neighbour lists are brought up to date and before the contact forces, as the CPU
 // applies an event; the lists hold every pair within the liquid-bridge reach
-// (`params.extra.y`). Both sides of a pair compute the same gap (the difference of their
+// (`params.bridge_reach`). Both sides of a pair compute the same gap (the difference of their
 // positions is exactly negated), so their copies of the state agree.
 // CPU twin: `Simulation::apply_moisture`.
 
@@ -24,7 +24,7 @@ struct MoistureAction {
 @group(0) @binding(6) var<uniform> chunk: Chunk;
 @group(0) @binding(7) var<uniform> action: MoistureAction;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if gid.x >= chunk.count {
         return;
@@ -35,7 +35,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var s = 0u; s < min(count[i], params.slots); s++) {
         let slot = slots[base + s];
         let j = partner_index(slot.partner);
-        if pair_table[material[i] * params.n_materials + material[j]].model != 2u {
+        if pair_table[material[i] * params.n_materials + material[j]].model != MODEL_HILL {
             continue;
         }
         let pj = pos[j];

@@ -31,7 +31,7 @@
 
 const NONE: u32 = 0xffffffffu;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if gid.x >= chunk.count {
         return;
@@ -70,7 +70,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                         continue;
                     }
                     let pj = pos[j];
-                    let reach = pi.hi.w + pj.hi.w + params.skin + params.extra.y;
+                    let reach = pi.hi.w + pj.hi.w + params.skin + params.bridge_reach;
                     let d = ds_diff(pi, pj, params.one);
                     if dot(d, d) >= reach * reach {
                         continue;
@@ -96,7 +96,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     if n > k {
         // Only an overflowing list reports: atomics on one address serialise.
-        atomicOr(&counters.failed, 1u);
+        atomicOr(&counters.failed, FAILED_NEIGHBOURS);
         atomicMax(&counters.max_neighbours, n);
         return;
     }

@@ -5,7 +5,7 @@
 @group(0) @binding(1) var<storage, read> sorted_keys: array<u32>;
 @group(0) @binding(2) var<storage, read_write> ranges: array<vec2<u32>>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn clear(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b = gid.x + gid.y * 65535u * WG;
     if b < (1u << params.table_bits) {
@@ -13,7 +13,7 @@ fn clear(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn mark(@builtin(global_invocation_id) gid: vec3<u32>) {
     let s = gid.x;
     if s >= params.n {

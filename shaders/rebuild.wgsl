@@ -25,21 +25,20 @@
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<PositionWords>;
-// Binding 2 (the positions at the last build) is read by `integrate`, not here.
-@group(0) @binding(3) var<storage, read_write> state: RebuildState;
-@group(0) @binding(4) var<storage, read_write> args: array<u32>;
-@group(0) @binding(5) var<storage, read> walls: array<Wall>;
+@group(0) @binding(2) var<storage, read_write> state: RebuildState;
+@group(0) @binding(3) var<storage, read_write> args: array<u32>;
+@group(0) @binding(4) var<storage, read> walls: array<Wall>;
 // Wall points at the last build, double-single: [2w] high part, [2w + 1] low part.
-@group(0) @binding(6) var<storage, read_write> walls_built: array<vec4<f32>>;
-@group(0) @binding(7) var<storage, read_write> counters: Counters;
+@group(0) @binding(5) var<storage, read_write> walls_built: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> counters: Counters;
 // Per particle, bit w set for each wall w within its skin at the last build.
-@group(0) @binding(8) var<storage, read_write> wall_mask: array<u32>;
-// Per particle, its row in `wall_slots` (`flags.w` slots from row × flags.w), or NO_ROW.
-@group(0) @binding(9) var<storage, read_write> wall_row: array<u32>;
+@group(0) @binding(7) var<storage, read_write> wall_mask: array<u32>;
+// Per particle, its row in `wall_slots` (`wall_slots` slots from row × wall_slots), or NO_ROW.
+@group(0) @binding(8) var<storage, read_write> wall_row: array<u32>;
 // Rows given back, a stack of `alloc.top` entries.
-@group(0) @binding(10) var<storage, read_write> wall_free: array<u32>;
-@group(0) @binding(11) var<storage, read_write> alloc: WallAlloc;
-@group(0) @binding(12) var<storage, read_write> wall_slots: array<WallSlot>;
+@group(0) @binding(9) var<storage, read_write> wall_free: array<u32>;
+@group(0) @binding(10) var<storage, read_write> alloc: WallAlloc;
+@group(0) @binding(11) var<storage, read_write> wall_slots: array<WallSlot>;
 
 struct WallAlloc {
     top: atomic<i32>,   // entries on the free stack (briefly negative inside `walls_alloc`)
@@ -54,10 +53,15 @@ fn set_args(k: u32, groups: u32) {
     args[3u * k + 2u] = 1u;
 }
 
-// Indirect arguments, three u32 each, C = params.flags.z chunks. Rebuild kernels (zero unless
-// a rebuild is due): [0] per particle, [1] per radix tile, [2] one group, [3] per hash bucket,
-// [4 + c] per particle of chunk c. Every step (zero once a table overflowed): [4 + C] per
-// particle, [5 + C] one group, [6 + C] one group per wall, [7 + C + c] per particle of chunk c.
+// Indirect arguments, three u32 each, at the ARGS_* slots of shared.rs, C = params.chunks slot
+// chunks. Rebuild kernels (zero unless a rebuild is due): per particle, per radix tile, one
+// group, per hash bucket, per particle of chunk c. Every other kernel of a step, from
+// `step_args()` on (zero once a table overflowed): per particle, one group, one group per
+// wall, per particle of chunk c.
+fn step_args() -> u32 {
+    return ARGS_REBUILD_CHUNKS + params.chunks;
+}
+
 @compute @workgroup_size(1)
 fn plan() {
     let failed = atomicLoad(&counters.failed) != 0u;
@@ -68,21 +72,22 @@ fn plan() {
             + (walls[w].point_lo.xyz - walls_built[2u * w + 1u].xyz);
         walls_moved = walls_moved || dot(d, d) > limit * limit;
     }
-    let go = !failed && (atomicLoad(&state.flag) != 0u || params.flags.x != 0u || walls_moved);
+    let go = !failed && (atomicLoad(&state.flag) != 0u || params.rebuild_every_step != 0u || walls_moved);
     atomicStore(&state.flag, 0u);
-    let chunks = params.flags.z;
-    let per_chunk = params.flags.y;
-    set_args(0u, select(0u, (params.n + WG - 1u) / WG, go));
-    set_args(1u, select(0u, params.n_tiles, go));
-    set_args(2u, select(0u, 1u, go));
-    set_args(3u, select(0u, ((1u << params.table_bits) + WG - 1u) / WG, go));
-    set_args(4u + chunks, select(0u, (params.n + WG - 1u) / WG, !failed));
-    set_args(5u + chunks, select(0u, 1u, !failed));
-    set_args(6u + chunks, select(0u, params.n_walls, !failed));
+    let chunks = params.chunks;
+    let per_chunk = params.chunk_particles;
+    set_args(ARGS_REBUILD_PARTICLES, select(0u, (params.n + WG - 1u) / WG, go));
+    set_args(ARGS_REBUILD_TILES, select(0u, params.n_tiles, go));
+    set_args(ARGS_REBUILD_ONE, select(0u, 1u, go));
+    set_args(ARGS_REBUILD_BUCKETS, select(0u, ((1u << params.table_bits) + WG - 1u) / WG, go));
+    let step_base = step_args();
+    set_args(step_base + ARGS_STEP_PARTICLES, select(0u, (params.n + WG - 1u) / WG, !failed));
+    set_args(step_base + ARGS_STEP_ONE, select(0u, 1u, !failed));
+    set_args(step_base + ARGS_STEP_WALLS, select(0u, params.n_walls, !failed));
     for (var c = 0u; c < chunks; c++) {
         let count = min(per_chunk, params.n - c * per_chunk);
-        set_args(4u + c, select(0u, (count + WG - 1u) / WG, go));
-        set_args(7u + chunks + c, select(0u, (count + WG - 1u) / WG, !failed));
+        set_args(ARGS_REBUILD_CHUNKS + c, select(0u, (count + WG - 1u) / WG, go));
+        set_args(step_base + ARGS_STEP_CHUNKS + c, select(0u, (count + WG - 1u) / WG, !failed));
     }
     if go {
         atomicAdd(&state.builds, 1u);
@@ -106,7 +111,7 @@ fn wall_distance(wall: Wall, p: Position) -> f32 {
     return length(plate_gap(wall, rel));
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= params.n {
@@ -125,11 +130,11 @@ fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
             mask |= 1u << w;
         }
     }
-    let ws = params.flags.w;
+    let ws = params.wall_slots;
     if near > ws {
         // The batch stops before this step's contacts; the rows are regrown and the step is
         // taken again, this particle's mask and slots moved then.
-        atomicOr(&counters.failed, 2u);
+        atomicOr(&counters.failed, FAILED_WALL_SLOTS);
         atomicMax(&counters.max_wall_contacts, near);
         return;
     }
@@ -143,8 +148,8 @@ fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
     // its slots are empty already; they are emptied again so the row's next holder starts
     // clean whatever happened.
     if mask == 0u && row != NO_ROW {
-        for (var k = 0u; k < params.flags.w; k++) {
-            wall_slots[row * params.flags.w + k] =
+        for (var k = 0u; k < params.wall_slots; k++) {
+            wall_slots[row * params.wall_slots + k] =
                 WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
         }
         wall_free[atomicAdd(&alloc.top, 1)] = row;
@@ -202,7 +207,7 @@ fn move_wall_slots(base: u32, old_mask: u32, mask: u32) {
 
 // Rows are addresses only: which particle gets which row depends on the order the atomics
 // run in, but what a row holds, and so every result, does not.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn walls_alloc(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= params.n || wall_mask[i] == 0u || wall_row[i] != NO_ROW {
@@ -216,7 +221,7 @@ fn walls_alloc(@builtin(global_invocation_id) gid: vec3<u32>) {
         row = atomicAdd(&alloc.next, 1u);
         if row >= alloc.capacity {
             // The host reads `next` for the rows needed, and regrows.
-            atomicOr(&counters.failed, 8u);
+            atomicOr(&counters.failed, FAILED_WALL_ROWS);
             return;
         }
     }
@@ -232,7 +237,7 @@ fn halt() {
     if atomicLoad(&counters.failed) == 0u {
         return;
     }
-    for (var k = 0u; k < 7u + 2u * params.flags.z; k++) {
+    for (var k = 0u; k < step_args() + ARGS_STEP_CHUNKS + params.chunks; k++) {
         args[3u * k] = 0u;
     }
 }

@@ -1,7 +1,54 @@
-//! `#[repr(C)]` mirrors of the WGSL structs in `shaders/common.wgsl` (a test compares their
-//! sizes with naga's layout of the shader).
+//! `#[repr(C)]` mirrors of the WGSL structs of `shaders/`, with the same field names. Each
+//! declares its fields through [`WgslMirror`], and a test (`shader_validation.rs`) compares
+//! every field's name, offset and size with naga's layout of the kernels that use it.
 
 use bytemuck::{Pod, Zeroable};
+
+use crate::shared::model;
+
+/// One field of a mirrored struct: its name, byte offset and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// The field's name (the same in Rust and WGSL).
+    pub name: &'static str,
+    /// Byte offset in the struct.
+    pub offset: usize,
+    /// Bytes.
+    pub size: usize,
+}
+
+/// A Rust struct that mirrors the WGSL struct of the same name.
+pub trait WgslMirror {
+    /// The WGSL struct's name.
+    const WGSL_NAME: &'static str;
+    /// Every field, in order.
+    fn fields() -> Vec<Field>;
+}
+
+fn field_size<S, F>(_: fn(&S) -> &F) -> usize {
+    size_of::<F>()
+}
+
+/// Implements [`WgslMirror`] for a struct from the list of its fields; the list must name every
+/// field (a pattern without `..` checks it at compile time).
+macro_rules! mirror {
+    ($ty:ident { $($field:ident),* $(,)? }) => {
+        impl WgslMirror for $ty {
+            const WGSL_NAME: &'static str = stringify!($ty);
+            fn fields() -> Vec<Field> {
+                #[allow(dead_code)]
+                fn every_field_listed(v: $ty) {
+                    let $ty { $($field: _),* } = v;
+                }
+                vec![$(Field {
+                    name: stringify!($field),
+                    offset: std::mem::offset_of!($ty, $field),
+                    size: field_size(|s: &$ty| &s.$field),
+                }),*]
+            }
+        }
+    };
+}
 
 /// `SimParams`: per-run constants of every kernel.
 #[repr(C)]
@@ -17,9 +64,9 @@ pub struct SimParams {
     pub n_materials: u32,
     /// The hash table has `2^table_bits` buckets.
     pub table_bits: u32,
-    /// 0 Hooke, 1 Hertz.
+    /// [`crate::shared::law`]: Hooke or Hertz.
     pub law: u32,
-    /// 0 true, 1 pseudo, 2 none.
+    /// [`crate::shared::history`]: true, pseudo or none.
     pub history: u32,
     /// Radix-sort tiles.
     pub n_tiles: u32,
@@ -33,12 +80,47 @@ pub struct SimParams {
     pub one: f32,
     /// Gravity (m/s²), w unused.
     pub gravity: [f32; 4],
-    /// x: rebuild the neighbour lists every step (1) or only when needed (0); y: particles per
-    /// slot chunk; z: slot chunks; w: wall slots per particle.
-    pub flags: [u32; 4],
-    /// x: local damping α; y: extra neighbour reach for liquid bridges (m); z, w unused.
-    pub extra: [f32; 4],
+    /// 1: rebuild the neighbour lists every step; 0: only when needed.
+    pub rebuild_every_step: u32,
+    /// Particles per slot chunk.
+    pub chunk_particles: u32,
+    /// Slot chunks.
+    pub chunks: u32,
+    /// Wall slots per particle.
+    pub wall_slots: u32,
+    /// Local damping α.
+    pub local_damping: f32,
+    /// Extra neighbour reach for liquid bridges (m).
+    pub bridge_reach: f32,
+    /// Padding.
+    pub _e2: f32,
+    /// Padding.
+    pub _e3: f32,
 }
+
+mirror!(SimParams {
+    n,
+    slots,
+    n_walls,
+    n_materials,
+    table_bits,
+    law,
+    history,
+    n_tiles,
+    dt,
+    cell_size,
+    skin,
+    one,
+    gravity,
+    rebuild_every_step,
+    chunk_particles,
+    chunks,
+    wall_slots,
+    local_damping,
+    bridge_reach,
+    _e2,
+    _e3,
+});
 
 /// `PairRecord`: constants of a material pair.
 #[repr(C)]
@@ -46,20 +128,57 @@ pub struct SimParams {
 pub struct PairRecord {
     /// 1 for elastic constants, 0 for direct.
     pub elastic: u32,
-    /// 0 spring–dashpot, 1 Kuhn linear, 2 hill, 3 Jäger (`k[0]` Ē, `k[1]` κ, `v[2]` |Δp_max|,
-    /// `flags` the history capacity).
+    /// [`crate::shared::model`]: spring–dashpot, Kuhn linear, hill, or Jäger (`kn` Ē, `kt` κ,
+    /// `dp_max` |Δp_max|, `flags` the history capacity).
     pub model: u32,
-    /// Linear: bit 0 twirl, bit 1 PFC deformability (E* in `m[1]`, κ* in `m[3]`).
+    /// Linear: bit 0 twirl, bit 1 PFC deformability (E* in `e_star`, κ* in `damping`).
     pub flags: u32,
     /// Padding.
-    pub pad: u32,
-    /// `k_n`, `k_t`, `γ_n`, `γ_t`.
-    pub k: [f32; 4],
-    /// μ, E*, G*, damping (ζ or β).
-    pub m: [f32; 4],
-    /// Characteristic velocity, hill suction ψ (Pa), then padding.
-    pub v: [f32; 4],
+    pub _p2: u32,
+    /// Normal stiffness `k_n`.
+    pub kn: f32,
+    /// Tangential stiffness `k_t`.
+    pub kt: f32,
+    /// Normal damping `γ_n`.
+    pub gamma_n: f32,
+    /// Tangential damping `γ_t`.
+    pub gamma_t: f32,
+    /// Friction coefficient μ.
+    pub friction: f32,
+    /// Effective Young's modulus E* (Pa).
+    pub e_star: f32,
+    /// Effective shear modulus G* (Pa).
+    pub g_star: f32,
+    /// Damping (ζ or β).
+    pub damping: f32,
+    /// Characteristic velocity (m/s).
+    pub v_char: f32,
+    /// Hill suction ψ (Pa).
+    pub suction: f32,
+    /// Jäger |Δp_max|.
+    pub dp_max: f32,
+    /// Padding.
+    pub _q2: f32,
 }
+
+mirror!(PairRecord {
+    elastic,
+    model,
+    flags,
+    _p2,
+    kn,
+    kt,
+    gamma_n,
+    gamma_t,
+    friction,
+    e_star,
+    g_star,
+    damping,
+    v_char,
+    suction,
+    dp_max,
+    _q2,
+});
 
 impl PairRecord {
     /// The GPU record of a material pair, its contact model included.
@@ -68,34 +187,38 @@ impl PairRecord {
         let r = p.record();
         let mut rec = PairRecord {
             elastic: u32::from(r.elastic),
-            model: 0,
+            model: model::SPRING,
             flags: 0,
-            pad: 0,
-            k: [r.kn as f32, r.kt as f32, r.gamma_n as f32, r.gamma_t as f32],
-            m: [
-                r.friction as f32,
-                r.e_star as f32,
-                r.g_star as f32,
-                r.damping as f32,
-            ],
-            v: [r.v_char as f32, 0.0, 0.0, 0.0],
+            _p2: 0,
+            kn: r.kn as f32,
+            kt: r.kt as f32,
+            gamma_n: r.gamma_n as f32,
+            gamma_t: r.gamma_t as f32,
+            friction: r.friction as f32,
+            e_star: r.e_star as f32,
+            g_star: r.g_star as f32,
+            damping: r.damping as f32,
+            v_char: r.v_char as f32,
+            suction: 0.0,
+            dp_max: 0.0,
+            _q2: 0.0,
         };
         match p.model() {
             PairModel::Linear { stiffness, twirl } => {
-                rec.model = 1;
+                rec.model = model::LINEAR;
                 rec.flags = u32::from(twirl);
                 match stiffness {
                     LinearStiffness::Direct { kn, kt } => {
-                        rec.k[0] = kn as f32;
-                        rec.k[1] = kt as f32;
+                        rec.kn = kn as f32;
+                        rec.kt = kt as f32;
                     }
                     LinearStiffness::Deformability {
                         effective_modulus,
                         stiffness_ratio,
                     } => {
                         rec.flags |= 2;
-                        rec.m[1] = effective_modulus as f32;
-                        rec.m[3] = stiffness_ratio as f32;
+                        rec.e_star = effective_modulus as f32;
+                        rec.damping = stiffness_ratio as f32;
                     }
                 }
             }
@@ -105,11 +228,11 @@ impl PairRecord {
                 damping_constant,
                 suction,
             } => {
-                rec.model = 2;
-                rec.m[1] = e_e as f32;
-                rec.m[2] = g_e as f32;
-                rec.m[3] = damping_constant as f32;
-                rec.v[1] = suction as f32;
+                rec.model = model::HILL;
+                rec.e_star = e_e as f32;
+                rec.g_star = g_e as f32;
+                rec.damping = damping_constant as f32;
+                rec.suction = suction as f32;
             }
             PairModel::Jager {
                 shear_modulus,
@@ -120,11 +243,11 @@ impl PairRecord {
                 // Ē and κ of Kuhn & Jäger Eq. 1 and 5 (as `contact::jager::JagerParams::new`);
                 // the pair's radius comes from the spheres in the kernel.
                 let nu = poisson_ratio;
-                rec.model = 3;
+                rec.model = model::JAGER;
                 rec.flags = capacity.max(3) as u32;
-                rec.k[0] = (8.0 * shear_modulus / (3.0 * (1.0 - nu))) as f32;
-                rec.k[1] = ((2.0 - nu) / (2.0 * (1.0 - nu))) as f32;
-                rec.v[2] = dp_max as f32;
+                rec.kn = (8.0 * shear_modulus / (3.0 * (1.0 - nu))) as f32;
+                rec.kt = ((2.0 - nu) / (2.0 * (1.0 - nu))) as f32;
+                rec.dp_max = dp_max as f32;
             }
             PairModel::Spring => {}
         }
@@ -141,7 +264,9 @@ pub struct Wall {
     /// Material index.
     pub material: u32,
     /// Padding.
-    pub pad: [u32; 2],
+    pub _p0: u32,
+    /// Padding.
+    pub _p1: u32,
     /// Point or centre, high part.
     pub point_hi: [f32; 4],
     /// Point or centre, low part.
@@ -156,6 +281,19 @@ pub struct Wall {
     pub velocity: [f32; 4],
 }
 
+mirror!(Wall {
+    kind,
+    material,
+    _p0,
+    _p1,
+    point_hi,
+    point_lo,
+    normal,
+    u_axis,
+    extents,
+    velocity,
+});
+
 /// `Position`: double-single centre; `hi[3]` radius, `lo[3]` mass.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -166,6 +304,8 @@ pub struct Position {
     pub lo: [f32; 4],
 }
 
+mirror!(Position { hi, lo });
+
 /// `Predicted`: velocities at t_n for the dashpots.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -175,6 +315,8 @@ pub struct Predicted {
     /// Angular.
     pub w: [f32; 4],
 }
+
+mirror!(Predicted { v, w });
 
 /// `Slot`: a neighbour and this side's copy of the pair's tangential history.
 #[repr(C)]
@@ -187,6 +329,11 @@ pub struct Slot {
     pub partner: u32,
 }
 
+mirror!(Slot {
+    tangential,
+    partner,
+});
+
 /// `ForceTorque`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -197,13 +344,15 @@ pub struct ForceTorque {
     pub torque: [f32; 4],
 }
 
+mirror!(ForceTorque { force, torque });
+
 /// `Counters`: overflow flag and the largest neighbour count needed.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq, Default)]
 pub struct Counters {
-    /// Bit 0: a neighbour list overflowed; bit 1: a particle's wall slots did; bit 2: a particle
-    /// touched a wall that was not within its skin at the last build, or had no slot for it (a
-    /// defect); bit 3: the wall table had no free row.
+    /// [`crate::shared::failed`] bits: a neighbour list, a particle's wall slots or the wall
+    /// table's rows overflowed, or a particle touched a wall that was not within its skin at
+    /// the last build, or had no slot for it (a defect).
     pub failed: u32,
     /// Largest neighbour count any particle needed.
     pub max_neighbours: u32,
@@ -214,6 +363,13 @@ pub struct Counters {
     pub steps: u32,
 }
 
+mirror!(Counters {
+    failed,
+    max_neighbours,
+    max_wall_contacts,
+    steps,
+});
+
 /// `RadixPass` (radix.wgsl).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -221,5 +377,107 @@ pub struct RadixPass {
     /// Bit shift of this pass's digit.
     pub shift: u32,
     /// Padding.
-    pub pad: [u32; 3],
+    pub _p0: u32,
+    /// Padding.
+    pub _p1: u32,
+    /// Padding.
+    pub _p2: u32,
 }
+
+mirror!(RadixPass {
+    shift,
+    _p0,
+    _p1,
+    _p2,
+});
+
+/// `Chunk`: the particles `[first, first + count)` whose neighbour slots one buffer holds.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct Chunk {
+    /// First particle.
+    pub first: u32,
+    /// Particles.
+    pub count: u32,
+    /// Padding.
+    pub _p0: u32,
+    /// Padding.
+    pub _p1: u32,
+}
+
+mirror!(Chunk {
+    first,
+    count,
+    _p0,
+    _p1,
+});
+
+/// `MoistureAction` (moisture.wgsl): the moisture events due at the start of a batch.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct MoistureAction {
+    /// 1: make every contact dry first.
+    pub dry: u32,
+    /// 1: then make the touching contacts wet with `gap`.
+    pub wet: u32,
+    /// Moisture gap g_m (m).
+    pub gap: f32,
+    /// Padding.
+    pub _p0: u32,
+}
+
+mirror!(MoistureAction { dry, wet, gap, _p0 });
+
+/// `WallAlloc` (rebuild.wgsl): the wall table's free stack and rows.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct WallAlloc {
+    /// Entries on the free stack.
+    pub top: i32,
+    /// Rows below this have been handed out at some time.
+    pub next: u32,
+    /// Rows in the table.
+    pub capacity: u32,
+    /// Padding.
+    pub _p0: u32,
+}
+
+mirror!(WallAlloc {
+    top,
+    next,
+    capacity,
+    _p0,
+});
+
+/// `Permute` (permute.wgsl): one column block of one array moved by a reorder.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct Permute {
+    /// u32 words per particle of the array being moved.
+    pub stride: u32,
+    /// Its first word this dispatch moves (a multiple of `PERMUTE_BLOCK`).
+    pub block: u32,
+    /// 1: neighbour slots, whose partner word is remapped.
+    pub remap: u32,
+    /// Padding.
+    pub _p0: u32,
+    /// The array holds particles `[first, first + count)` (a slot chunk, or all).
+    pub first: u32,
+    /// Particles it holds.
+    pub count: u32,
+    /// Padding.
+    pub _p1: u32,
+    /// Padding.
+    pub _p2: u32,
+}
+
+mirror!(Permute {
+    stride,
+    block,
+    remap,
+    _p0,
+    first,
+    count,
+    _p1,
+    _p2,
+});

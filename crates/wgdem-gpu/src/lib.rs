@@ -5,7 +5,8 @@
 //!   order, and its other modules each own one job (state and sizing, kernels, bind groups,
 //!   streaming, regrowth, checkpoints, profiling, readback);
 //! - [`backend`]: the engine as a runner backend for the CLI and the shear pipeline;
-//! - [`shaders`], [`layout`]: the kernels and the Rust mirrors of their structs;
+//! - [`shaders`], [`layout`], [`shared`]: the kernels, the Rust mirrors of their structs, and
+//!   the constants both share (emitted into every kernel);
 //! - [`contact_probe`]: the contact models driven through given kinematics (`wgdem contact`).
 //!
 //! Library code takes a `wgpu::Device` and `wgpu::Queue` from its caller.
@@ -18,6 +19,7 @@ pub mod error;
 pub mod layout;
 pub mod probe;
 pub mod shaders;
+pub mod shared;
 
 pub use backend::GpuBackend;
 pub use context::GpuContext;

@@ -1,4 +1,5 @@
-//! The WGSL kernels, each prefixed with `common.wgsl` (a flat include, no shader composer).
+//! The WGSL kernels, each prefixed with the shared constants ([`crate::shared::wgsl_prelude`])
+//! and `common.wgsl` (a flat include, no shader composer).
 
 /// Shared structs and functions.
 pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
@@ -34,9 +35,25 @@ pub const MODELS: &str = include_str!("../../../shaders/models.wgsl");
 /// Drives contacts through given kinematics with the models of [`MODELS`].
 pub const CONTACT_PROBE: &str = include_str!("../../../shaders/contact_probe.wgsl");
 
-/// Full source of a kernel that uses the contact models: common, models, then the kernel.
+/// Full source of a kernel that uses the contact models: the prelude, common, models (with a
+/// working history of [`crate::contact_probe::JAGER_GPU_CAPACITY`] points and one more),
+/// then the kernel.
 pub fn with_models(kernel: &str) -> String {
-    format!("{COMMON}\n{MODELS}\n{kernel}")
+    format!(
+        "{}{COMMON}\n{}\n{MODELS}\n{kernel}",
+        prelude(),
+        jager_cap(crate::contact_probe::JAGER_GPU_CAPACITY as u32 + 1)
+    )
+}
+
+/// The shared constants, generated from Rust.
+fn prelude() -> String {
+    crate::shared::wgsl_prelude()
+}
+
+/// `JAGER_CAP` of models.wgsl: the points a contact's working Jäger history holds.
+fn jager_cap(points: u32) -> String {
+    format!("const JAGER_CAP: u32 = {points}u;")
 }
 
 /// Test-only kernel that evaluates `contact_force` on arrays of states.
@@ -45,9 +62,9 @@ pub const CONTACT_LAW_PROBE: &str = include_str!("../../../shaders/contact_law_p
 /// Test-only kernel that packs and unpacks hash cells (`pack_cell`, `unpack_cell_near`).
 pub const CELL_PROBE: &str = include_str!("../../../shaders/cell_probe.wgsl");
 
-/// Full source of a kernel: the common prelude then the kernel.
+/// Full source of a kernel: the shared constants, common.wgsl, then the kernel.
 pub fn source(kernel: &str) -> String {
-    format!("{COMMON}\n{kernel}")
+    format!("{}{COMMON}\n{kernel}", prelude())
 }
 
 /// Full source of the named kernel with narrow (16-byte) contact slots.
@@ -226,9 +243,8 @@ pub struct Specialization {
     pub one_material: Option<u32>,
 }
 
-/// The most walls a scene may have (one bit each in a particle's wall mask); also the
-/// contact kernel's `MAX_WALLS`, set where it is compiled.
-pub const MAX_WALLS: u32 = 16;
+/// The most walls a scene may have (one bit each in a particle's wall mask).
+pub use crate::shared::MAX_WALLS;
 
 impl Specialization {
     /// Every model and the default 16 neighbour slots.
@@ -337,7 +353,7 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
         .iter()
         .find(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("no kernel named {name}"));
-    let mut common = COMMON.to_owned();
+    let mut common = format!("{}{COMMON}", prelude());
     let slot = match slots {
         SlotKind::Narrow => None,
         SlotKind::Wide => Some(WIDE_SLOT.to_owned()),
@@ -360,16 +376,13 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
             SlotKind::Jager(points) => points + 1,
             _ => 4,
         };
-        let models = MODELS.replace(
-            "const JAGER_CAP: u32 = 33u;",
-            &format!("const JAGER_CAP: u32 = {cap}u;"),
-        );
         let helpers = match slots {
             SlotKind::Jager(_) => JAGER_HELPERS,
             _ => NO_JAGER,
         };
         format!(
-            "{common}\n{models}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst MAX_WALLS: u32 = {MAX_WALLS}u;\nconst ONE_MATERIAL: bool = {};\nconst THE_MATERIAL: u32 = {}u;\n{src}",
+            "{common}\n{}\n{MODELS}\n{helpers}\nconst MODELS_PRESENT: u32 = {}u;\nconst ONE_MATERIAL: bool = {};\nconst THE_MATERIAL: u32 = {}u;\n{src}",
+            jager_cap(cap),
             spec.models,
             spec.one_material.is_some(),
             spec.one_material.unwrap_or(0)

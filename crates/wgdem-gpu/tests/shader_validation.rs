@@ -111,20 +111,202 @@ fn specialized_contact_kernels_validate() {
     }
 }
 
+/// Every kernel file compiled as an engine with narrow slots compiles it, with 32- and 64-bit
+/// storage words.
+fn engine_modules() -> Vec<(String, naga::Module)> {
+    let mut out = Vec::new();
+    for (name, _) in KERNELS {
+        out.push((name.to_string(), validate(name, &kernel_for(name, false))));
+        let spec = Specialization {
+            words64: true,
+            ..Specialization::ANY
+        };
+        out.push((
+            format!("{name} (64-bit words)"),
+            validate_with(
+                name,
+                &kernel_specialized(name, SlotKind::Narrow, spec),
+                naga::valid::Capabilities::SHADER_INT64,
+            ),
+        ));
+    }
+    out
+}
+
+/// Every Rust mirror of `layout.rs`, compared field by field (name, offset, size) with each
+/// WGSL struct of its name in every kernel that declares it; each mirror must be found in at
+/// least one kernel.
 #[test]
-fn wgsl_struct_sizes_match_rust() {
-    let module = validate("common", &source(""));
-    let expected = [
-        ("SimParams", size_of::<layout::SimParams>()),
-        ("PairRecord", size_of::<layout::PairRecord>()),
-        ("Wall", size_of::<layout::Wall>()),
-        ("Position", size_of::<layout::Position>()),
-        ("Predicted", size_of::<layout::Predicted>()),
-        ("Slot", size_of::<layout::Slot>()),
-        ("ForceTorque", size_of::<layout::ForceTorque>()),
-        ("Counters", size_of::<layout::Counters>()),
+fn wgsl_structs_match_rust_field_by_field() {
+    let mirrors: Vec<(&str, Vec<layout::Field>, usize)> = vec![
+        mirror::<layout::SimParams>(),
+        mirror::<layout::PairRecord>(),
+        mirror::<layout::Wall>(),
+        mirror::<layout::Position>(),
+        mirror::<layout::Predicted>(),
+        mirror::<layout::Slot>(),
+        mirror::<layout::ForceTorque>(),
+        mirror::<layout::Counters>(),
+        mirror::<layout::RadixPass>(),
+        mirror::<layout::Chunk>(),
+        mirror::<layout::MoistureAction>(),
+        mirror::<layout::WallAlloc>(),
+        mirror::<layout::Permute>(),
     ];
-    assert_sizes(&module, &expected);
+    let modules = engine_modules();
+    for (name, fields, rust_size) in &mirrors {
+        let mut found = 0;
+        for (kernel, module) in &modules {
+            let mut layouter = naga::proc::Layouter::default();
+            layouter.update(module.to_ctx()).expect("layout");
+            for (handle, ty) in module.types.iter() {
+                if ty.name.as_deref() != Some(*name) {
+                    continue;
+                }
+                let naga::TypeInner::Struct { members, .. } = &ty.inner else {
+                    panic!("{kernel}: {name} is not a struct");
+                };
+                found += 1;
+                let wgsl: Vec<layout::Field> = members
+                    .iter()
+                    .map(|m| layout::Field {
+                        name: leak(m.name.clone().unwrap_or_default()),
+                        offset: m.offset as usize,
+                        size: layouter[m.ty].size as usize,
+                    })
+                    .collect();
+                assert_eq!(
+                    wgsl.len(),
+                    fields.len(),
+                    "{kernel}: {name} has {} fields in WGSL, {} in Rust",
+                    wgsl.len(),
+                    fields.len()
+                );
+                for (w, r) in wgsl.iter().zip(fields) {
+                    assert_eq!(w, r, "{kernel}: {name}: WGSL field {w:?}, Rust {r:?}");
+                }
+                let size = layouter[handle].size as usize;
+                assert_eq!(
+                    size, *rust_size,
+                    "{kernel}: {name}: WGSL {size} bytes, Rust {rust_size}"
+                );
+            }
+        }
+        assert!(found > 0, "no kernel declares the WGSL struct {name}");
+    }
+}
+
+fn mirror<T: layout::WgslMirror>() -> (&'static str, Vec<layout::Field>, usize) {
+    (T::WGSL_NAME, T::fields(), size_of::<T>())
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// Each pipeline of `KERNEL_DECLS` binds exactly the resources its WGSL file declares, each
+/// with the declared type and access: a uniform where Rust says `Uniform`, read-only storage
+/// where it says `Read`, read-write storage where it says `Write`.
+#[test]
+fn kernel_bindings_match_rust() {
+    use wgdem_gpu::engine::{Bind, KERNEL_DECLS};
+    assert!(!KERNEL_DECLS.is_empty());
+    for decl in KERNEL_DECLS {
+        let module = validate(decl.label, &kernel_for(decl.file, false));
+        assert!(
+            module.entry_points.iter().any(|e| e.name == decl.entry),
+            "{}: no entry point {} in {}.wgsl",
+            decl.label,
+            decl.entry,
+            decl.file
+        );
+        let mut seen = vec![false; decl.binds.len()];
+        for (_, var) in module.global_variables.iter() {
+            let Some(binding) = &var.binding else {
+                continue;
+            };
+            let what = format!(
+                "{} (`{}`, binding {})",
+                decl.label,
+                var.name.as_deref().unwrap_or("?"),
+                binding.binding
+            );
+            assert_eq!(binding.group, 0, "{what}: group {}", binding.group);
+            let k = binding.binding as usize;
+            assert!(
+                k < decl.binds.len(),
+                "{what}: Rust declares {} bindings",
+                decl.binds.len()
+            );
+            let wgsl = match var.space {
+                naga::AddressSpace::Uniform => Bind::Uniform,
+                naga::AddressSpace::Storage { access }
+                    if access.contains(naga::StorageAccess::STORE) =>
+                {
+                    Bind::Write
+                }
+                naga::AddressSpace::Storage { .. } => Bind::Read,
+                other => panic!("{what}: address space {other:?}"),
+            };
+            assert_eq!(
+                wgsl, decl.binds[k],
+                "{what}: WGSL {wgsl:?}, Rust {:?}",
+                decl.binds[k]
+            );
+            seen[k] = true;
+        }
+        for (k, seen) in seen.iter().enumerate() {
+            assert!(
+                seen,
+                "{}: Rust binds {k}, which {}.wgsl does not declare",
+                decl.label, decl.file
+            );
+        }
+    }
+}
+
+/// The shared constants are defined once, in Rust: every kernel's source carries each of them,
+/// no WGSL file defines one of them itself, and each is used by some shader.
+#[test]
+fn shared_constants_are_defined_once_in_rust() {
+    use wgdem_gpu::shared::CONSTANTS;
+    let files: Vec<(&str, &str)> = KERNELS
+        .iter()
+        .copied()
+        .chain([
+            ("common", wgdem_gpu::shaders::COMMON),
+            ("models", wgdem_gpu::shaders::MODELS),
+            ("contact_probe", CONTACT_PROBE),
+            ("contact_law_probe", CONTACT_LAW_PROBE),
+            ("cell_probe", CELL_PROBE),
+        ])
+        .collect();
+    for (name, value) in CONSTANTS {
+        let decl = format!("const {name}: u32 = {value:#x}u;");
+        for (kernel, _) in KERNELS {
+            assert!(
+                kernel_for(kernel, false).contains(&decl),
+                "{kernel} lacks `{decl}`"
+            );
+        }
+        let own = format!("const {name}");
+        for (file, src) in &files {
+            assert!(!src.contains(&own), "{file}.wgsl defines {name} itself");
+        }
+        assert!(
+            files.iter().any(|(_, src)| contains_word(src, name)),
+            "no shader uses {name}"
+        );
+    }
+}
+
+fn contains_word(src: &str, word: &str) -> bool {
+    src.match_indices(word).any(|(i, _)| {
+        let before = src[..i].chars().next_back();
+        let after = src[i + word.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after)
+    })
 }
 
 /// Each named WGSL struct of `module` has the size of its Rust mirror.

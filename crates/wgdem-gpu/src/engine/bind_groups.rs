@@ -77,9 +77,20 @@ impl GpuEngine {
                     &[&b.params, info, order, new_index, data, &b.ft],
                 )
             };
-            // `Permute` in permute.wgsl.
-            let info = |words: [u32; 8]| uniform_words(device, "dem.permute.info", &words);
-            let one = info([1, 0, 0, 0, 0, n, 0, 0]);
+            let info = |stride: u32, block: u32, remap: bool, first: u32, count: u32| {
+                let permute = Permute {
+                    stride,
+                    block,
+                    remap: u32::from(remap),
+                    _p0: 0,
+                    first,
+                    count,
+                    _p1: 0,
+                    _p2: 0,
+                };
+                uniform_words(device, "dem.permute.info", bytemuck::cast_slice(&[permute]))
+            };
+            let one = info(1, 0, false, 0, n);
             let mut arrays: Vec<(&wgpu::Buffer, u32)> = vec![
                 (&b.pos, 8),
                 (&b.vel, 4),
@@ -102,7 +113,7 @@ impl GpuEngine {
             let mut moves: Vec<BlockMove> = Vec::new();
             for (data, stride) in arrays {
                 for block in (0..stride).step_by(PERMUTE_BLOCK as usize) {
-                    let words = info([stride, block, 0, 0, 0, n, 0, 0]);
+                    let words = info(stride, block, false, 0, n);
                     moves.push(BlockMove {
                         ranges: vec![(
                             group(&words, &b.vals[sorted], &b.keys[0], data),
@@ -120,7 +131,7 @@ impl GpuEngine {
                         .iter()
                         .enumerate()
                         .map(|(i, c)| {
-                            let words = info([slot_row, block, 1, 0, c.first, c.count, 0, 0]);
+                            let words = info(slot_row, block, true, c.first, c.count);
                             (
                                 group(&words, &b.vals[sorted], &b.keys[0], &c.slots),
                                 Args::Chunk(i),
@@ -196,7 +207,6 @@ impl GpuEngine {
                 &[
                     &b.params,
                     &b.pos,
-                    &b.built_at,
                     &b.rebuild_state,
                     args,
                     &b.walls,

@@ -29,7 +29,7 @@ impl GpuEngine {
         }
         let snapshot = EngineSnapshot {
             slots: self.params.slots,
-            wall_slots: self.params.flags[3],
+            wall_slots: self.params.wall_slots,
             wall_rows: self.wall_rows,
             steps: self.steps,
             time: self.time,

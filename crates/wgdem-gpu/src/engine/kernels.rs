@@ -3,12 +3,95 @@
 
 use super::*;
 
-#[derive(Clone, Copy)]
-pub(super) enum Bind {
+/// How a kernel binds one buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bind {
+    /// `var<uniform>`.
     Uniform,
+    /// `var<storage, read>`.
     Read,
+    /// `var<storage, read_write>`.
     Write,
 }
+
+/// One compute pipeline: its label, the kernel file (`shaders/<file>.wgsl`), the entry point,
+/// and the binding type of each binding in order.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelDecl {
+    /// Pipeline label (`dem.…`).
+    pub label: &'static str,
+    /// Kernel file, as in [`shaders::KERNELS`].
+    pub file: &'static str,
+    /// Entry point.
+    pub entry: &'static str,
+    /// Binding types, binding 0 first.
+    pub binds: &'static [Bind],
+}
+
+use Bind::{Read as R, Uniform as U, Write as W};
+const RADIX: &[Bind] = &[U, U, R, R, W, W, W];
+const REDUCE: &[Bind] = &[U, R, R, W, W];
+const INTEGRATE: &[Bind] = &[U, W, W, W, W, W, R, W, R, W];
+const REBUILD: &[Bind] = &[U, R, W, W, R, W, W, W, W, W, W, W];
+const PERMUTE: &[Bind] = &[U, U, R, R, W, W];
+const CONTACTS: &[Bind] = &[U, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R];
+
+const fn decl(
+    label: &'static str,
+    file: &'static str,
+    entry: &'static str,
+    binds: &'static [Bind],
+) -> KernelDecl {
+    KernelDecl {
+        label,
+        file,
+        entry,
+        binds,
+    }
+}
+
+/// Every pipeline of the engine, declared once: [`Kernels::new`] compiles these, and a test
+/// (`shader_validation.rs`) checks each binding's type and access against the WGSL.
+pub const KERNEL_DECLS: &[KernelDecl] = &[
+    decl("dem.permute.take", "permute", "take", PERMUTE),
+    decl("dem.permute.put", "permute", "put", PERMUTE),
+    decl("dem.permute.invert", "permute", "invert", PERMUTE),
+    decl("dem.rebuild.plan", "rebuild", "plan", REBUILD),
+    decl("dem.rebuild.walls_near", "rebuild", "walls_near", REBUILD),
+    decl("dem.rebuild.walls_alloc", "rebuild", "walls_alloc", REBUILD),
+    decl("dem.rebuild.halt", "rebuild", "halt", REBUILD),
+    decl("dem.rebuild.commit", "commit", "main", &[U, R, W]),
+    decl("dem.hash", "hash", "main", &[U, R, W, W, W]),
+    decl("dem.hash.order", "hash", "order", &[U, R, W, W, W]),
+    decl("dem.radix.count", "radix", "count", RADIX),
+    decl("dem.radix.scan", "radix", "scan", RADIX),
+    decl("dem.radix.scatter", "radix", "scatter", RADIX),
+    decl("dem.ranges.clear", "ranges", "clear", &[U, R, W]),
+    decl("dem.ranges.mark", "ranges", "mark", &[U, R, W]),
+    decl(
+        "dem.neighbours",
+        "neighbours",
+        "main",
+        &[U, R, R, R, R, W, W, W, U, R],
+    ),
+    decl("dem.contact_forces", "contact_forces", "main", CONTACTS),
+    decl(
+        "dem.contact_forces.forces_only",
+        "contact_forces",
+        "forces_only",
+        CONTACTS,
+    ),
+    decl("dem.wall_reduce.walls", "wall_reduce", "walls_main", REDUCE),
+    decl("dem.wall_reduce.stats", "wall_reduce", "stats_main", REDUCE),
+    decl("dem.integrate", "integrate", "main", INTEGRATE),
+    decl("dem.integrate.walls", "integrate", "walls_main", INTEGRATE),
+    decl(
+        "dem.moisture",
+        "moisture",
+        "main",
+        &[U, R, R, R, R, W, U, U],
+    ),
+];
 
 pub(super) struct Kernel {
     pub(super) pipeline: wgpu::ComputePipeline,
@@ -124,80 +207,43 @@ impl Kernels {
         slots: SlotKind,
         spec: shaders::Specialization,
     ) -> Self {
-        use Bind::{Read as R, Uniform as U, Write as W};
-        let k = |name: &str, label: &str, entry: &str, binds: &[Bind]| {
+        let k = |label: &str| {
+            let d = KERNEL_DECLS
+                .iter()
+                .find(|d| d.label == label)
+                .unwrap_or_else(|| panic!("no kernel declared as {label}"));
             make_kernel(
                 device,
-                label,
-                &shaders::kernel_specialized(name, slots, spec),
-                entry,
-                binds,
+                d.label,
+                &shaders::kernel_specialized(d.file, slots, spec),
+                d.entry,
+                d.binds,
             )
         };
-        let radix = [U, U, R, R, W, W, W];
-        let reduce = [U, R, R, W, W];
-        let integrate = [U, W, W, W, W, W, R, W, R, W];
-        let rebuild = [U, R, R, W, W, R, W, W, W, W, W, W, W];
-        let permute = [U, U, R, R, W, W];
         Self {
-            permute_take: k("permute", "dem.permute.take", "take", &permute),
-            permute_put: k("permute", "dem.permute.put", "put", &permute),
-            permute_invert: k("permute", "dem.permute.invert", "invert", &permute),
-            rebuild_plan: k("rebuild", "dem.rebuild.plan", "plan", &rebuild),
-            rebuild_walls: k("rebuild", "dem.rebuild.walls_near", "walls_near", &rebuild),
-            rebuild_walls_alloc: k(
-                "rebuild",
-                "dem.rebuild.walls_alloc",
-                "walls_alloc",
-                &rebuild,
-            ),
-            rebuild_halt: k("rebuild", "dem.rebuild.halt", "halt", &rebuild),
-            rebuild_commit: k("commit", "dem.rebuild.commit", "main", &[U, R, W]),
-            hash: k("hash", "dem.hash", "main", &[U, R, W, W, W]),
-            hash_order: k("hash", "dem.hash.order", "order", &[U, R, W, W, W]),
-            radix_count: k("radix", "dem.radix.count", "count", &radix),
-            radix_scan: k("radix", "dem.radix.scan", "scan", &radix),
-            radix_scatter: k("radix", "dem.radix.scatter", "scatter", &radix),
-            ranges_clear: k("ranges", "dem.ranges.clear", "clear", &[U, R, W]),
-            ranges_mark: k("ranges", "dem.ranges.mark", "mark", &[U, R, W]),
-            neighbours: k(
-                "neighbours",
-                "dem.neighbours",
-                "main",
-                &[U, R, R, R, R, W, W, W, U, R],
-            ),
-            contacts: k(
-                "contact_forces",
-                "dem.contact_forces",
-                "main",
-                &[U, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R],
-            ),
-            contacts_only: k(
-                "contact_forces",
-                "dem.contact_forces.forces_only",
-                "forces_only",
-                &[U, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R],
-            ),
-            reduce_walls: k(
-                "wall_reduce",
-                "dem.wall_reduce.walls",
-                "walls_main",
-                &reduce,
-            ),
-            reduce_stats: k(
-                "wall_reduce",
-                "dem.wall_reduce.stats",
-                "stats_main",
-                &reduce,
-            ),
-            integrate: k("integrate", "dem.integrate", "main", &integrate),
-            walls_advance: k("integrate", "dem.integrate.walls", "walls_main", &integrate),
-            moisture: k(
-                "moisture",
-                "dem.moisture",
-                "main",
-                &[U, R, R, R, R, W, U, U],
-            ),
+            permute_take: k("dem.permute.take"),
+            permute_put: k("dem.permute.put"),
+            permute_invert: k("dem.permute.invert"),
+            rebuild_plan: k("dem.rebuild.plan"),
+            rebuild_walls: k("dem.rebuild.walls_near"),
+            rebuild_walls_alloc: k("dem.rebuild.walls_alloc"),
+            rebuild_halt: k("dem.rebuild.halt"),
+            rebuild_commit: k("dem.rebuild.commit"),
+            hash: k("dem.hash"),
+            hash_order: k("dem.hash.order"),
+            radix_count: k("dem.radix.count"),
+            radix_scan: k("dem.radix.scan"),
+            radix_scatter: k("dem.radix.scatter"),
+            ranges_clear: k("dem.ranges.clear"),
+            ranges_mark: k("dem.ranges.mark"),
+            neighbours: k("dem.neighbours"),
+            contacts: k("dem.contact_forces"),
+            contacts_only: k("dem.contact_forces.forces_only"),
+            reduce_walls: k("dem.wall_reduce.walls"),
+            reduce_stats: k("dem.wall_reduce.stats"),
+            integrate: k("dem.integrate"),
+            walls_advance: k("dem.integrate.walls"),
+            moisture: k("dem.moisture"),
         }
     }
 }

@@ -32,9 +32,11 @@ use wgpu::util::DeviceExt;
 
 use crate::context::{GpuError, read_buffer};
 use crate::layout::{
-    Counters, ForceTorque, PairRecord, Position, Predicted, RadixPass, SimParams, Wall,
+    Chunk, Counters, ForceTorque, MoistureAction, PairRecord, Permute, Position, Predicted,
+    RadixPass, SimParams, Wall, WallAlloc,
 };
 use crate::shaders::{self, SlotKind};
+use crate::shared::{self, A_SIDE, PERMUTE_BLOCK};
 
 mod bind_groups;
 mod checkpoint;
@@ -53,6 +55,7 @@ use state::*;
 use step::*;
 use streaming::*;
 
+pub use kernels::{Bind, KERNEL_DECLS, KernelDecl};
 pub use profile::StageTimes;
 pub use state::{SLOT_HEADROOM, hash_table_bits};
 pub use step::STAGES;
@@ -203,13 +206,13 @@ impl GpuEngine {
             n_materials: sim.n_materials() as u32,
             table_bits,
             law: match sim.model.law {
-                ContactLaw::Hooke => 0,
-                ContactLaw::Hertz => 1,
+                ContactLaw::Hooke => shared::law::HOOKE,
+                ContactLaw::Hertz => shared::law::HERTZ,
             },
             history: match sim.model.history {
-                HistoryMode::True => 0,
-                HistoryMode::Pseudo => 1,
-                HistoryMode::None => 2,
+                HistoryMode::True => shared::history::TRUE,
+                HistoryMode::Pseudo => shared::history::PSEUDO,
+                HistoryMode::None => shared::history::NONE,
             },
             n_tiles,
             dt: sim.dt as f32,
@@ -218,13 +221,15 @@ impl GpuEngine {
             skin: skin as f32,
             one: 1.0,
             gravity: v4(sim.gravity),
-            flags: [u32::from(options.rebuild_every_step), 0, 0, 0], // chunks set below
-            extra: [
-                sim.local_damping as f32,
-                sim.interaction_range() as f32,
-                0.0,
-                0.0,
-            ],
+            rebuild_every_step: u32::from(options.rebuild_every_step),
+            // The slot chunks and wall slots are set below.
+            chunk_particles: 0,
+            chunks: 0,
+            wall_slots: 0,
+            local_damping: sim.local_damping as f32,
+            bridge_reach: sim.interaction_range() as f32,
+            _e2: 0.0,
+            _e3: 0.0,
         };
 
         let positions: Vec<Position> = (0..n)
@@ -282,10 +287,10 @@ impl GpuEngine {
         let n64 = n as u64;
         let chunks = slot_chunks(device, n as u32, params.slots, slot_words, None)?;
         let mut params = params;
-        params.flags[1] = chunks[0].count;
-        params.flags[2] = chunks.len() as u32;
+        params.chunk_particles = chunks[0].count;
+        params.chunks = chunks.len() as u32;
         // A particle touches few walls at once (regrown on overflow).
-        params.flags[3] = options.wall_slots.clamp(1, n_walls.max(1));
+        params.wall_slots = options.wall_slots.clamp(1, n_walls.max(1));
         // Only the particles near a wall hold wall slots (regrown when more are).
         let wall_rows = match options.wall_rows {
             0 => {
@@ -309,10 +314,10 @@ impl GpuEngine {
             ),
             (
                 "dem.wall_history",
-                wall_rows as u64 * params.flags[3] as u64 * 4 * wall_words(slot_words) as u64,
+                wall_rows as u64 * params.wall_slots as u64 * 4 * wall_words(slot_words) as u64,
                 format!(
                     "{wall_rows} rows (particles near a wall) × {} wall slots × {} B",
-                    params.flags[3],
+                    params.wall_slots,
                     4 * wall_words(slot_words)
                 ),
             ),
@@ -337,7 +342,9 @@ impl GpuEngine {
                         label: Some("dem.radix.pass"),
                         contents: bytemuck::bytes_of(&RadixPass {
                             shift: 4 * k,
-                            pad: [0; 3],
+                            _p0: 0,
+                            _p1: 0,
+                            _p2: 0,
                         }),
                         usage: wgpu::BufferUsages::UNIFORM,
                     })
@@ -398,13 +405,22 @@ impl GpuEngine {
                 device,
                 "dem.wall_history",
                 &empty_wall_slots(
-                    wall_rows as usize * params.flags[3] as usize,
+                    wall_rows as usize * params.wall_slots as usize,
                     wall_words(slot_words),
                 ),
             ),
-            wall_row: init(device, "dem.wall_row", &vec![u32::MAX; n.max(1)]),
+            wall_row: init(device, "dem.wall_row", &vec![shared::NO_ROW; n.max(1)]),
             wall_free: zeroed(device, "dem.wall_free", wall_rows.max(1) as u64 * 4),
-            wall_alloc: init(device, "dem.wall_alloc", &[0u32, 0, wall_rows, 0]),
+            wall_alloc: init(
+                device,
+                "dem.wall_alloc",
+                &[WallAlloc {
+                    top: 0,
+                    next: 0,
+                    capacity: wall_rows,
+                    _p0: 0,
+                }],
+            ),
             wall_mask: zeroed(device, "dem.wall_mask", n as u64 * 4),
             wall_partial: zeroed(
                 device,

@@ -47,7 +47,7 @@ impl GpuEngine {
 
     /// Wall slots per particle.
     pub fn wall_slots(&self) -> u32 {
-        self.params.flags[3]
+        self.params.wall_slots
     }
 
     /// Rows of wall slots the wall table holds (one per particle with a wall within its skin).

@@ -6,7 +6,7 @@ use super::*;
 
 /// Bit 2 of the counters' flags: no table overflowed, the engine broke its own invariant.
 pub(super) fn check_defect(counters: &Counters) -> Result<(), GpuError> {
-    if counters.failed & 4 != 0 {
+    if counters.failed & shared::failed::DEFECT != 0 {
         return Err(GpuError::Defect(
             "a particle touched a wall that was beyond its skin at the last neighbour build, or had no row of wall slots".to_owned(),
         ));
@@ -18,13 +18,13 @@ impl GpuEngine {
     /// Regrows the tables that overflowed in the step at `self.steps` (`counters.failed`),
     /// which committed nothing, and has that step begin its rebuild again.
     pub(super) fn regrow_overflowed(&mut self, counters: &Counters) -> Result<(), GpuError> {
-        if counters.failed & 1 != 0 {
+        if counters.failed & shared::failed::NEIGHBOURS != 0 {
             self.regrow(counters.max_neighbours)?;
         }
-        if counters.failed & 2 != 0 {
+        if counters.failed & shared::failed::WALL_SLOTS != 0 {
             self.regrow_wall_slots(counters.max_wall_contacts)?;
         }
-        if counters.failed & 8 != 0 {
+        if counters.failed & shared::failed::WALL_ROWS != 0 {
             self.regrow_wall_rows()?;
         }
         // The failed step had begun a rebuild; it begins it again.
@@ -63,8 +63,8 @@ impl GpuEngine {
             Some(&relaid),
         )?;
         self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
-        self.params.flags[1] = self.buffers.chunks[0].count;
-        self.params.flags[2] = self.buffers.chunks.len() as u32;
+        self.params.chunk_particles = self.buffers.chunks[0].count;
+        self.params.chunks = self.buffers.chunks.len() as u32;
         self.params.slots = new_k as u32;
         // The list build's private arrays must hold the new lists.
         self.spec.slots = new_k as u32;
@@ -80,7 +80,7 @@ impl GpuEngine {
     /// which also bounds the number of regrowths).
     pub(super) fn regrow_wall_slots(&mut self, needed: u32) -> Result<(), GpuError> {
         let rows = self.wall_rows as usize;
-        let old = self.params.flags[3] as usize;
+        let old = self.params.wall_slots as usize;
         let new = (needed as usize + 1)
             .max(old + 1)
             .min(self.params.n_walls as usize);
@@ -104,7 +104,7 @@ impl GpuEngine {
             "wall table dem.wall_history: capacity {old} per particle, a particle had {needed} walls within its skin; regrown to {new}, the batch continues from the step that needed it"
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
-        self.params.flags[3] = new as u32;
+        self.params.wall_slots = new as u32;
         self.tables_resized();
         Ok(())
     }
@@ -113,9 +113,7 @@ impl GpuEngine {
     /// asked for, keeping every row, its holder and the free stack.
     pub(super) fn regrow_wall_rows(&mut self) -> Result<(), GpuError> {
         let old = self.wall_rows as usize;
-        let [top, next, _, _]: [u32; 4] = self.read(&self.buffers.wall_alloc, 4)?[..]
-            .try_into()
-            .map_err(|_| GpuError::Readback("dem.wall_alloc".to_owned()))?;
+        let WallAlloc { top, next, .. } = self.read::<WallAlloc>(&self.buffers.wall_alloc, 1)?[0];
         let needed = next as usize;
         let new = needed
             .max(old * 3 / 2)
@@ -123,7 +121,7 @@ impl GpuEngine {
             .min(self.params.n as usize)
             .max(old + 1);
         let w = wall_words(self.slot_words);
-        let ws = self.params.flags[3] as usize;
+        let ws = self.params.wall_slots as usize;
         check_table(
             &self.device,
             "dem.wall_history",
@@ -147,7 +145,12 @@ impl GpuEngine {
         self.queue.write_buffer(
             &self.buffers.wall_alloc,
             0,
-            bytemuck::cast_slice(&[top, old as u32, new as u32, 0]),
+            bytemuck::bytes_of(&WallAlloc {
+                top,
+                next: old as u32,
+                capacity: new as u32,
+                _p0: 0,
+            }),
         );
         self.wall_rows = new as u32;
         self.tables_resized();

@@ -210,7 +210,12 @@ pub(super) fn slot_chunks(
                 count,
                 range: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("dem.contact_history.chunk"),
-                    contents: bytemuck::cast_slice(&[first, count, 0, 0]),
+                    contents: bytemuck::bytes_of(&Chunk {
+                        first,
+                        count,
+                        _p0: 0,
+                        _p1: 0,
+                    }),
                     usage: wgpu::BufferUsages::UNIFORM,
                 }),
                 slots: match current {
@@ -222,20 +227,13 @@ pub(super) fn slot_chunks(
         .collect())
 }
 
-/// u32 words per particle of the reorder's scratch: each array moves through it a column block
-/// of this many words at a time (`BLOCK` in permute.wgsl). The scratch is the force and torque
-/// array, whose 8 words per particle no kernel reads between a reorder and the
-/// `contact_forces` that rewrites them.
-pub(super) const PERMUTE_BLOCK: u32 = 8;
-
+// The reorder moves each array through its scratch a column block of `PERMUTE_BLOCK` words per
+// particle at a time. The scratch is the force and torque array, whose 8 words per particle no
+// kernel reads between a reorder and the `contact_forces` that rewrites them.
 const _: () = assert!(PERMUTE_BLOCK as usize * 4 == FORCE_TORQUE_BYTES as usize);
 
 /// Bytes per particle of the force and torque array (`ForceTorqueWords` in common.wgsl).
 pub(super) const FORCE_TORQUE_BYTES: u64 = 32;
-
-/// The top bit of a neighbour slot's partner word: set where the slot's particle is the pair's
-/// body A (`A_SIDE` in common.wgsl); the low 31 bits are the partner's index.
-pub(super) const A_SIDE: u32 = 0x8000_0000;
 
 /// u32 words per wall slot: a neighbour slot, then the low part of its tangential history
 /// (`WallSlot` in common.wgsl).
@@ -243,12 +241,12 @@ pub(super) fn wall_words(slot_words: usize) -> usize {
     slot_words + 4
 }
 
-/// `count` wall slots that hold no contact (partner `NO_WALL` in common.wgsl, word 3), as u32
+/// `count` wall slots that hold no contact (partner [`shared::NO_WALL`], word 3), as u32
 /// words.
 pub(super) fn empty_wall_slots(count: usize, wall_words: usize) -> Vec<u32> {
     let mut words = vec![0u32; count * wall_words];
     for slot in words.chunks_mut(wall_words) {
-        slot[3] = u32::MAX;
+        slot[3] = shared::NO_WALL;
     }
     words
 }
@@ -271,7 +269,7 @@ pub(super) fn initial_work(sim: &Simulation, wide: bool) -> Vec<[f32; 4]> {
 pub(super) fn dispatch_args(device: &wgpu::Device, chunks: usize) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("dem.rebuild.dispatch_args"),
-        size: (7 + 2 * chunks as u64) * 12,
+        size: u64::from(shared::args::total(chunks as u32)) * 12,
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
         mapped_at_creation: false,
     })
@@ -351,7 +349,8 @@ pub(super) fn gpu_wall(w: &wgdem_core::wall::Wall) -> Wall {
     Wall {
         kind,
         material: w.material as u32,
-        pad: [0; 2],
+        _p0: 0,
+        _p1: 0,
         point_hi,
         point_lo,
         normal: v4(normal),

@@ -61,17 +61,19 @@ pub(super) enum Args {
 impl Args {
     /// Index of the argument triple with `chunks` slot chunks.
     pub(super) fn slot(self, chunks: usize) -> u64 {
-        (match self {
-            Args::RebuildParticles => 0,
-            Args::RebuildTiles => 1,
-            Args::RebuildOne => 2,
-            Args::RebuildBuckets => 3,
-            Args::RebuildChunk(c) => 4 + c,
-            Args::Particles => 4 + chunks,
-            Args::One => 5 + chunks,
-            Args::Walls => 6 + chunks,
-            Args::Chunk(c) => 7 + chunks + c,
-        }) as u64
+        use shared::args;
+        let step = (args::REBUILD_CHUNKS as usize + chunks) as u64;
+        match self {
+            Args::RebuildParticles => args::REBUILD_PARTICLES.into(),
+            Args::RebuildTiles => args::REBUILD_TILES.into(),
+            Args::RebuildOne => args::REBUILD_ONE.into(),
+            Args::RebuildBuckets => args::REBUILD_BUCKETS.into(),
+            Args::RebuildChunk(c) => (args::REBUILD_CHUNKS as usize + c) as u64,
+            Args::Particles => step + u64::from(args::STEP_PARTICLES),
+            Args::One => step + u64::from(args::STEP_ONE),
+            Args::Walls => step + u64::from(args::STEP_WALLS),
+            Args::Chunk(c) => step + u64::from(args::STEP_CHUNKS) + c as u64,
+        }
     }
 }
 

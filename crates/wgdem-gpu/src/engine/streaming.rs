@@ -97,16 +97,16 @@ impl GpuEngine {
         if !dry && wet_gap.is_none() {
             return false;
         }
-        let action = [
-            u32::from(dry),
-            u32::from(wet_gap.is_some()),
-            (wet_gap.unwrap_or(0.0) as f32).to_bits(),
-            0,
-        ];
+        let action = MoistureAction {
+            dry: u32::from(dry),
+            wet: u32::from(wet_gap.is_some()),
+            gap: wet_gap.unwrap_or(0.0) as f32,
+            _p0: 0,
+        };
         self.queue.write_buffer(
             &self.buffers.moisture_action,
             0,
-            bytemuck::cast_slice(&action),
+            bytemuck::bytes_of(&action),
         );
         true
     }
