@@ -17,7 +17,8 @@ use wgdem_core::runner::CpuBackend;
 use wgdem_core::shear::{ShearRun, ShearSetup, ShearSummary};
 
 fn run_cpu(setup: ShearSetup, dir: &Path) -> ShearSummary {
-    let mut run = ShearRun::create(setup, dir, false).unwrap_or_else(|e| panic!("{e}"));
+    let mut run = ShearRun::create(setup, dir, false, Box::new(wgdem_io::ShearFiles))
+        .unwrap_or_else(|e| panic!("{e}"));
     let summary = run
         .run(&mut CpuBackend, None, |_| {})
         .unwrap_or_else(|e| panic!("{e}"))
@@ -98,6 +99,7 @@ fn true_history_doubles_the_peak_and_pseudo_history_is_no_better_than_none() {
 }
 
 #[test]
+#[ignore = "long tier: two quick He presets, about 1.5 minutes"]
 fn dense_specimens_dilate_and_loose_ones_contract() {
     let [dense, loose] = std::thread::scope(|scope| {
         // A loose specimen collapses in bursts as it contracts, faster than the servo
@@ -129,6 +131,7 @@ fn dense_specimens_dilate_and_loose_ones_contract() {
 }
 
 #[test]
+#[ignore = "long tier: a shear test stopped and resumed"]
 fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
     let text = common::short_shear();
     let setup = || ShearSetup::parse(&text, "short.toml").unwrap_or_else(|e| panic!("{e}"));
@@ -142,14 +145,26 @@ fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
     // Stop a few rows after a checkpoint, in the middle of shear.
     let stopped = tempfile::tempdir().expect("temp dir");
     let stop = rows - shear_rows / 2;
-    let mut run = ShearRun::create(setup(), stopped.path(), false).expect("create");
+    let mut run = ShearRun::create(
+        setup(),
+        stopped.path(),
+        false,
+        Box::new(wgdem_io::ShearFiles),
+    )
+    .expect("create");
     let none = run
         .run(&mut CpuBackend, Some(stop), |_| {})
         .expect("first part");
     assert!(none.is_none(), "the run should have stopped early");
     drop(run);
     let mut backend = CpuBackend;
-    let mut run = ShearRun::resume(setup(), stopped.path(), &mut backend).expect("resume");
+    let mut run = ShearRun::resume(
+        setup(),
+        stopped.path(),
+        &mut backend,
+        Box::new(wgdem_io::ShearFiles),
+    )
+    .expect("resume");
     assert!(
         run.state().rows.len() < stop,
         "resumed from a checkpoint before the stop"
@@ -261,7 +276,13 @@ fn a_scaled_test_resumes_only_with_the_same_scaling() {
         ShearSetup::parse_scaled(&text, "short.toml", n).unwrap_or_else(|e| panic!("{e}"))
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut run = ShearRun::create(setup(Some(320)), dir.path(), false).expect("create");
+    let mut run = ShearRun::create(
+        setup(Some(320)),
+        dir.path(),
+        false,
+        Box::new(wgdem_io::ShearFiles),
+    )
+    .expect("create");
     // The first stage change writes a checkpoint; stop soon after it.
     let mut rows = 0;
     while !dir.path().join("checkpoint.bin").exists() {
@@ -271,11 +292,22 @@ fn a_scaled_test_resumes_only_with_the_same_scaling() {
     }
     drop(run);
     for other in [None, Some(300), Some(400)] {
-        match ShearRun::resume(setup(other), dir.path(), &mut CpuBackend) {
+        match ShearRun::resume(
+            setup(other),
+            dir.path(),
+            &mut CpuBackend,
+            Box::new(wgdem_io::ShearFiles),
+        ) {
             Ok(_) => panic!("resumed a test scaled to 320 spheres with {other:?}"),
             Err(e) => assert!(e.to_string().contains("--particles"), "{e}"),
         }
     }
-    let run = ShearRun::resume(setup(Some(320)), dir.path(), &mut CpuBackend).expect("resume");
+    let run = ShearRun::resume(
+        setup(Some(320)),
+        dir.path(),
+        &mut CpuBackend,
+        Box::new(wgdem_io::ShearFiles),
+    )
+    .expect("resume");
     assert_eq!(run.simulation().particles.len(), 320);
 }

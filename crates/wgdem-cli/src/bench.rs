@@ -7,7 +7,6 @@ use std::time::Instant;
 use serde::Serialize;
 use wgdem_core::bench::specimen;
 use wgdem_core::cpu::Simulation;
-use wgdem_gpu::{GpuContext, GpuEngine, GpuOptions, STAGES};
 
 /// Steps run before the timed ones: pipelines compiled, neighbour lists built, tables regrown.
 const WARM_UP: u64 = 20;
@@ -87,7 +86,7 @@ pub fn run(
     gpu: bool,
     adapter: Option<&str>,
     model: &str,
-    options: GpuOptions,
+    settings: crate::GpuSettings,
     mut log: impl FnMut(&str),
 ) -> Result<BenchReport, String> {
     if steps == 0 {
@@ -130,10 +129,26 @@ pub fn run(
         cpu.run(steps);
         return Ok(timed(t0.elapsed().as_secs_f64(), &cpu));
     }
-    let ctx = GpuContext::new(adapter).map_err(crate::gpu_error)?;
+    gpu_run(&sim, steps, adapter, settings, &mut log, timed)
+}
+
+/// The GPU half of [`run`]: the engine warmed up, reordered, timed, then profiled stage by stage.
+#[cfg(feature = "gpu")]
+fn gpu_run(
+    sim: &Simulation,
+    steps: u64,
+    adapter: Option<&str>,
+    settings: crate::GpuSettings,
+    log: &mut impl FnMut(&str),
+    timed: impl Fn(f64, &Simulation) -> BenchReport,
+) -> Result<BenchReport, String> {
+    use wgdem_gpu::{GpuContext, GpuEngine, STAGES};
+    let n = sim.particles.len();
+    let options = crate::gpu::options(settings);
+    let ctx = GpuContext::new(adapter).map_err(crate::gpu::error)?;
     log(&format!("adapter: {}", ctx.describe()));
     let mut engine =
-        GpuEngine::new(&ctx.device, &ctx.queue, &sim, options).map_err(crate::gpu_error)?;
+        GpuEngine::new(&ctx.device, &ctx.queue, sim, options).map_err(crate::gpu::error)?;
     // The lists are built in the warm-up; then the particles are reordered by cell, as a long
     // run's are every `reorder_every` steps, so that the timed steps see that order rather than
     // the lattice's, which no run keeps.
@@ -190,6 +205,19 @@ pub fn run(
         copy_bandwidth_bytes_per_second: copy,
         ..timed(wall, &after)
     })
+}
+
+/// No GPU engine in this build: refused.
+#[cfg(not(feature = "gpu"))]
+fn gpu_run(
+    _sim: &Simulation,
+    _steps: u64,
+    _adapter: Option<&str>,
+    _settings: crate::GpuSettings,
+    _log: &mut impl FnMut(&str),
+    _timed: impl Fn(f64, &Simulation) -> BenchReport,
+) -> Result<BenchReport, String> {
+    Err(crate::gpu::unavailable())
 }
 
 fn contacts_per_particle(sim: &Simulation) -> f64 {

@@ -4,6 +4,8 @@
 //! (2 for command-line usage errors, from clap).
 
 mod bench;
+#[cfg_attr(not(feature = "gpu"), path = "nogpu.rs")]
+mod gpu;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -15,7 +17,6 @@ use wgdem_core::output::OutputDir;
 use wgdem_core::runner::{Backend as RunBackend, CpuBackend, run, step_count};
 use wgdem_core::scene::load_scene;
 use wgdem_core::shear::{ShearRun, ShearSetup};
-use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuError, GpuOptions};
 
 /// GPU discrete element method for granular materials. Units are SI throughout.
 #[derive(Debug, Parser)]
@@ -32,7 +33,7 @@ enum Command {
         /// Scene file (TOML; reference in docs/scene.md).
         scene: PathBuf,
         /// Engine that takes the steps.
-        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+        #[arg(long, value_enum, default_value_t = Backend::DEFAULT)]
         backend: Backend,
         /// GPU adapter to use: the first whose name contains this text (case-insensitive);
         /// default: the `WGPU_ADAPTER_NAME` environment variable, else a high-performance one.
@@ -52,7 +53,7 @@ enum Command {
         /// Direct shear file (TOML; reference in docs/shear.md, presets in assets/shear/).
         config: PathBuf,
         /// Engine that takes the steps.
-        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+        #[arg(long, value_enum, default_value_t = Backend::DEFAULT)]
         backend: Backend,
         /// GPU adapter to use (see `wgdem run --help`).
         #[arg(long, value_name = "NAME")]
@@ -104,7 +105,7 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         steps: u64,
         /// Engine that takes the steps.
-        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+        #[arg(long, value_enum, default_value_t = Backend::DEFAULT)]
         backend: Backend,
         /// GPU adapter to use (see `wgdem run --help`).
         #[arg(long, value_name = "NAME")]
@@ -139,6 +140,37 @@ enum Backend {
     Cpu,
 }
 
+impl Backend {
+    /// The GPU engine where this build has it, else the CPU reference.
+    const DEFAULT: Self = if cfg!(feature = "gpu") {
+        Backend::Gpu
+    } else {
+        Backend::Cpu
+    };
+}
+
+/// What the CLI asks of the GPU engine beyond its defaults (unread in a build without it).
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+struct GpuSettings {
+    /// Steps per submit (the servo's control interval in a shear test).
+    batch_steps: Option<u32>,
+    /// Contact kernels compiled for the scene's models only.
+    specialize: bool,
+    /// 64-bit storage words where the device has them.
+    words64: bool,
+}
+
+impl Default for GpuSettings {
+    fn default() -> Self {
+        Self {
+            batch_steps: None,
+            specialize: true,
+            words64: true,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .format_timestamp(None)
@@ -153,42 +185,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// A GPU engine error as one line, with what the user can do about it on this command line.
-pub(crate) fn gpu_error(e: GpuError) -> String {
-    let hint = match &e {
-        GpuError::NoNamedAdapter { .. } => {
-            "pick one of those with --adapter or WGPU_ADAPTER_NAME, or run with --backend cpu"
-        }
-        GpuError::NoAdapter => "or run with --backend cpu",
-        GpuError::Device(_) | GpuError::Readback(_) => "",
-        GpuError::Checkpoint(_) => "resume with the configuration and backend that wrote it",
-        _ => "--backend cpu runs it on the CPU reference engine",
-    };
-    if hint.is_empty() {
-        e.to_string()
-    } else {
-        format!("{e}; {hint}")
-    }
-}
-
 fn make_backend(
     backend: Backend,
     adapter: Option<&str>,
     sim: &wgdem_core::cpu::Simulation,
-    options: GpuOptions,
+    settings: GpuSettings,
 ) -> Result<Box<dyn RunBackend>, String> {
-    Ok(match backend {
-        Backend::Cpu => Box::new(CpuBackend),
-        Backend::Gpu => {
-            let ctx = GpuContext::new(adapter).map_err(gpu_error)?;
-            let engine =
-                GpuEngine::new(&ctx.device, &ctx.queue, sim, options).map_err(gpu_error)?;
-            Box::new(GpuBackend {
-                engine,
-                adapter: ctx.describe(),
-            })
-        }
-    })
+    match backend {
+        Backend::Cpu => Ok(Box::new(CpuBackend)),
+        Backend::Gpu => gpu::backend(adapter, sim, settings),
+    }
 }
 
 fn contact(
@@ -204,10 +210,7 @@ fn contact(
     let mut case = ContactCase::load(&case).map_err(|e| e.to_string())?;
     let mut evaluator: Box<dyn CaseEvaluator> = match backend {
         Backend::Cpu => Box::new(CpuEvaluator::default()),
-        Backend::Gpu => {
-            let ctx = GpuContext::new(adapter.as_deref()).map_err(gpu_error)?;
-            Box::new(wgdem_gpu::contact_probe::GpuCaseEvaluator::new(&ctx))
-        }
+        Backend::Gpu => gpu::contact_evaluator(adapter.as_deref())?,
     };
     let csv = out.join("contact.csv");
     if csv.exists() && !overwrite {
@@ -249,9 +252,9 @@ fn shear(
     particles: Option<u32>,
 ) -> Result<(), String> {
     let setup = ShearSetup::load_scaled(&config, particles).map_err(|e| e.to_string())?;
-    let options = GpuOptions {
-        batch_steps: setup.config.simulation.control_interval_steps as u32,
-        ..GpuOptions::default()
+    let options = GpuSettings {
+        batch_steps: Some(setup.config.simulation.control_interval_steps as u32),
+        ..GpuSettings::default()
     };
     let mut engine = make_backend(
         backend,
@@ -261,11 +264,13 @@ fn shear(
     )?;
     let (mut run, dir) = match resume {
         Some(dir) => (
-            ShearRun::resume(setup, &dir, engine.as_mut()).map_err(|e| e.to_string())?,
+            ShearRun::resume(setup, &dir, engine.as_mut(), Box::new(wgdem_io::ShearFiles))
+                .map_err(|e| e.to_string())?,
             dir,
         ),
         None => (
-            ShearRun::create(setup, &out, overwrite).map_err(|e| e.to_string())?,
+            ShearRun::create(setup, &out, overwrite, Box::new(wgdem_io::ShearFiles))
+                .map_err(|e| e.to_string())?,
             out,
         ),
     };
@@ -395,10 +400,10 @@ fn execute(cli: Cli) -> Result<(), String> {
                 backend == Backend::Gpu,
                 adapter.as_deref(),
                 &model,
-                wgdem_gpu::GpuOptions {
+                GpuSettings {
                     specialize: !generic_kernels,
                     words64: !words32,
-                    ..wgdem_gpu::GpuOptions::default()
+                    ..GpuSettings::default()
                 },
                 |line| log::info!("{line}"),
             )?;
@@ -442,7 +447,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                 backend,
                 adapter.as_deref(),
                 &scene.simulation,
-                GpuOptions::default(),
+                GpuSettings::default(),
             )?;
             let names: Vec<String> = scene
                 .simulation

@@ -23,20 +23,25 @@
 //! the same bits as one never interrupted (on the same device).
 
 mod config;
-pub mod report;
+mod records;
+mod servo;
+mod writer;
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use glam::{DQuat, DVec3};
+use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
 pub use config::{
     BoxConfig, ConsolidationConfig, Method, ShearConfig, ShearOutputConfig, ShearSetup,
     ShearSimulationConfig, ShearStageConfig, SpecimenConfig, walls,
 };
+pub use records::{DriverState, HEADER, Row, ShearProgress, ShearSummary, Snapshot, Stage};
+pub use servo::{Servo, ServoGains};
+pub use writer::ShearWriter;
 
 use crate::analysis::{
     coordination_number, fabric_anisotropy, fabric_tensor, running_mean, solid_volume, touching,
@@ -45,195 +50,8 @@ use crate::analysis::{
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 use crate::output::atomic_write;
-use crate::runner::{Backend, Readout};
+use crate::runner::Backend;
 use crate::wall::WallShape;
-
-/// Stage of a direct shear test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Stage {
-    /// Pluviation or radius expansion.
-    Preparation,
-    /// Servo-controlled normal stress, no shear.
-    Consolidation,
-    /// Lower box moving.
-    Shear,
-    /// Finished.
-    Done,
-}
-
-impl Stage {
-    /// Name in `shear.csv`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::Preparation => "preparation",
-            Stage::Consolidation => "consolidation",
-            Stage::Shear => "shear",
-            Stage::Done => "done",
-        }
-    }
-}
-
-/// One row of `shear.csv` (SI units, as the column names say).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
-    /// Simulated time.
-    pub time_s: f64,
-    /// Stage name.
-    pub stage: String,
-    /// Lower box displacement since the start of shear, `d_h`.
-    pub shear_displacement_m: f64,
-    /// `d_h / L` (He et al. Eq. 22).
-    pub shear_strain: f64,
-    /// Force along x the specimen exerts on the upper box and the top plate.
-    #[serde(rename = "shear_force_N")]
-    pub shear_force_n: f64,
-    /// Force along z the specimen exerts on the top plate.
-    #[serde(rename = "normal_force_N")]
-    pub normal_force_n: f64,
-    /// Shear force over the nominal area `L × W`.
-    #[serde(rename = "shear_stress_Pa")]
-    pub shear_stress_pa: f64,
-    /// Normal force over `L × W`.
-    #[serde(rename = "normal_stress_Pa")]
-    pub normal_stress_pa: f64,
-    /// `F / N` (He et al. Eq. 23 takes its arctangent).
-    pub stress_ratio: f64,
-    /// Rise of the top plate since the start of shear.
-    pub vertical_displacement_m: f64,
-    /// `atan(Δd_v / Δd_h)` over the last rows of shear (positive: dilation).
-    pub dilation_angle_deg: f64,
-    /// `V_voids / V_solids` between the bottom and the top plate (or the highest sphere).
-    pub void_ratio: f64,
-    /// `2 N_c / N_p` (He et al. Eq. 27).
-    pub coordination_number: f64,
-    /// Octahedral anisotropy Ψ of the contact-normal fabric (He et al. Eq. 32–34).
-    pub fabric_anisotropy: f64,
-    /// `γ̇ d √(ρ / σ)` with `γ̇` the shear speed over ten mean diameters.
-    pub inertial_number: f64,
-    /// Translational plus rotational kinetic energy.
-    #[serde(rename = "kinetic_energy_J")]
-    pub kinetic_energy_j: f64,
-}
-
-/// Servo controller state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Servo {
-    /// Integral term (m/s).
-    pub integral: f64,
-    /// Velocity last set (m/s).
-    pub velocity: f64,
-    /// Whether the servo acts.
-    pub active: bool,
-}
-
-/// A VTK snapshot written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Snapshot {
-    /// Simulated time (s).
-    pub time: f64,
-    /// Particle file, relative to the output directory.
-    pub particles: String,
-    /// Force-chain file, relative to the output directory.
-    pub contacts: String,
-}
-
-/// Everything the driver keeps between output intervals (saved in checkpoints).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DriverState {
-    /// Current stage.
-    pub stage: Stage,
-    /// Time the stage began (s).
-    pub stage_start: f64,
-    /// The friction was switched to the shear values.
-    pub friction_switched: bool,
-    /// Radius increments done (expansion).
-    pub expansions: u32,
-    /// Time of the last radius increment (s).
-    pub last_expansion: f64,
-    /// Consecutive rows that met the consolidation criteria.
-    pub settled_rows: u32,
-    /// Servo state.
-    pub servo: Servo,
-    /// Lower-box x and top-plate z at the start of shear (m).
-    pub shear_origin: Option<(f64, f64)>,
-    /// Positions and orientations the VTK displacement and rotation are measured from
-    /// (start of the run, then start of shear).
-    pub reference: (Vec<DVec3>, Vec<DQuat>),
-    /// The series so far.
-    pub rows: Vec<Row>,
-    /// Snapshots written.
-    pub snapshots: Vec<Snapshot>,
-    /// Void ratio at the end of preparation.
-    pub preparation_void_ratio: Option<f64>,
-    /// Consolidation ended on its time limit rather than on its criteria.
-    pub consolidation_timed_out: bool,
-    /// Wall-clock seconds of stepping so far, over all sessions.
-    pub wall_seconds: f64,
-    /// Steps at the start of shear.
-    pub shear_start_steps: u64,
-}
-
-/// What a finished test reports (`summary.json`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ShearSummary {
-    /// Number of particles.
-    pub n_particles: usize,
-    /// Backend that ran the steps.
-    pub backend: String,
-    /// GPU adapter, for the GPU backend.
-    pub adapter: Option<String>,
-    /// Device memory the GPU engine held at the end, per sphere (bytes); `null` on the CPU.
-    pub gpu_bytes_per_particle: Option<f64>,
-    /// Normal contact law.
-    pub contact_model: String,
-    /// Tangential history mode.
-    pub history: String,
-    /// Void ratio at the end of preparation.
-    pub preparation_void_ratio: f64,
-    /// Void ratio at the start of shear.
-    pub initial_void_ratio: f64,
-    /// Target normal stress (Pa).
-    #[serde(rename = "normal_stress_target_Pa")]
-    pub normal_stress_target_pa: f64,
-    /// Largest |σ − σ_n| / σ_n over the shear rows.
-    pub normal_stress_error_max: f64,
-    /// Largest stress ratio, from a running mean over five rows.
-    pub peak_stress_ratio: f64,
-    /// `atan` of the peak stress ratio (deg).
-    pub peak_friction_angle_deg: f64,
-    /// Mean stress ratio over the last fifth of the shear displacement.
-    pub residual_stress_ratio: f64,
-    /// `atan` of the residual stress ratio (deg).
-    pub residual_friction_angle_deg: f64,
-    /// Largest dilation angle, `atan(d d_v / d d_h)` fitted over a tenth of the shear rows
-    /// (negative when the specimen only contracts).
-    pub max_dilation_angle_deg: f64,
-    /// Rise of the top plate over the whole shear (m; negative: contraction).
-    pub final_vertical_displacement_m: f64,
-    /// Largest inertial number during shear.
-    pub max_inertial_number: f64,
-    /// Consolidation ended on its time limit.
-    pub consolidation_timed_out: bool,
-    /// Steps taken.
-    pub steps: u64,
-    /// Time step (s).
-    pub dt_s: f64,
-    /// Wall-clock seconds of stepping (all sessions of a resumed run).
-    pub wall_seconds: f64,
-    /// Particle-steps per wall-clock second.
-    pub particle_steps_per_second: f64,
-}
-
-/// Progress after each row.
-#[derive(Debug, Clone)]
-pub struct ShearProgress<'a> {
-    /// Stage.
-    pub stage: Stage,
-    /// The row just written.
-    pub row: &'a Row,
-    /// Target shear displacement (m).
-    pub target_displacement: f64,
-}
 
 const CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever a checkpoint's meaning changes, not only its layout (3: a GPU engine's wall
@@ -260,12 +78,18 @@ pub struct ShearRun {
     state: DriverState,
     out: PathBuf,
     csv: File,
+    writer: Box<dyn ShearWriter>,
 }
 
 impl ShearRun {
     /// Starts a test writing to `out` (created; a directory holding an earlier test is refused
-    /// unless `overwrite`).
-    pub fn create(setup: ShearSetup, out: &Path, overwrite: bool) -> Result<Self> {
+    /// unless `overwrite`), its snapshots and plots through `writer`.
+    pub fn create(
+        setup: ShearSetup,
+        out: &Path,
+        overwrite: bool,
+        writer: Box<dyn ShearWriter>,
+    ) -> Result<Self> {
         if !overwrite {
             if let Some(found) = ["shear.csv", "summary.json", CHECKPOINT]
                 .iter()
@@ -306,12 +130,18 @@ impl ShearRun {
             state,
             out: out.to_path_buf(),
             csv,
+            writer,
         })
     }
 
     /// Reopens the test in `out` at its last checkpoint; `backend` (built for
     /// [`ShearRun::simulation`] of a fresh setup) takes over the saved engine state.
-    pub fn resume(setup: ShearSetup, out: &Path, backend: &mut dyn Backend) -> Result<Self> {
+    pub fn resume(
+        setup: ShearSetup,
+        out: &Path,
+        backend: &mut dyn Backend,
+        writer: Box<dyn ShearWriter>,
+    ) -> Result<Self> {
         let path = out.join(CHECKPOINT);
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         let cp: Checkpoint = postcard::from_bytes(&bytes).map_err(|e| Error::Encode {
@@ -356,8 +186,9 @@ impl ShearRun {
             state: cp.driver,
             out: out.to_path_buf(),
             csv,
+            writer,
         };
-        report::write_pvd(&run.out, &run.state.snapshots)?;
+        run.writer.collection(&run.out, &run.state.snapshots)?;
         Ok(run)
     }
 
@@ -396,7 +227,12 @@ impl ShearRun {
             let servo = &mut self.state.servo;
             let gains = ServoGains::new(&self.setup);
             backend.advance_controlled(&mut self.sim, every, interval, &mut |r| {
-                servo_update(servo, &gains, r)
+                let force_z = r.walls[walls::TOP].0.z;
+                servo
+                    .update(&gains, force_z)
+                    .map(|v| (walls::TOP, DVec3::Z * v))
+                    .into_iter()
+                    .collect()
             })?;
             self.state.wall_seconds += t0.elapsed().as_secs_f64();
             let row = self.measure();
@@ -722,14 +558,15 @@ impl ShearRun {
             particles: format!("vtk/particles_{k:04}.vtu"),
             contacts: format!("vtk/contacts_{k:04}.vtp"),
         };
-        report::write_particles(
+        self.writer.particles(
             &self.out.join(&snap.particles),
             &self.sim,
             &self.state.reference,
         )?;
-        report::write_force_chains(&self.out.join(&snap.contacts), &self.sim)?;
+        self.writer
+            .force_chains(&self.out.join(&snap.contacts), &self.sim)?;
         self.state.snapshots.push(snap);
-        report::write_pvd(&self.out, &self.state.snapshots)
+        self.writer.collection(&self.out, &self.state.snapshots)
     }
 
     fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {
@@ -751,7 +588,8 @@ impl ShearRun {
         let path = self.out.join("summary.json");
         let json = serde_json::to_vec_pretty(&summary).map_err(|e| encode(&path, e))?;
         atomic_write(&path, &json)?;
-        report::write_plots(&self.out.join("plots"), &self.state.rows)?;
+        self.writer
+            .plots(&self.out.join("plots"), &self.state.rows)?;
         Ok(summary)
     }
 
@@ -820,47 +658,6 @@ impl ShearRun {
     }
 }
 
-/// Servo constants.
-struct ServoGains {
-    /// Proportional gain G (m/(s·N)).
-    gain: f64,
-    /// Integral fraction per interval, `T / T_i`.
-    integral: f64,
-    /// Target force (N).
-    target: f64,
-    /// Speed cap (m/s).
-    v_max: f64,
-}
-
-impl ServoGains {
-    fn new(s: &ShearSetup) -> Self {
-        let period = s.control_period();
-        Self {
-            gain: s.config.consolidation.servo_gain / (s.plate_stiffness * period),
-            integral: 0.05,
-            target: s.config.consolidation.normal_stress * s.area,
-            v_max: 0.01 * s.mean_diameter / period,
-        }
-    }
-}
-
-/// PI servo of the top plate: returns the plate velocity to set.
-fn servo_update(servo: &mut Servo, g: &ServoGains, r: &Readout<'_>) -> Vec<(usize, DVec3)> {
-    if !servo.active {
-        return Vec::new();
-    }
-    // Positive error: the specimen pushes harder than the target; the plate backs off (+z).
-    let error = r.walls[walls::TOP].0.z - g.target;
-    let p = g.gain * error;
-    let v = p + servo.integral;
-    let clamped = v.clamp(-g.v_max, g.v_max);
-    if clamped == v {
-        servo.integral += p * g.integral;
-    }
-    servo.velocity = clamped;
-    vec![(walls::TOP, DVec3::Z * clamped)]
-}
-
 fn rewrite_csv(out: &Path, rows: &[Row]) -> Result<File> {
     let path = out.join("shear.csv");
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -878,26 +675,6 @@ fn rewrite_csv(out: &Path, rows: &[Row]) -> Result<File> {
         .open(&path)
         .map_err(|e| Error::io(&path, e))
 }
-
-/// Columns of `shear.csv`.
-pub const HEADER: [&str; 16] = [
-    "time_s",
-    "stage",
-    "shear_displacement_m",
-    "shear_strain",
-    "shear_force_N",
-    "normal_force_N",
-    "shear_stress_Pa",
-    "normal_stress_Pa",
-    "stress_ratio",
-    "vertical_displacement_m",
-    "dilation_angle_deg",
-    "void_ratio",
-    "coordination_number",
-    "fabric_anisotropy",
-    "inertial_number",
-    "kinetic_energy_J",
-];
 
 fn encode(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Encode {

@@ -1,24 +1,22 @@
-//! Files for ParaView (VTK XML through `vtkio`) and the plots of a direct shear test (through
-//! `plotters`). Every file is written atomically.
+//! ParaView files (VTK XML through `vtkio`): particles, force chains and the collection that
+//! indexes them. Every file is written atomically.
 
 use std::path::Path;
 
 use glam::{DQuat, DVec3};
-use plotters::prelude::*;
 use vtkio::model::{
     Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, PolyDataPiece,
     UnstructuredGridPiece, Version, VertexNumbers, Vtk,
 };
+use wgdem_core::analysis::touching;
+use wgdem_core::contact::{RelativeMotion, contact_force};
+use wgdem_core::cpu::Simulation;
+use wgdem_core::error::{Error, Result};
+use wgdem_core::material::effective;
+use wgdem_core::output::atomic_write;
+use wgdem_core::shear::Snapshot;
 
-use super::{Row, Snapshot};
-use crate::analysis::touching;
-use crate::contact::{RelativeMotion, contact_force};
-use crate::cpu::Simulation;
-use crate::error::{Error, Result};
-use crate::material::effective;
-use crate::output::atomic_write;
-
-fn vtk_error(path: &Path, e: impl std::fmt::Display) -> Error {
+pub(crate) fn encode_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Encode {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -34,7 +32,8 @@ fn write_vtk(path: &Path, data: DataSet) -> Result<()> {
         file_path: None,
     };
     let mut bytes = Vec::new();
-    vtk.write_xml(&mut bytes).map_err(|e| vtk_error(path, e))?;
+    vtk.write_xml(&mut bytes)
+        .map_err(|e| encode_error(path, e))?;
     atomic_write(path, &bytes)
 }
 
@@ -143,117 +142,4 @@ pub fn write_pvd(out: &Path, snapshots: &[Snapshot]) -> Result<()> {
     }
     xml.push_str("  </Collection>\n</VTKFile>\n");
     atomic_write(&out.join("vtk").join("shear.pvd"), xml.as_bytes())
-}
-
-const FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
-
-fn register_font() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // The bundled DejaVu Sans: plots need no system fonts.
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-    });
-}
-
-/// Stress ratio and vertical displacement against shear strain, as PNG and SVG.
-pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    register_font();
-    let shear: Vec<&Row> = rows.iter().filter(|r| r.stage == "shear").collect();
-    let strain: Vec<f64> = shear.iter().map(|r| 100.0 * r.shear_strain).collect();
-    let ratio: Vec<f64> = shear.iter().map(|r| r.stress_ratio).collect();
-    let rise: Vec<f64> = shear
-        .iter()
-        .map(|r| 1000.0 * r.vertical_displacement_m)
-        .collect();
-    let plots = [
-        (
-            "stress_ratio",
-            "Stress ratio τ/σ against shear strain",
-            "stress ratio τ/σ (–)",
-            &ratio,
-        ),
-        (
-            "vertical_displacement",
-            "Vertical displacement of the top plate (+ dilation)",
-            "vertical displacement (mm)",
-            &rise,
-        ),
-    ];
-    for (name, title, y_label, y) in plots {
-        let png = dir.join(format!("{name}.png"));
-        let mut buf = vec![0u8; 900 * 600 * 3];
-        {
-            let root = BitMapBackend::with_buffer(&mut buf, (900, 600)).into_drawing_area();
-            draw(root, title, y_label, &strain, y).map_err(|e| vtk_error(&png, e))?;
-        }
-        let mut encoded = Vec::new();
-        {
-            let encoder = image_png(&mut encoded, &buf, 900, 600);
-            encoder.map_err(|e| vtk_error(&png, e))?;
-        }
-        atomic_write(&png, &encoded)?;
-        let svg_path = dir.join(format!("{name}.svg"));
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
-            draw(root, title, y_label, &strain, y).map_err(|e| vtk_error(&svg_path, e))?;
-        }
-        atomic_write(&svg_path, svg.as_bytes())?;
-    }
-    Ok(())
-}
-
-fn image_png(out: &mut Vec<u8>, rgb: &[u8], w: u32, h: u32) -> std::result::Result<(), String> {
-    let mut enc = png::Encoder::new(out, w, h);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(rgb).map_err(|e| e.to_string())
-}
-
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
-    title: &str,
-    y_label: &str,
-    x: &[f64],
-    y: &[f64],
-) -> std::result::Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
-    let e = |err: &dyn std::fmt::Display| err.to_string();
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    let (x0, x1) = range(x, 0.0);
-    let (y0, y1) = range(y, 0.0);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(50)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(|x| e(&x))?;
-    chart
-        .configure_mesh()
-        .x_desc("shear strain d_h / L (%)")
-        .y_desc(y_label)
-        .label_style(("sans-serif", 16))
-        .draw()
-        .map_err(|x| e(&x))?;
-    chart
-        .draw_series(LineSeries::new(
-            x.iter().copied().zip(y.iter().copied()),
-            BLUE.stroke_width(2),
-        ))
-        .map_err(|x| e(&x))?;
-    root.present().map_err(|x| e(&x))?;
-    Ok(())
-}
-
-/// Axis range holding the data and `include`, with a margin.
-fn range(v: &[f64], include: f64) -> (f64, f64) {
-    let lo = v.iter().copied().fold(include, f64::min);
-    let hi = v.iter().copied().fold(include, f64::max);
-    let pad = ((hi - lo) * 0.05).max(1e-9);
-    (lo - pad, hi + pad)
 }
