@@ -326,6 +326,7 @@ fn short_shear(dir: &Path) -> String {
 }
 
 #[test]
+#[ignore = "long tier: a shear run killed with SIGKILL and resumed"]
 fn a_killed_shear_test_resumes_to_the_same_results() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let config = short_shear(tmp.path());
@@ -419,6 +420,7 @@ fn a_killed_shear_test_resumes_to_the_same_results() {
 /// included), never more than `summary.json` reports at the end, since a pluviated test's tables
 /// only grow.
 #[test]
+#[ignore = "long tier: a GPU shear run through the CLI, about 1.5 minutes on lavapipe"]
 fn stage_changes_log_the_gpu_memory() {
     if gpu_tests_skipped() {
         return;
