@@ -2,7 +2,7 @@
 // with none once `rebuild.halt` has stopped the batch): records the positions of this build
 // for the half-skin check in `integrate`. (The lists themselves are rebuilt in place by
 // `neighbours`.)
-// CPU twin: the end of `Simulation::update_neighbours`.
+// CPU twin: the end of `Simulation::update_neighbours` (crates/wgdem-core/src/cpu/neighbours.rs).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;

@@ -13,7 +13,7 @@
 // sums in a fixed order, and adds up its particles' contact counts (integer atomics in
 // workgroup memory, exact in any order) into one `stats` entry.
 // Dispatched once per chunk of particles (see `Chunk`).
-// CPU twin: `Simulation::compute_forces`.
+// CPU twin: `Simulation::compute_forces` (crates/wgdem-core/src/cpu/contact_forces.rs).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 // Per-particle arrays in their stored form (common.wgsl's words block: structs, or 64-bit words).

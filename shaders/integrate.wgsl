@@ -3,7 +3,7 @@
 // moved more than half the skin since the last build sets the rebuild flag for the next step's
 // `rebuild.plan` (the check needs the new position, so it is done here rather than in a pass
 // of its own that would load every position again).
-// CPU twin: `Simulation::integrate` (and the prediction at the start of `compute_forces`).
+// CPU twin: `Simulation::integrate` (crates/wgdem-core/src/cpu/integrate.rs) (and the prediction at the start of `compute_forces`).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read_write> pos: array<PositionWords>;

@@ -6,7 +6,7 @@
 // applies an event; the lists hold every pair within the liquid-bridge reach
 // (`params.bridge_reach`). Both sides of a pair compute the same gap (the difference of their
 // positions is exactly negated), so their copies of the state agree.
-// CPU twin: `Simulation::apply_moisture`.
+// CPU twin: `Simulation::apply_moisture` (crates/wgdem-core/src/cpu/moisture.rs).
 
 struct MoistureAction {
     dry: u32,       // 1: make_dry first

@@ -16,7 +16,8 @@
 // nothing is dropped silently, and the repeated build gives the lists and histories a large
 // enough table would have given.
 // Dispatched once per chunk of particles (slot tables are split to fit binding limits).
-// CPU twin: `Simulation::update_neighbours` with `broadphase::pairs_within`.
+// CPU twin: `Simulation::update_neighbours` (crates/wgdem-core/src/cpu/neighbours.rs) with
+// `broadphase::pairs_within`.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;

@@ -21,7 +21,7 @@
 //   table overflowed, zero every remaining dispatch of the batch. The state is then exactly
 //   that at the start of the failed step; the host regrows the table and continues from it.
 // The rebuild ends with `commit.wgsl`.
-// CPU twin: `Simulation::update_neighbours`.
+// CPU twin: `Simulation::update_neighbours` (crates/wgdem-core/src/cpu/neighbours.rs).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<PositionWords>;

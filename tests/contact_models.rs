@@ -38,7 +38,7 @@ fn case_rows(name: &str, on: On) -> Option<Vec<CaseRow>> {
         On::Cpu => case.run(),
         On::Gpu => {
             let ctx = common::gpu()?;
-            let mut gpu = GpuCaseEvaluator::new(ctx);
+            let mut gpu = GpuCaseEvaluator::new(&ctx);
             case.run_with(&mut gpu).unwrap_or_else(|e| panic!("{e}"))
         }
     })
@@ -459,7 +459,7 @@ fn check_rigid_rotation(on: On) {
         let params = kuhn_params(twirl);
         Some(match on {
             On::Cpu => evaluate_cpu(&asm, &params),
-            On::Gpu => evaluate_gpu(common::gpu()?, &asm, &params),
+            On::Gpu => evaluate_gpu(&common::gpu()?, &asm, &params),
         })
     };
     let (Some(with), Some(without)) = (run(true), run(false)) else {
@@ -670,7 +670,7 @@ fn gpu_a_wetted_pair_in_a_scene_rests_where_hertz_balances_suction() {
         let scene = wetted_pair_at(time);
         // The scene's settling time after the event.
         let steps = ((scene.duration + delay) / scene.simulation.dt).ceil() as u64;
-        let (end, _) = common::run_gpu(ctx, &scene.simulation, steps, Default::default());
+        let (end, _) = common::run_gpu(&ctx, &scene.simulation, steps, Default::default());
         assert_eq!(end.moisture_events().1, 1, "the event was applied");
         check_wetted_pair(&format!("GPU, wetted at {time} s"), &end, 1e-13);
     }
@@ -862,7 +862,7 @@ fn gpu_models_follow_the_cpu_models_on_random_sequences() {
         }
         let wet = Some((wgdem_core::contact_case::MoistureAction::Wet, 0.0, 1.0));
         let mut cpu = CpuEvaluator::default();
-        let mut gpu = GpuCaseEvaluator::new(ctx);
+        let mut gpu = GpuCaseEvaluator::new(&ctx);
         cpu.configure(&params, wet).expect("cpu");
         gpu.configure(&params, wet)
             .unwrap_or_else(|e| panic!("{e}"));
@@ -896,7 +896,7 @@ fn gpu_jager_merging_holds_the_capacity() {
         let mut case =
             ContactCase::parse(text, "jager_cyclic.toml").unwrap_or_else(|e| panic!("{e}"));
         if gpu {
-            case.run_with(&mut GpuCaseEvaluator::new(ctx))
+            case.run_with(&mut GpuCaseEvaluator::new(&ctx))
                 .unwrap_or_else(|e| panic!("{e}"))
         } else {
             case.run()
@@ -1054,7 +1054,7 @@ fn gpu_slip_direction_matches_a_fine_integration_of_eq_16() {
         ),
         (DVec3::new(0.0, 5.0, 0.0), DVec3::new(3e-5, 0.0, 0.0), 0.0),
     ];
-    let mut probe = ContactProbe::new(ctx, cases.len() as u32);
+    let mut probe = ContactProbe::new(&ctx, cases.len() as u32);
     let setup = ProbeSetup::new(&CaseParams::Linear(p)).unwrap_or_else(|e| panic!("{e}"));
     let mut steps = Vec::new();
     for (ft0, dxi, dzeta) in cases {
@@ -1168,8 +1168,8 @@ fn gpu_jager_pairs_hold_a_stacked_sphere_as_the_cpu_does() {
     cpu.run(HOLD);
     let cpu_end = offset(&cpu);
     let options = wgdem_gpu::GpuOptions::default();
-    let (gpu_settled, _) = common::run_gpu(ctx, &s.simulation, SETTLE, options);
-    let (gpu_end, engine) = common::run_gpu(ctx, &s.simulation, SETTLE + HOLD, options);
+    let (gpu_settled, _) = common::run_gpu(&ctx, &s.simulation, SETTLE, options);
+    let (gpu_end, engine) = common::run_gpu(&ctx, &s.simulation, SETTLE + HOLD, options);
     let (g0, g1) = (offset(&gpu_settled), offset(&gpu_end));
     eprintln!(
         "offset of sphere 2: CPU {:.6e} → {:.6e} m, GPU {:.6e} → {:.6e} m (x); GPU slot {} B",

@@ -108,7 +108,7 @@ fn gpu_pairs_equal_brute_force_pairs() {
             let d = dmin + (dmax - dmin) * rng.random::<f64>();
             sim.particles.push(x, 0.5 * d, 2500.0, 0);
         }
-        assert_lists_are_the_pairs(ctx, &sim, &format!("seed {seed}"));
+        assert_lists_are_the_pairs(&ctx, &sim, &format!("seed {seed}"));
     }
 }
 
@@ -166,7 +166,7 @@ fn gpu_pairs_are_exact_where_packed_cells_alias_in_one_bucket() {
         }
     }
     assert_eq!(sim.particles.position.len(), n);
-    let pairs = assert_lists_are_the_pairs(ctx, &sim, "aliased clusters");
+    let pairs = assert_lists_are_the_pairs(&ctx, &sim, "aliased clusters");
     // Every cluster, near the origin and far from it, has pairs of its own to find.
     for cluster in 0..2 * offsets.len() {
         let own = pairs

@@ -78,8 +78,8 @@ fn gpu_true_history_holds_spheres_on_a_slope() {
         rebuild_every_step: true,
         ..GpuOptions::default()
     };
-    let (settled, _) = run_gpu(ctx, &s.simulation, 10_000, options);
-    let (end, engine) = run_gpu(ctx, &s.simulation, 100_000, options);
+    let (settled, _) = run_gpu(&ctx, &s.simulation, 10_000, options);
+    let (end, engine) = run_gpu(&ctx, &s.simulation, 100_000, options);
     assert_eq!(
         engine.neighbour_builds().unwrap_or_else(|e| panic!("{e}")),
         100_000
@@ -102,8 +102,8 @@ fn gpu_pseudo_history_creeps_at_the_predicted_speed() {
     let Some(ctx) = gpu() else { return };
     let s = slope("pseudo");
     let sim = &s.simulation;
-    let (a, _) = run_gpu(ctx, sim, 5_000, GpuOptions::default());
-    let (b, _) = run_gpu(ctx, sim, 15_000, GpuOptions::default());
+    let (a, _) = run_gpu(&ctx, sim, 5_000, GpuOptions::default());
+    let (b, _) = run_gpu(&ctx, sim, 15_000, GpuOptions::default());
     let speed = (b.particles.position[0].x - a.particles.position[0].x) / (b.time - a.time);
     let t = THETA_DEG.to_radians();
     let (m, r) = (sim.particles.mass[0], sim.particles.radius[0]);
@@ -165,7 +165,7 @@ fn gpu_wall_history_follows_its_slot_when_other_walls_come_near() {
         // 6 000 steps at the scene's time step carry the plate from y = −30 mm to past the
         // sphere and out of reach again (1 m/s).
         let steps = (0.06 / s.simulation.dt).ceil() as u64;
-        run_gpu(ctx, &s.simulation, steps, GpuOptions::default())
+        run_gpu(&ctx, &s.simulation, steps, GpuOptions::default())
     };
     let (near, near_engine) = run(0.000_25);
     let (far, _) = run(0.02);

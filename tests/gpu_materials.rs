@@ -83,7 +83,7 @@ fn gpu_mixed_pairs_take_their_own_pair_constants() {
         "the stiff pair has rebounded ({stiff_rebound} m/s)"
     );
 
-    let (gpu_sim, _) = run_gpu(ctx, &s.simulation, steps, GpuOptions::default());
+    let (gpu_sim, _) = run_gpu(&ctx, &s.simulation, steps, GpuOptions::default());
     assert_eq!(gpu_sim.stats.contacts, 1);
     let p = &gpu_sim.particles;
     for i in 0..4 {

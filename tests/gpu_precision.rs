@@ -41,9 +41,9 @@ fn slow_motion_is_not_lost_and_rest_is_exact() {
         "#,
     );
     // Positions as the GPU holds them (hi + lo carries 48 bits, so f64 inputs are rounded once).
-    let (initial, _) = run_gpu(ctx, &s.simulation, 0, GpuOptions::default());
+    let (initial, _) = run_gpu(&ctx, &s.simulation, 0, GpuOptions::default());
     let start = initial.particles.position.clone();
-    let (out, engine) = run_gpu(ctx, &s.simulation, 100_000, GpuOptions::default());
+    let (out, engine) = run_gpu(&ctx, &s.simulation, 100_000, GpuOptions::default());
     assert_eq!(engine.steps, 100_000);
     let moved = out.particles.position[0] - start[0];
     let error = (moved.x - 1e-3).abs();

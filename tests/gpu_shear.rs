@@ -67,7 +67,7 @@ fn gpu_and_cpu_agree_on_the_peak_stress_ratio() {
                 .expect("cpu")
                 .expect("done")
         });
-        let gpu = run_gpu(ctx, common::load_shear(name), gpu_dir.path());
+        let gpu = run_gpu(&ctx, common::load_shear(name), gpu_dir.path());
         (h.join().expect("cpu run"), gpu)
     });
     let (cpu, gpu) = cpu;
@@ -96,14 +96,14 @@ fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
     let text = common::short_shear();
     let setup = || ShearSetup::parse(&text, "short.toml").unwrap_or_else(|e| panic!("{e}"));
     let straight = tempfile::tempdir().expect("temp dir");
-    run_gpu(ctx, setup(), straight.path());
+    run_gpu(&ctx, setup(), straight.path());
     let csv = std::fs::read_to_string(straight.path().join("shear.csv")).expect("csv");
     let rows = csv.lines().count() - 1;
     let shear_rows = csv.lines().filter(|l| l.contains(",shear,")).count();
 
     let stopped = tempfile::tempdir().expect("temp dir");
     let first = setup();
-    let mut b = backend(ctx, &first);
+    let mut b = backend(&ctx, &first);
     let mut run = ShearRun::create(first, stopped.path(), false, Box::new(wgdem_io::ShearFiles))
         .expect("create");
     assert!(
@@ -113,7 +113,7 @@ fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
     );
     drop((run, b));
     let second = setup();
-    let mut b = backend(ctx, &second);
+    let mut b = backend(&ctx, &second);
     let mut run = ShearRun::resume(
         second,
         stopped.path(),

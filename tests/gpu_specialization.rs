@@ -120,8 +120,8 @@ fn specialized_spring_kernels_give_the_generic_bits() {
     for (law, history) in [("hertz", "true"), ("hertz", "pseudo"), ("hooke", "none")] {
         let sim = pour(law, history, "");
         let steps = steps_for(&sim, 0.05);
-        let generic = run(ctx, &sim, false, steps, None);
-        let specialized = run(ctx, &sim, true, steps, None);
+        let generic = run(&ctx, &sim, false, steps, None);
+        let specialized = run(&ctx, &sim, true, steps, None);
         eprintln!(
             "{law}/{history}: {steps} steps, {} contacts",
             generic.stats.contacts
@@ -165,7 +165,7 @@ fn words64_give_the_bits_of_32_bit_words() {
         engine
             .read_into(&mut words64)
             .unwrap_or_else(|e| panic!("{e}"));
-        let words32 = run_with(ctx, &sim, options32, steps, None);
+        let words32 = run_with(&ctx, &sim, options32, steps, None);
         eprintln!(
             "{what}: {steps} steps, {} contacts, work {:e} J",
             words32.stats.contacts, words32.work.dissipated
@@ -187,9 +187,9 @@ fn a_pair_table_with_a_new_model_recompiles_the_kernels() {
     let sim = pour("hertz", "true", LINEAR);
     let hill = pairs_of(&pour("hertz", "true", HILL));
     let steps = steps_for(&sim, 0.03);
-    let generic = run(ctx, &sim, false, steps, Some(&hill));
-    let specialized = run(ctx, &sim, true, steps, Some(&hill));
-    let linear_only = run(ctx, &sim, true, 2 * steps, None);
+    let generic = run(&ctx, &sim, false, steps, Some(&hill));
+    let specialized = run(&ctx, &sim, true, steps, Some(&hill));
+    let linear_only = run(&ctx, &sim, true, 2 * steps, None);
     eprintln!(
         "linear then hill: 2 × {steps} steps, {} contacts",
         generic.stats.contacts

@@ -99,7 +99,7 @@ fn gpu_hill_and_linear_assembly_carries_the_weight_of_27_balls() {
     let scene = load_scene(&path).unwrap_or_else(|e| panic!("{e}"));
     // Settled (kinetic energy below 1e-15 J) by half the scene's duration.
     let steps = (0.5 * scene.duration / scene.simulation.dt).ceil() as u64;
-    let (sim, _) = common::run_gpu(ctx, &scene.simulation, steps, Default::default());
+    let (sim, _) = common::run_gpu(&ctx, &scene.simulation, steps, Default::default());
     let weight = weight_of_27_balls();
     let carried = bottom_force(&sim);
     eprintln!(

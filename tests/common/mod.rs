@@ -14,20 +14,19 @@ pub fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs()
 }
 
-/// The GPU device for GPU tests, one per test binary (created by the first test that asks).
-/// A machine without a Vulkan driver fails these tests with the engine's own message (CI
-/// installs lavapipe); set `WGDEM_SKIP_GPU_TESTS=1` to skip them explicitly instead.
-pub fn gpu() -> Option<&'static wgdem_gpu::GpuContext> {
+/// A GPU device for a GPU test. Each test makes its own: tests run in parallel, and lavapipe
+/// runs one device's submissions one after another, so a device shared by the tests of a
+/// binary made the GPU test binaries 1.3 to 1.7 times slower on two cores. A machine without a
+/// Vulkan driver fails these tests with the engine's own message (CI installs lavapipe); set
+/// `WGDEM_SKIP_GPU_TESTS=1` to skip them explicitly instead.
+pub fn gpu() -> Option<wgdem_gpu::GpuContext> {
     if std::env::var("WGDEM_SKIP_GPU_TESTS").is_ok_and(|v| v == "1") {
         eprintln!("GPU test skipped: WGDEM_SKIP_GPU_TESTS=1");
         return None;
     }
-    static CONTEXT: std::sync::OnceLock<wgdem_gpu::GpuContext> = std::sync::OnceLock::new();
-    Some(CONTEXT.get_or_init(|| {
-        let ctx = wgdem_gpu::GpuContext::new(None).unwrap_or_else(|e| panic!("{e}"));
-        eprintln!("GPU adapter: {}", ctx.describe());
-        ctx
-    }))
+    let ctx = wgdem_gpu::GpuContext::new(None).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("GPU adapter: {}", ctx.describe());
+    Some(ctx)
 }
 
 /// Runs `sim` for `steps` on the GPU and returns the simulation with the GPU's state.

@@ -41,6 +41,15 @@ use crate::material::{PairParams, effective};
 use crate::particles::Particles;
 use crate::wall::Wall;
 
+mod contact_forces;
+mod integrate;
+mod moisture;
+mod neighbours;
+mod time_step;
+
+pub use integrate::local_damped;
+pub use time_step::critical_time_step;
+
 /// A candidate pair of the neighbour list with its contact parameters and history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairSlot {
@@ -137,6 +146,7 @@ pub struct Simulation {
 
 impl Simulation {
     /// Builds a simulation; `pair_params[a * n_materials + b]` mixes materials a and b.
+    /// Builds a simulation; `pair_params[a * n_materials + b]` mixes materials a and b.
     pub fn new(
         particles: Particles,
         walls: Vec<Wall>,
@@ -195,43 +205,6 @@ impl Simulation {
         self.built_at.clear();
     }
 
-    /// Rebuilds the neighbour list if some particle moved more than half the skin.
-    fn update_neighbours(&mut self) {
-        let p = &self.particles;
-        let limit = 0.25 * self.skin * self.skin;
-        let stale = self.built_at.len() != p.len()
-            || p.position
-                .iter()
-                .zip(&self.built_at)
-                .any(|(x, x0)| x.distance_squared(*x0) > limit);
-        if !stale {
-            return;
-        }
-        let mut carried: HashMap<(u32, u32), SlotHistory> = std::mem::take(&mut self.neighbours)
-            .into_iter()
-            .filter(|s| !s.history.is_blank())
-            .map(|s| ((s.i, s.j), s.history))
-            .collect();
-        let margin = self.skin + self.interaction_range;
-        self.neighbours = pairs_within(&p.position, &p.radius, margin)
-            .into_iter()
-            .map(|(i, j)| {
-                let params = self.slot_params(i as usize, j as usize);
-                let history = carried
-                    .remove(&(i, j))
-                    .unwrap_or_else(|| SlotHistory::fresh(&params));
-                PairSlot {
-                    i,
-                    j,
-                    params,
-                    history,
-                }
-            })
-            .collect();
-        self.built_at.clone_from(&p.position);
-        self.neighbour_builds += 1;
-    }
-
     /// Replaces the material-pair table (same size), e.g. to change friction between the
     /// stages of a test. Contact history is kept; the next step applies the new constants
     /// (a tangential spring beyond a lower Coulomb limit is rescaled by Eq. 6 then).
@@ -256,53 +229,6 @@ impl Simulation {
         for k in 0..self.neighbours.len() {
             let (a, b) = (self.neighbours[k].i as usize, self.neighbours[k].j as usize);
             self.neighbours[k].params = self.slot_params(a, b);
-        }
-    }
-
-    /// The moisture events in time order, and how many of them the run has applied.
-    pub fn moisture_events(&self) -> (&[MoistureEvent], usize) {
-        (&self.moisture_events, self.events_applied)
-    }
-
-    /// Records that the first `n` moisture events have been applied (by another backend that
-    /// advanced this state).
-    pub fn set_moisture_events_applied(&mut self, n: usize) {
-        self.events_applied = n.min(self.moisture_events.len());
-    }
-
-    /// Sets the moisture events of hill contacts (applied in time order as the run passes them).
-    pub fn set_moisture_events(&mut self, mut events: Vec<MoistureEvent>) {
-        events.sort_by(|a, b| a.time.total_cmp(&b.time));
-        self.moisture_events = events;
-        self.events_applied = 0;
-    }
-
-    /// `make_wet(gap)` on every hill contact of the neighbour list whose gap is at most `gap`
-    /// (new contacts are created for such pairs), or `make_dry` (memo Table 6).
-    pub fn apply_moisture(&mut self, wet: bool, gap: f64) {
-        self.update_neighbours();
-        let p = &self.particles;
-        for slot in &mut self.neighbours {
-            if !matches!(slot.params, ContactKind::Hill(_)) {
-                continue;
-            }
-            let (i, j) = (slot.i as usize, slot.j as usize);
-            let g = p.position[i].distance(p.position[j]) - p.radius[i] - p.radius[j];
-            let state = match &mut slot.history {
-                SlotHistory::Hill(s) => s,
-                other => {
-                    *other = SlotHistory::Hill(HillState::default());
-                    match other {
-                        SlotHistory::Hill(s) => s,
-                        _ => continue,
-                    }
-                }
-            };
-            if !wet {
-                state.moisture = Moisture::Dry;
-            } else if g <= gap {
-                state.moisture = Moisture::Wet;
-            }
         }
     }
 
@@ -423,153 +349,6 @@ impl Simulation {
         self.compute_forces();
         self.integrate();
     }
-
-    /// Forces and torques on particles and walls for the current state, updating history.
-    pub fn compute_forces(&mut self) {
-        self.update_neighbours();
-        let dt = self.dt;
-        let model = self.model;
-        let p = &mut self.particles;
-        let n = p.len();
-        let (pv, pw) = (
-            &mut self.predicted_velocity,
-            &mut self.predicted_angular_velocity,
-        );
-        pv.clear();
-        pw.clear();
-        for i in 0..n {
-            pv.push(p.velocity[i] + p.force[i] / p.mass[i] * (0.5 * dt));
-            pw.push(if p.spin_fixed[i] {
-                p.angular_velocity[i]
-            } else {
-                p.angular_velocity[i] + p.torque[i] / p.inertia[i] * (0.5 * dt)
-            });
-            p.force[i] = self.gravity * p.mass[i];
-            p.torque[i] = DVec3::ZERO;
-        }
-        let mut stats = StepStats::default();
-        let mut elastic = 0.0;
-        let mut dissipated = self.work.dissipated;
-
-        // Particle–particle contacts.
-        for slot in &mut self.neighbours {
-            let (i, j) = (slot.i as usize, slot.j as usize);
-            let d = p.position[j] - p.position[i];
-            let dist = d.length();
-            let overlap = p.radius[i] + p.radius[j] - dist;
-            if overlap <= 0.0 && !slot.history.is_wet() {
-                // Not touching: a later contact starts afresh.
-                if !slot.history.is_blank() {
-                    slot.history = SlotHistory::fresh(&slot.params);
-                }
-                continue;
-            }
-            // Coincident centres have no normal; any unit vector keeps them apart.
-            let normal = if dist > 0.0 { d / dist } else { DVec3::Z };
-            let r_i = normal * (p.radius[i] - 0.5 * overlap);
-            let r_j = -normal * (p.radius[j] - 0.5 * overlap);
-            // Fleischmann Eq. 2: motion of j relative to i at the contact point.
-            let kinematics = Kinematics {
-                overlap,
-                normal,
-                motion: RelativeMotion {
-                    velocity: (pv[j] + pw[j].cross(r_j)) - (pv[i] + pw[i].cross(r_i)),
-                    displacement: ((p.velocity[j] + p.angular_velocity[j].cross(r_j))
-                        - (p.velocity[i] + p.angular_velocity[i].cross(r_i)))
-                        * dt,
-                },
-                twirl: 0.5 * (p.angular_velocity[i] + p.angular_velocity[j]).dot(normal) * dt,
-            };
-            let Some(out) = evaluate(model, &slot.params, &mut slot.history, &kinematics) else {
-                continue;
-            };
-            p.force[i] -= out.force;
-            p.force[j] += out.force;
-            p.torque[i] += r_i.cross(-out.force);
-            p.torque[j] += r_j.cross(out.force);
-            stats.sliding += usize::from(out.sliding);
-            stats.contacts += usize::from(overlap > 0.0);
-            elastic += out.elastic;
-            dissipated += out.dissipated;
-        }
-
-        // Particle–wall contacts: the wall is body A, the particle body B.
-        let new_wall_history = &mut self.next_wall_history;
-        new_wall_history.clear();
-        for (w, wall) in self.walls.iter_mut().enumerate() {
-            wall.force = DVec3::ZERO;
-            wall.torque = DVec3::ZERO;
-            let reference = wall.reference_point();
-            for i in 0..n {
-                let Some(c) = wall.contact(p.position[i], p.radius[i]) else {
-                    continue;
-                };
-                let r_p = -c.normal * (p.radius[i] - 0.5 * c.overlap);
-                let kinematics = Kinematics {
-                    overlap: c.overlap,
-                    normal: c.normal,
-                    motion: RelativeMotion {
-                        velocity: pv[i] + pw[i].cross(r_p) - wall.velocity,
-                        displacement: (p.velocity[i] + p.angular_velocity[i].cross(r_p)
-                            - wall.velocity)
-                            * dt,
-                    },
-                    twirl: 0.5 * p.angular_velocity[i].dot(c.normal) * dt,
-                };
-                let params = self.pair_params[wall.material * self.n_materials + p.material[i]]
-                    .contact_kind((f64::INFINITY, p.radius[i]), (f64::INFINITY, p.mass[i]));
-                let key = (w as u32, i as u32);
-                let mut history = self
-                    .wall_history
-                    .remove(&key)
-                    .unwrap_or_else(|| SlotHistory::fresh(&params));
-                let Some(out) = evaluate(model, &params, &mut history, &kinematics) else {
-                    continue;
-                };
-                p.force[i] += out.force;
-                p.torque[i] += r_p.cross(out.force);
-                wall.force -= out.force;
-                wall.torque += (p.position[i] + r_p - reference).cross(-out.force);
-                stats.sliding += usize::from(out.sliding);
-                elastic += out.elastic;
-                dissipated += out.dissipated;
-                if !history.is_blank() {
-                    new_wall_history.insert(key, history);
-                }
-                stats.wall_contacts += 1;
-            }
-        }
-        std::mem::swap(&mut self.wall_history, &mut self.next_wall_history);
-        self.next_wall_history.clear();
-        self.stats = stats;
-        self.work = ContactWork {
-            elastic,
-            dissipated,
-        };
-    }
-
-    /// Semi-implicit Euler update of particles and walls.
-    fn integrate(&mut self) {
-        let dt = self.dt;
-        let alpha = self.local_damping;
-        let p = &mut self.particles;
-        for i in 0..p.len() {
-            let force = local_damped(p.force[i], p.velocity[i], alpha);
-            let torque = local_damped(p.torque[i], p.angular_velocity[i], alpha);
-            p.velocity[i] += force / p.mass[i] * dt;
-            p.position[i] += p.velocity[i] * dt;
-            if !p.spin_fixed[i] {
-                p.angular_velocity[i] += torque / p.inertia[i] * dt;
-            }
-            let spin = DQuat::from_scaled_axis(p.angular_velocity[i] * dt);
-            p.orientation[i] = (spin * p.orientation[i]).normalize();
-        }
-        for wall in &mut self.walls {
-            wall.advance(dt);
-        }
-        self.time += dt;
-        self.steps += 1;
-    }
 }
 
 /// What [`Simulation::state`] saves.
@@ -603,29 +382,6 @@ pub struct SimState {
     pub neighbour_builds: u64,
 }
 
-/// Cundall's local damping (PFC's): `f` with each component reduced by `α |f| sign(v)`.
-pub fn local_damped(f: DVec3, v: DVec3, alpha: f64) -> DVec3 {
-    if alpha == 0.0 {
-        return f;
-    }
-    f - DVec3::new(
-        f.x.abs() * sign(v.x),
-        f.y.abs() * sign(v.y),
-        f.z.abs() * sign(v.z),
-    ) * alpha
-}
-
-/// `-1`, `0` or `1` as the sign of `v` (0 for 0).
-fn sign(v: f64) -> f64 {
-    if v > 0.0 {
-        1.0
-    } else if v < 0.0 {
-        -1.0
-    } else {
-        0.0
-    }
-}
-
 /// How far beyond touching the neighbour list must reach for liquid bridges: `2 s_cr ≤ 2 R_max`
 /// when some pair is a hill contact with suction (memo Eq. 12), else 0.
 fn bridge_range(pairs: &[PairParams], radius: &[f64]) -> f64 {
@@ -642,68 +398,3 @@ pub const DEFAULT_SKIN_FRACTION: f64 = 0.1;
 /// Overlap, as a fraction of R̄, at which a Hertzian contact's stiffness is evaluated for the
 /// time-step estimate (1 %: larger overlaps break the small-strain assumption of Hertz theory).
 pub const REFERENCE_OVERLAP_FRACTION: f64 = 0.01;
-
-/// Critical time step estimate `Δt_crit = min √(m̄ / k)` over the stiffest contact the scene can
-/// form (O'Sullivan & Bray 2004, the bound Fleischmann et al. cite after Eq. 6).
-///
-/// `smallest` lists, per particle material, the smallest particle `(material, radius, mass)`
-/// of that material; `wall_materials` the materials of the walls. For each possible contact the
-/// normal stiffness and the tangential stiffness of its model are used, the latter with the 3.5
-/// factor of a solid sphere's combined translational and rotational compliance
-/// (`1/m + R²/I = 3.5/m`):
-/// - spring, Hooke: `k_n`, `k_t`; Hertz: the tangents `3/2 k_n √(R̄ δ)` and `k_t √(R̄ δ)` at
-///   `δ = 1 % R̄`;
-/// - linear: `k_n`, `k_t`;
-/// - hill: Potyondy Section 1.9 (Eq. 19–21) at `δ = 1 % R_e`;
-/// - Jäger: the Hertz tangent `dF_n/dδ` at `δ = 1 % R̄` for both (the Mindlin tangential
-///   stiffness is never larger, Kuhn & Jäger Section 4.2).
-pub fn critical_time_step(
-    law: ContactLaw,
-    smallest: &[(usize, f64, f64)],
-    wall_materials: &[usize],
-    pair: impl Fn(usize, usize) -> PairParams,
-) -> f64 {
-    let mut dt = f64::INFINITY;
-    let mut consider = |radii: (f64, f64), masses: (f64, f64), params: PairParams| {
-        let m_eff = if masses.0.is_infinite() {
-            masses.1
-        } else {
-            effective(masses.0, masses.1)
-        };
-        let r_eff = if radii.0.is_infinite() {
-            radii.1
-        } else {
-            effective(radii.0, radii.1)
-        };
-        let delta = REFERENCE_OVERLAP_FRACTION * r_eff;
-        let (kn, kt) = match params.contact_kind(radii, masses) {
-            ContactKind::Spring(c) => match law {
-                ContactLaw::Hooke => (c.kn, c.kt),
-                ContactLaw::Hertz => {
-                    let f = (r_eff * delta).sqrt();
-                    (1.5 * c.kn * f, c.kt * f)
-                }
-            },
-            ContactKind::Linear(k) => (k.kn, k.kt),
-            ContactKind::Hill(h) => crate::contact::hill::hill_stiffness(&h, delta),
-            ContactKind::Jager(j) => {
-                // F = Ē √R ζ^{3/2} with δ = 2ζ: dF/dδ = 3/4 Ē √R ζ^{1/2}.
-                let k = 0.75 * j.e_bar * (j.radius * 0.5 * delta).sqrt();
-                (k, k)
-            }
-        };
-        let k = kn.max(3.5 * kt);
-        if k > 0.0 {
-            dt = dt.min((m_eff / k).sqrt());
-        }
-    };
-    for &(a, ra, ma) in smallest {
-        for &(b, rb, mb) in smallest {
-            consider((ra, rb), (ma, mb), pair(a, b));
-        }
-        for &w in wall_materials {
-            consider((f64::INFINITY, ra), (f64::INFINITY, ma), pair(w, a));
-        }
-    }
-    dt
-}

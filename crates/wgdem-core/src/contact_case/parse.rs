@@ -1,0 +1,323 @@
+//! Reading a case file: every key checked with the file and field named.
+
+use super::*;
+
+impl ContactCase {
+    /// Reads and validates a case file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates case text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self> {
+        let config: CaseConfig = parse_toml(text, file)?;
+        let err = |field: &str, message: String| Error::invalid(file, field, message);
+        let positive = |field: &str, x: f64, unit: &str| {
+            if x.is_finite() && x > 0.0 {
+                Ok(x)
+            } else {
+                Err(err(
+                    field,
+                    format!("{x} must be a positive number (in {unit})"),
+                ))
+            }
+        };
+        positive("dt", config.dt, "s")?;
+        if config.bodies.len() != 2 {
+            return Err(err(
+                "bodies",
+                format!(
+                    "has {} entries; give exactly two [[bodies]]: body 1 (sphere or plane) and body 2 (sphere)",
+                    config.bodies.len()
+                ),
+            ));
+        }
+        if config.stages.is_empty() {
+            return Err(err(
+                "stages",
+                "is empty; add at least one [[stages]] with `name` and `steps`".into(),
+            ));
+        }
+        let c = &config.contact;
+        let hill = c.model == CaseModel::Hill;
+        let needs_mass = hill || config.stages.iter().any(|s| s.free);
+        let mut bodies = [Body {
+            plane: false,
+            radius: 0.0,
+            position: DVec3::ZERO,
+            normal: DVec3::Z,
+            mass: f64::INFINITY,
+            inertia: f64::INFINITY,
+            velocity: DVec3::ZERO,
+            spin: DVec3::ZERO,
+        }; 2];
+        for (k, spec) in config.bodies.iter().enumerate() {
+            let f = |name: &str| format!("bodies[{k}].{name}");
+            let body = &mut bodies[k];
+            body.position = DVec3::from_array(spec.position);
+            if !body.position.is_finite() {
+                return Err(err(&f("position"), "has a non-finite component".into()));
+            }
+            if spec.kind == BodyKind::Plane {
+                if k == 1 {
+                    return Err(err(
+                        &f("kind"),
+                        "body 2 must be a sphere; put the plane first".into(),
+                    ));
+                }
+                if c.model != CaseModel::Linear {
+                    return Err(err(
+                        &f("kind"),
+                        "only the linear model has a sphere–plane contact here (the hill memo's footnote 10 and Jäger's equal spheres exclude it); use model = \"linear\" or a sphere".into(),
+                    ));
+                }
+                let n = spec
+                    .normal
+                    .map(DVec3::from_array)
+                    .and_then(DVec3::try_normalize)
+                    .ok_or_else(|| {
+                        err(
+                            &f("normal"),
+                            "a plane needs a nonzero `normal` towards body 2".into(),
+                        )
+                    })?;
+                body.plane = true;
+                body.normal = n;
+                continue;
+            }
+            body.radius = positive(
+                &f("radius"),
+                spec.radius.ok_or_else(|| {
+                    err(
+                        &f("radius"),
+                        "is missing; give the sphere's radius in m".into(),
+                    )
+                })?,
+                "m",
+            )?;
+            if needs_mass {
+                let rho = spec.density.ok_or_else(|| {
+                    err(
+                        &f("density"),
+                        "is missing; the hill model and free stages need the density in kg/m³"
+                            .into(),
+                    )
+                })?;
+                positive(&f("density"), rho, "kg/m³")?;
+                body.mass = rho * 4.0 / 3.0 * std::f64::consts::PI * body.radius.powi(3);
+                body.inertia = 0.4 * body.mass * body.radius * body.radius;
+            }
+        }
+        let (r1, r2) = (bodies[0].radius, bodies[1].radius);
+        let friction_ok = |field: &str, mu: f64| {
+            if mu.is_finite() && mu >= 0.0 {
+                Ok(())
+            } else {
+                Err(err(field, format!("{mu} must be ≥ 0")))
+            }
+        };
+        friction_ok("contact.friction", c.friction)?;
+        let mut moduli = (0.0, 0.0);
+        let model = match c.model {
+            CaseModel::Linear => {
+                let (kn, kt) = match (c.effective_modulus, c.kn, c.kt) {
+                    (Some(e), None, None) => {
+                        positive("contact.effective_modulus", e, "Pa")?;
+                        let ratio = c.stiffness_ratio.unwrap_or(1.0);
+                        positive("contact.stiffness_ratio", ratio, "−")?;
+                        let (r, l) = if bodies[0].plane {
+                            (r2, r2)
+                        } else {
+                            (r1.min(r2), r1 + r2)
+                        };
+                        let kn = std::f64::consts::PI * r * r * e / l;
+                        (kn, kn / ratio)
+                    }
+                    (None, Some(kn), Some(kt)) => (
+                        positive("contact.kn", kn, "N/m")?,
+                        positive("contact.kt", kt, "N/m")?,
+                    ),
+                    _ => {
+                        return Err(err(
+                            "contact",
+                            "the linear model needs either `effective_modulus` (with optional `stiffness_ratio`) or both `kn` and `kt`".into(),
+                        ));
+                    }
+                };
+                CaseParams::Linear(KuhnParams {
+                    kn,
+                    kt,
+                    friction: c.friction,
+                    twirl: c.twirl.unwrap_or(true),
+                })
+            }
+            CaseModel::Hill | CaseModel::Jager => {
+                let mut elastic = [(0.0, 0.0); 2];
+                for (k, spec) in config.bodies.iter().enumerate() {
+                    let e = spec.young_modulus.ok_or_else(|| {
+                        err(
+                            &format!("bodies[{k}].young_modulus"),
+                            "is missing; the hill and Jäger models need each grain's Young's modulus in Pa"
+                                .into(),
+                        )
+                    })?;
+                    positive(&format!("bodies[{k}].young_modulus"), e, "Pa")?;
+                    let nu = spec.poisson_ratio.ok_or_else(|| {
+                        err(
+                            &format!("bodies[{k}].poisson_ratio"),
+                            "is missing; give the grain's Poisson's ratio in (−1, 0.5]".into(),
+                        )
+                    })?;
+                    if !(nu > -1.0 && nu <= 0.5) {
+                        return Err(err(
+                            &format!("bodies[{k}].poisson_ratio"),
+                            format!("{nu} must lie in (−1, 0.5]"),
+                        ));
+                    }
+                    elastic[k] = (e, nu);
+                }
+                let [(e1, n1), (e2, n2)] = elastic;
+                if c.model == CaseModel::Jager {
+                    if (e1, n1) != (e2, n2) {
+                        return Err(err(
+                            "bodies[1].young_modulus",
+                            "Jäger's contact is for two spheres of the same material; give both bodies the same young_modulus and poisson_ratio".into(),
+                        ));
+                    }
+                    let dp_max = c.dp_max.unwrap_or(0.0);
+                    if !(0.0..=2.0 * c.friction).contains(&dp_max) {
+                        return Err(err(
+                            "contact.dp_max",
+                            format!("{dp_max} must lie in [0, 2f] = [0, {}]", 2.0 * c.friction),
+                        ));
+                    }
+                    let capacity = c.capacity.unwrap_or(32);
+                    if capacity < 3 {
+                        return Err(err(
+                            "contact.capacity",
+                            format!("{capacity} is too small; a history needs at least 3 points"),
+                        ));
+                    }
+                    let g = e1 / (2.0 * (1.0 + n1));
+                    let model = CaseParams::Jager(JagerParams::new(
+                        g,
+                        n1,
+                        (r1, r2),
+                        c.friction,
+                        dp_max,
+                        capacity,
+                    ));
+                    return Self::finish(config, bodies, model, moduli, file);
+                }
+                moduli = crate::material::effective_moduli((e1, n1), (e2, n2));
+                let alpha = c.damping_constant.unwrap_or(0.0);
+                check_damping("contact.damping_constant", alpha, file)?;
+                let suction = c.suction.unwrap_or(0.0);
+                if !(suction.is_finite() && suction >= 0.0) {
+                    return Err(err(
+                        "contact.suction",
+                        format!("{suction} must be ≥ 0 (in Pa)"),
+                    ));
+                }
+                CaseParams::Hill(HillParams::new(
+                    moduli.0,
+                    moduli.1,
+                    (r1, r2),
+                    (bodies[0].mass, bodies[1].mass),
+                    alpha,
+                    c.friction,
+                    suction,
+                ))
+            }
+        };
+        Self::finish(config, bodies, model, moduli, file)
+    }
+
+    pub(super) fn finish(
+        config: CaseConfig,
+        bodies: [Body; 2],
+        model: CaseParams,
+        moduli: (f64, f64),
+        file: &str,
+    ) -> Result<Self> {
+        let err = |field: &str, message: String| Error::invalid(file, field, message);
+        let friction_ok = |field: &str, mu: f64| {
+            if mu.is_finite() && mu >= 0.0 {
+                Ok(())
+            } else {
+                Err(err(field, format!("{mu} must be ≥ 0")))
+            }
+        };
+        let hill = config.contact.model == CaseModel::Hill;
+        for (k, s) in config.stages.iter().enumerate() {
+            let f = |name: &str| format!("stages[{k}].{name}");
+            if s.steps == 0 {
+                return Err(err(&f("steps"), "must be at least 1".into()));
+            }
+            for (name, v) in [
+                ("translate", s.translate),
+                ("rotate", s.rotate),
+                ("rigid_rotation", s.rigid_rotation),
+            ] {
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(err(&f(name), "has a non-finite component".into()));
+                }
+            }
+            if s.free && (s.translate != [0.0; 3] || s.rotate != [0.0; 3]) {
+                return Err(err(
+                    &f("free"),
+                    "a free stage cannot also prescribe `translate` or `rotate`; split it into two stages".into(),
+                ));
+            }
+            if !(0.0..1.0).contains(&s.local_damping) {
+                return Err(err(
+                    &f("local_damping"),
+                    format!("{} must lie in [0, 1)", s.local_damping),
+                ));
+            }
+            if let Some(mu) = s.friction {
+                friction_ok(&f("friction"), mu)?;
+            }
+            if let Some(a) = s.damping_constant {
+                if !hill {
+                    return Err(err(
+                        &f("damping_constant"),
+                        "only the hill model has a damping constant".into(),
+                    ));
+                }
+                check_damping(&f("damping_constant"), a, file)?;
+            }
+            if s.moisture.is_some() && !hill {
+                return Err(err(
+                    &f("moisture"),
+                    "only the hill model carries moisture".into(),
+                ));
+            }
+            if !(s.moisture_gap.is_finite() && s.moisture_gap >= 0.0) {
+                return Err(err(
+                    &f("moisture_gap"),
+                    format!("{} must be ≥ 0 (in m)", s.moisture_gap),
+                ));
+            }
+        }
+        Ok(Self {
+            config,
+            bodies,
+            model,
+            moduli,
+        })
+    }
+}
+
+fn check_damping(field: &str, alpha: f64, file: &str) -> Result<()> {
+    if (0.0..=1.0).contains(&alpha) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            file,
+            field,
+            format!("{alpha} must lie in [0, 1] (memo Table 5)"),
+        ))
+    }
+}

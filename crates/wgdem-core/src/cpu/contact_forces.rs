@@ -1,0 +1,131 @@
+//! Forces of one step: gravity, every touching pair through its contact model with its
+//! history, and the particle–wall contacts. GPU twin: `shaders/contact_forces.wgsl` (and
+//! `wall_reduce.wgsl` for the wall sums).
+
+use super::*;
+
+impl Simulation {
+    /// Forces and torques on particles and walls for the current state, updating history.
+    pub fn compute_forces(&mut self) {
+        self.update_neighbours();
+        let dt = self.dt;
+        let model = self.model;
+        let p = &mut self.particles;
+        let n = p.len();
+        let (pv, pw) = (
+            &mut self.predicted_velocity,
+            &mut self.predicted_angular_velocity,
+        );
+        pv.clear();
+        pw.clear();
+        for i in 0..n {
+            pv.push(p.velocity[i] + p.force[i] / p.mass[i] * (0.5 * dt));
+            pw.push(if p.spin_fixed[i] {
+                p.angular_velocity[i]
+            } else {
+                p.angular_velocity[i] + p.torque[i] / p.inertia[i] * (0.5 * dt)
+            });
+            p.force[i] = self.gravity * p.mass[i];
+            p.torque[i] = DVec3::ZERO;
+        }
+        let mut stats = StepStats::default();
+        let mut elastic = 0.0;
+        let mut dissipated = self.work.dissipated;
+
+        // Particle–particle contacts.
+        for slot in &mut self.neighbours {
+            let (i, j) = (slot.i as usize, slot.j as usize);
+            let d = p.position[j] - p.position[i];
+            let dist = d.length();
+            let overlap = p.radius[i] + p.radius[j] - dist;
+            if overlap <= 0.0 && !slot.history.is_wet() {
+                // Not touching: a later contact starts afresh.
+                if !slot.history.is_blank() {
+                    slot.history = SlotHistory::fresh(&slot.params);
+                }
+                continue;
+            }
+            // Coincident centres have no normal; any unit vector keeps them apart.
+            let normal = if dist > 0.0 { d / dist } else { DVec3::Z };
+            let r_i = normal * (p.radius[i] - 0.5 * overlap);
+            let r_j = -normal * (p.radius[j] - 0.5 * overlap);
+            // Fleischmann Eq. 2: motion of j relative to i at the contact point.
+            let kinematics = Kinematics {
+                overlap,
+                normal,
+                motion: RelativeMotion {
+                    velocity: (pv[j] + pw[j].cross(r_j)) - (pv[i] + pw[i].cross(r_i)),
+                    displacement: ((p.velocity[j] + p.angular_velocity[j].cross(r_j))
+                        - (p.velocity[i] + p.angular_velocity[i].cross(r_i)))
+                        * dt,
+                },
+                twirl: 0.5 * (p.angular_velocity[i] + p.angular_velocity[j]).dot(normal) * dt,
+            };
+            let Some(out) = evaluate(model, &slot.params, &mut slot.history, &kinematics) else {
+                continue;
+            };
+            p.force[i] -= out.force;
+            p.force[j] += out.force;
+            p.torque[i] += r_i.cross(-out.force);
+            p.torque[j] += r_j.cross(out.force);
+            stats.sliding += usize::from(out.sliding);
+            stats.contacts += usize::from(overlap > 0.0);
+            elastic += out.elastic;
+            dissipated += out.dissipated;
+        }
+
+        // Particle–wall contacts: the wall is body A, the particle body B.
+        let new_wall_history = &mut self.next_wall_history;
+        new_wall_history.clear();
+        for (w, wall) in self.walls.iter_mut().enumerate() {
+            wall.force = DVec3::ZERO;
+            wall.torque = DVec3::ZERO;
+            let reference = wall.reference_point();
+            for i in 0..n {
+                let Some(c) = wall.contact(p.position[i], p.radius[i]) else {
+                    continue;
+                };
+                let r_p = -c.normal * (p.radius[i] - 0.5 * c.overlap);
+                let kinematics = Kinematics {
+                    overlap: c.overlap,
+                    normal: c.normal,
+                    motion: RelativeMotion {
+                        velocity: pv[i] + pw[i].cross(r_p) - wall.velocity,
+                        displacement: (p.velocity[i] + p.angular_velocity[i].cross(r_p)
+                            - wall.velocity)
+                            * dt,
+                    },
+                    twirl: 0.5 * p.angular_velocity[i].dot(c.normal) * dt,
+                };
+                let params = self.pair_params[wall.material * self.n_materials + p.material[i]]
+                    .contact_kind((f64::INFINITY, p.radius[i]), (f64::INFINITY, p.mass[i]));
+                let key = (w as u32, i as u32);
+                let mut history = self
+                    .wall_history
+                    .remove(&key)
+                    .unwrap_or_else(|| SlotHistory::fresh(&params));
+                let Some(out) = evaluate(model, &params, &mut history, &kinematics) else {
+                    continue;
+                };
+                p.force[i] += out.force;
+                p.torque[i] += r_p.cross(out.force);
+                wall.force -= out.force;
+                wall.torque += (p.position[i] + r_p - reference).cross(-out.force);
+                stats.sliding += usize::from(out.sliding);
+                elastic += out.elastic;
+                dissipated += out.dissipated;
+                if !history.is_blank() {
+                    new_wall_history.insert(key, history);
+                }
+                stats.wall_contacts += 1;
+            }
+        }
+        std::mem::swap(&mut self.wall_history, &mut self.next_wall_history);
+        self.next_wall_history.clear();
+        self.stats = stats;
+        self.work = ContactWork {
+            elastic,
+            dissipated,
+        };
+    }
+}

@@ -1,0 +1,294 @@
+//! From a parsed scene to a [`Simulation`]: materials, pair models, walls, particle groups
+//! and the time step, each checked with the field named.
+
+use super::*;
+
+/// Validates `config` and builds the simulation; `file` names the source in errors.
+pub fn build_scene(config: SceneConfig, file: &str) -> Result<Scene> {
+    let v = Validator { file };
+    let s = &config.simulation;
+    v.positive("simulation.duration", s.duration, "s")?;
+    v.positive("simulation.output_interval", s.output_interval, "s")?;
+    if !(s.safety_factor > 0.0 && s.safety_factor <= 1.0) {
+        return Err(v.err(
+            "simulation.safety_factor",
+            format!(
+                "{} is outside (0, 1]; use e.g. 0.2 (the default)",
+                s.safety_factor
+            ),
+        ));
+    }
+    v.finite3("simulation.gravity", s.gravity)?;
+    v.positive(
+        "contact.characteristic_velocity",
+        config.contact.characteristic_velocity,
+        "m/s",
+    )?;
+
+    let materials = v.materials(&config.materials)?;
+    let names: HashMap<&str, usize> = materials
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.name.as_str(), i))
+        .collect();
+    let lookup = |field: String, name: &str| -> Result<usize> {
+        names.get(name).copied().ok_or_else(|| {
+            v.err(
+                &field,
+                format!(
+                    "no material named \"{name}\"; define it under [[materials]] (known: {})",
+                    known(&materials)
+                ),
+            )
+        })
+    };
+
+    let walls = build_walls(&v, &config.walls, &lookup)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
+    let mut particles = Particles::default();
+    for (g, group) in config.particles.iter().enumerate() {
+        let field = format!("particles[{g}]");
+        let (material_name, material_field) = match group {
+            ParticleGroup::Explicit { material, .. }
+            | ParticleGroup::Lattice { material, .. }
+            | ParticleGroup::Random { material, .. } => (material, format!("{field}.material")),
+        };
+        let m = lookup(material_field.clone(), material_name)?;
+        let density = materials[m].density.ok_or_else(|| {
+            v.err(
+                &format!("materials[{m}].density"),
+                format!(
+                    "material \"{material_name}\" is used by {field} but has no density; add `density = ...` in kg/m³"
+                ),
+            )
+        })?;
+        add_group(
+            &v,
+            &field,
+            group,
+            m,
+            density,
+            &walls,
+            &mut rng,
+            &mut particles,
+        )?;
+    }
+
+    // Pair table and time step.
+    let law = config.contact.law;
+    let v_char = config.contact.characteristic_velocity;
+    let n_mat = materials.len();
+    let mut pair_params = Vec::with_capacity(n_mat * n_mat);
+    for a in &materials {
+        for b in &materials {
+            // Mixed kinds were refused by `Validator::materials`.
+            let p = PairParams::new(law, a, b, v_char)
+                .ok_or_else(|| v.err("materials", "mixed stiffness kinds".to_owned()))?;
+            pair_params.push(p);
+        }
+    }
+    let wall_material_set: HashSet<usize> = walls.iter().map(|w| w.material).collect();
+    let particle_material_set: HashSet<usize> = particles.material.iter().copied().collect();
+    v.pair_models(
+        &config.contact.pairs,
+        &materials,
+        &lookup,
+        &wall_material_set,
+        &particle_material_set,
+        &mut pair_params,
+    )?;
+    let any_hill = pair_params
+        .iter()
+        .any(|p| matches!(p.model(), PairModel::Hill { .. }));
+    let r_max = particles.radius.iter().copied().fold(0.0, f64::max);
+    let mut moisture_events = Vec::new();
+    for (k, e) in config.contact.moisture.iter().enumerate() {
+        let f = |name: &str| format!("contact.moisture[{k}].{name}");
+        if !any_hill {
+            return Err(v.err(
+                &f("action"),
+                "moisture acts on hill contacts only; give some pair model = \"hill\" under [[contact.pairs]]".to_owned(),
+            ));
+        }
+        if !(e.time.is_finite() && e.time >= 0.0) {
+            return Err(v.err(&f("time"), format!("{} must be ≥ 0 (in s)", e.time)));
+        }
+        if !(e.gap.is_finite() && e.gap >= 0.0 && e.gap <= 2.0 * r_max) {
+            return Err(v.err(
+                &f("gap"),
+                format!(
+                    "{} must lie in [0, {:.3e}] m: a liquid bridge ruptures beyond 2 s_cr ≤ 2 R_max (memo Eq. 12)",
+                    e.gap,
+                    2.0 * r_max
+                ),
+            ));
+        }
+        moisture_events.push(MoistureEvent {
+            time: e.time,
+            wet: e.action == MoistureAction::Wet,
+            gap: e.gap,
+        });
+    }
+    if !(0.0..1.0).contains(&s.local_damping) {
+        return Err(v.err(
+            "simulation.local_damping",
+            format!(
+                "{} is outside [0, 1); use 0 (none) or e.g. 0.7 for quasi-static problems",
+                s.local_damping
+            ),
+        ));
+    }
+    let mut smallest: Vec<(usize, f64, f64)> = Vec::new();
+    for i in 0..particles.len() {
+        let (m, r, mass) = (
+            particles.material[i],
+            particles.radius[i],
+            particles.mass[i],
+        );
+        match smallest.iter_mut().find(|e| e.0 == m) {
+            Some(e) if r < e.1 => *e = (m, r, mass),
+            Some(_) => {}
+            None => smallest.push((m, r, mass)),
+        }
+    }
+    let wall_materials: Vec<usize> = walls
+        .iter()
+        .map(|w| w.material)
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let critical_dt = critical_time_step(law, &smallest, &wall_materials, |a, b| {
+        pair_params[a * n_mat + b]
+    });
+    let max_dt = s.safety_factor * critical_dt;
+    let dt = match s.dt {
+        Some(dt) => {
+            v.positive("simulation.dt", dt, "s")?;
+            if dt > max_dt {
+                return Err(v.err(
+                    "simulation.dt",
+                    format!(
+                        "{dt:e} s is above the stable limit {max_dt:.3e} s (safety_factor {} × critical time step {critical_dt:.3e} s); set dt ≤ {max_dt:.3e} or remove it to use that limit",
+                        s.safety_factor
+                    ),
+                ));
+            }
+            dt
+        }
+        None if critical_dt.is_finite() => max_dt,
+        None => {
+            return Err(v.err(
+                "simulation.dt",
+                "no contact can form in this scene, so no time step can be estimated; give dt in seconds".to_owned(),
+            ));
+        }
+    };
+
+    let model = ContactModel {
+        law,
+        history: config.contact.history,
+    };
+    let gravity = DVec3::from_array(s.gravity);
+    let mut simulation = Simulation::new(particles, walls, model, pair_params, gravity, dt);
+    simulation.local_damping = s.local_damping;
+    simulation.set_moisture_events(moisture_events);
+    Ok(Scene {
+        simulation,
+        duration: s.duration,
+        output_interval: s.output_interval,
+        critical_dt,
+        max_dt,
+        materials,
+        config,
+    })
+}
+
+pub(super) fn known(materials: &[Material]) -> String {
+    materials
+        .iter()
+        .map(|m| format!("\"{}\"", m.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn build_walls(
+    v: &Validator,
+    configs: &[WallConfig],
+    lookup: &dyn Fn(String, &str) -> Result<usize>,
+) -> Result<Vec<Wall>> {
+    let mut walls = Vec::with_capacity(configs.len());
+    let mut seen = HashSet::new();
+    for (k, w) in configs.iter().enumerate() {
+        let field = format!("walls[{k}]");
+        let (name, material, velocity, shape) = match w {
+            WallConfig::Plane {
+                name,
+                material,
+                point,
+                normal,
+                velocity,
+            } => {
+                v.finite3(&format!("{field}.point"), *point)?;
+                let normal = v.unit(&format!("{field}.normal"), *normal)?;
+                let shape = WallShape::Plane {
+                    point: DVec3::from_array(*point),
+                    normal,
+                };
+                (name, material, velocity, shape)
+            }
+            WallConfig::Plate {
+                name,
+                material,
+                center,
+                normal,
+                u_axis,
+                half_extents,
+                velocity,
+            } => {
+                v.finite3(&format!("{field}.center"), *center)?;
+                let normal = v.unit(&format!("{field}.normal"), *normal)?;
+                let u = v.unit(&format!("{field}.u_axis"), *u_axis)?;
+                if normal.dot(u).abs() > 1e-9 {
+                    return Err(v.err(
+                        &format!("{field}.u_axis"),
+                        "is not orthogonal to `normal`; give an in-plane direction".to_owned(),
+                    ));
+                }
+                v.positive(&format!("{field}.half_extents[0]"), half_extents[0], "m")?;
+                v.positive(&format!("{field}.half_extents[1]"), half_extents[1], "m")?;
+                let shape = WallShape::Plate {
+                    center: DVec3::from_array(*center),
+                    normal,
+                    u_axis: u,
+                    half_extents: *half_extents,
+                };
+                (name, material, velocity, shape)
+            }
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(v.err(
+                &format!("{field}.name"),
+                format!(
+                    "\"{name}\" must be non-empty letters, digits or '_' (it names CSV columns)"
+                ),
+            ));
+        }
+        if !seen.insert(name.clone()) {
+            return Err(v.err(
+                &format!("{field}.name"),
+                format!("\"{name}\" is used by another wall; wall names must be unique"),
+            ));
+        }
+        v.finite3(&format!("{field}.velocity"), *velocity)?;
+        let material = lookup(format!("{field}.material"), material)?;
+        walls.push(Wall {
+            name: name.clone(),
+            shape,
+            velocity: DVec3::from_array(*velocity),
+            material,
+            force: DVec3::ZERO,
+            torque: DVec3::ZERO,
+        });
+    }
+    Ok(walls)
+}

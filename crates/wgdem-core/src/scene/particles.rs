@@ -1,0 +1,323 @@
+//! Particle groups: listed spheres, lattices and random insertion, with sizes drawn from
+//! a distribution (mono, uniform, log-normal by D50 and Cu, or a gradation table).
+
+use super::*;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn add_group(
+    v: &Validator,
+    field: &str,
+    group: &ParticleGroup,
+    material: usize,
+    density: f64,
+    walls: &[Wall],
+    rng: &mut ChaCha8Rng,
+    particles: &mut Particles,
+) -> Result<()> {
+    match group {
+        ParticleGroup::Explicit { spheres, .. } => {
+            for (s, sphere) in spheres.iter().enumerate() {
+                let f = format!("{field}.spheres[{s}]");
+                v.positive(&format!("{f}.radius"), sphere.radius, "m")?;
+                v.finite3(&format!("{f}.position"), sphere.position)?;
+                v.finite3(&format!("{f}.velocity"), sphere.velocity)?;
+                v.finite3(&format!("{f}.angular_velocity"), sphere.angular_velocity)?;
+                let x = DVec3::from_array(sphere.position);
+                v.inside_walls(&format!("{f}.position"), x, walls)?;
+                let i = particles.push(x, sphere.radius, density, material);
+                particles.velocity[i] = DVec3::from_array(sphere.velocity);
+                particles.angular_velocity[i] = DVec3::from_array(sphere.angular_velocity);
+                particles.spin_fixed[i] = sphere.fix_spin;
+            }
+        }
+        ParticleGroup::Lattice {
+            radius,
+            origin,
+            counts,
+            spacing,
+            velocity,
+            ..
+        } => {
+            v.positive(&format!("{field}.radius"), *radius, "m")?;
+            v.finite3(&format!("{field}.origin"), *origin)?;
+            v.finite3(&format!("{field}.velocity"), *velocity)?;
+            let spacing = spacing.unwrap_or(2.0 * radius);
+            v.positive(&format!("{field}.spacing"), spacing, "m")?;
+            let o = DVec3::from_array(*origin);
+            for iz in 0..counts[2] {
+                for iy in 0..counts[1] {
+                    for ix in 0..counts[0] {
+                        let x = o + DVec3::new(ix as f64, iy as f64, iz as f64) * spacing;
+                        v.inside_walls(&format!("{field}.origin"), x, walls)?;
+                        let i = particles.push(x, *radius, density, material);
+                        particles.velocity[i] = DVec3::from_array(*velocity);
+                    }
+                }
+            }
+        }
+        ParticleGroup::Random {
+            count,
+            region,
+            size,
+            max_attempts,
+            ..
+        } => {
+            let diameters = sample_diameters(v, &format!("{field}.size"), size, *count, rng)?;
+            let lo = DVec3::from_array(region.min);
+            let hi = DVec3::from_array(region.max);
+            v.finite3(&format!("{field}.region.min"), region.min)?;
+            v.finite3(&format!("{field}.region.max"), region.max)?;
+            if (0..3).any(|k| hi[k] <= lo[k]) {
+                return Err(v.err(
+                    &format!("{field}.region"),
+                    "`max` must exceed `min` along every axis".to_owned(),
+                ));
+            }
+            for corner in 0..8 {
+                let c = DVec3::new(
+                    if corner & 1 == 0 { lo.x } else { hi.x },
+                    if corner & 2 == 0 { lo.y } else { hi.y },
+                    if corner & 4 == 0 { lo.z } else { hi.z },
+                );
+                v.inside_walls(&format!("{field}.region"), c, walls)?;
+            }
+            insert_random(
+                v,
+                field,
+                &diameters,
+                lo,
+                hi,
+                *max_attempts,
+                material,
+                density,
+                rng,
+                particles,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Diameters of `count` spheres, largest first.
+pub(crate) fn sample_diameters(
+    v: &Validator,
+    field: &str,
+    size: &SizeDistribution,
+    count: u32,
+    rng: &mut ChaCha8Rng,
+) -> Result<Vec<f64>> {
+    let mut d: Vec<f64> = match *size {
+        SizeDistribution::Mono { diameter } => {
+            v.positive(&format!("{field}.diameter"), diameter, "m")?;
+            vec![diameter; count as usize]
+        }
+        SizeDistribution::Uniform {
+            min_diameter,
+            max_diameter,
+        } => {
+            v.positive(&format!("{field}.min_diameter"), min_diameter, "m")?;
+            v.positive(&format!("{field}.max_diameter"), max_diameter, "m")?;
+            if max_diameter < min_diameter {
+                return Err(v.err(
+                    &format!("{field}.max_diameter"),
+                    "is smaller than `min_diameter`".to_owned(),
+                ));
+            }
+            (0..count)
+                .map(|_| min_diameter + (max_diameter - min_diameter) * rng.random::<f64>())
+                .collect()
+        }
+        SizeDistribution::Lognormal {
+            d50,
+            cu,
+            min_diameter,
+            max_diameter,
+        } => {
+            v.positive(&format!("{field}.d50"), d50, "m")?;
+            if !(cu.is_finite() && cu >= 1.0) {
+                return Err(v.err(
+                    &format!("{field}.cu"),
+                    format!("{cu} must be ≥ 1 (Cu = D60/D10)"),
+                ));
+            }
+            let (median, sigma) = lognormal_by_mass(d50, cu);
+            let lo = min_diameter.unwrap_or(median * (-3.0 * sigma).exp());
+            let hi = max_diameter.unwrap_or(median * (3.0 * sigma).exp());
+            v.positive(&format!("{field}.min_diameter"), lo, "m")?;
+            if hi < lo {
+                return Err(v.err(
+                    &format!("{field}.max_diameter"),
+                    "is smaller than `min_diameter`".to_owned(),
+                ));
+            }
+            if sigma == 0.0 {
+                vec![d50; count as usize]
+            } else {
+                let dist = LogNormal::new(median.ln(), sigma)
+                    .map_err(|e| v.err(field, format!("invalid log-normal: {e}")))?;
+                let mut out = Vec::with_capacity(count as usize);
+                while out.len() < count as usize {
+                    let d: f64 = dist.sample(rng);
+                    if (lo..=hi).contains(&d) {
+                        out.push(d);
+                    }
+                }
+                out
+            }
+        }
+        SizeDistribution::Table {
+            ref diameters,
+            ref percent_passing,
+        } => gradation_table(v, field, diameters, percent_passing, count, rng)?,
+    };
+    d.sort_by(|a, b| b.total_cmp(a));
+    Ok(d)
+}
+
+/// Samples `count` diameters by number from a sieve curve given by mass: a size is drawn from
+/// the mass distribution (inverse of the curve, linear in log d) and kept with probability
+/// `(d_min / d)³`, which turns a mass fraction into a number fraction.
+pub(super) fn gradation_table(
+    v: &Validator,
+    field: &str,
+    diameters: &[f64],
+    passing: &[f64],
+    count: u32,
+    rng: &mut ChaCha8Rng,
+) -> Result<Vec<f64>> {
+    if diameters.len() < 2 || diameters.len() != passing.len() {
+        return Err(v.err(
+            &format!("{field}.percent_passing"),
+            format!(
+                "needs one entry per diameter and at least two sizes (got {} diameters, {} percentages)",
+                diameters.len(),
+                passing.len()
+            ),
+        ));
+    }
+    for (k, w) in diameters.windows(2).enumerate() {
+        v.positive(&format!("{field}.diameters[{k}]"), w[0], "m")?;
+        if w[1] <= w[0] {
+            return Err(v.err(
+                &format!("{field}.diameters[{}]", k + 1),
+                "sizes must increase strictly".to_owned(),
+            ));
+        }
+    }
+    let first = passing[0];
+    let last = passing[passing.len() - 1];
+    if first != 0.0 || last != 100.0 || passing.windows(2).any(|w| w[1] < w[0]) {
+        return Err(v.err(
+            &format!("{field}.percent_passing"),
+            "must rise from 0 at the first size to 100 at the last, never decreasing".to_owned(),
+        ));
+    }
+    let d_min = diameters[0];
+    let mut out = Vec::with_capacity(count as usize);
+    while out.len() < count as usize {
+        let u = 100.0 * rng.random::<f64>();
+        let k = passing
+            .partition_point(|&p| p <= u)
+            .clamp(1, passing.len() - 1);
+        let (p0, p1) = (passing[k - 1], passing[k]);
+        let t = if p1 > p0 { (u - p0) / (p1 - p0) } else { 0.0 };
+        let d = (diameters[k - 1].ln() + t * (diameters[k].ln() - diameters[k - 1].ln())).exp();
+        if rng.random::<f64>() < (d_min / d).powi(3) {
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+/// Number-median diameter and σ of ln d for a log-normal gradation given by mass.
+///
+/// `Cu = D60/D10 = exp(σ (z₀.₆ − z₀.₁))` with standard-normal quantiles z₀.₆ = 0.253347,
+/// z₀.₁ = −1.281552. A log-normal by number with parameters (μ, σ) is log-normal by mass with
+/// (μ + 3σ², σ) (Hatch–Choate relation), so the number median is `D50 e^{−3σ²}`.
+pub fn lognormal_by_mass(d50: f64, cu: f64) -> (f64, f64) {
+    let sigma = cu.ln() / (0.253_347_103_1 + 1.281_551_565_5);
+    (d50 * (-3.0 * sigma * sigma).exp(), sigma)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn insert_random(
+    v: &Validator,
+    field: &str,
+    diameters: &[f64],
+    lo: DVec3,
+    hi: DVec3,
+    max_attempts: u32,
+    material: usize,
+    density: f64,
+    rng: &mut ChaCha8Rng,
+    particles: &mut Particles,
+) -> Result<()> {
+    let Some(&d_max) = diameters.first() else {
+        return Ok(());
+    };
+    // Existing particles count as obstacles too.
+    let h = d_max.max(2.0 * particles.max_radius());
+    let cell = |x: DVec3| -> [i64; 3] {
+        let c = (x / h).floor();
+        [c.x as i64, c.y as i64, c.z as i64]
+    };
+    let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
+    for i in 0..particles.len() {
+        grid.entry(cell(particles.position[i])).or_default().push(i);
+    }
+    let volume = (hi - lo).x * (hi - lo).y * (hi - lo).z;
+    let mut solid = 0.0;
+    for (k, &d) in diameters.iter().enumerate() {
+        let r = 0.5 * d;
+        let (a, b) = (lo + r, hi - r);
+        if (0..3).any(|ax| b[ax] < a[ax]) {
+            return Err(v.err(
+                &format!("{field}.region"),
+                format!("is smaller than a sphere of diameter {d:e} m; enlarge it"),
+            ));
+        }
+        let mut placed = false;
+        for _ in 0..max_attempts {
+            let x = DVec3::new(
+                a.x + (b.x - a.x) * rng.random::<f64>(),
+                a.y + (b.y - a.y) * rng.random::<f64>(),
+                a.z + (b.z - a.z) * rng.random::<f64>(),
+            );
+            let c = cell(x);
+            let mut free = true;
+            'search: for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        if let Some(list) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) {
+                            for &j in list {
+                                let reach = r + particles.radius[j];
+                                if particles.position[j].distance_squared(x) < reach * reach {
+                                    free = false;
+                                    break 'search;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if free {
+                let i = particles.push(x, r, density, material);
+                grid.entry(c).or_default().push(i);
+                solid += 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            return Err(v.err(
+                &format!("{field}.count"),
+                format!(
+                    "placed only {k} of {} spheres without overlap after {max_attempts} tries for the next one (solid fraction reached {:.3}); enlarge `region`, lower `count`, or raise `max_attempts`",
+                    diameters.len(),
+                    solid / volume
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
