@@ -65,13 +65,7 @@ fn skinned_neighbour_list_matches_rebuilding_every_step() {
         [contact]
         law = "hertz"
         history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
+        # fixture: material_m
         [[particles]]
         kind = "random"
         material = "m"

@@ -21,13 +21,7 @@ fn empty_scene() -> Simulation {
         [contact]
         law = "hertz"
         history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
+        # fixture: material_m
         [[particles]]
         kind = "explicit"
         material = "m"

@@ -168,13 +168,7 @@ fn wall_slots_are_regrown_without_changing_results() {
         [contact]
         law = "hertz"
         history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
+        # fixture: material_m
         [[particles]]
         kind = "explicit"
         material = "m"

@@ -53,13 +53,7 @@ fn tilted(history: &str, towards: [f64; 2], bodies: &str) -> Scene {
         [contact]
         law = "hertz"
         history = "{history}"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
+        # fixture: material_m
         {bodies}"#
     ))
 }

@@ -3,9 +3,30 @@
 
 use wgdem_core::scene::{Scene, SceneConfig, build_scene};
 
-/// Builds a scene from inline TOML, panicking with the library's message on error.
+/// Scene fixtures shared by the tests (`tests/fixtures/NAME.toml`).
+const FIXTURES: &[(&str, &str)] = &[("material_m", include_str!("../fixtures/material_m.toml"))];
+
+/// `toml` with every line `# fixture: NAME` replaced by the fixture `NAME`.
+pub fn with_fixtures(toml: &str) -> String {
+    toml.lines()
+        .map(|line| match line.trim().strip_prefix("# fixture: ") {
+            Some(name) => FIXTURES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("no test fixture {name}"))
+                .1
+                .to_owned(),
+            None => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Builds a scene from inline TOML (with its fixtures), panicking with the library's message
+/// on error.
 pub fn scene(toml: &str) -> Scene {
-    let config = SceneConfig::parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
+    let toml = with_fixtures(toml);
+    let config = SceneConfig::parse(&toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
     build_scene(config, "test.toml").unwrap_or_else(|e| panic!("{e}"))
 }
 
