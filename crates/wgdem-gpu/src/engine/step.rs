@@ -37,9 +37,6 @@ pub const STAGES: [&str; 5] = [
     "integrate",
 ];
 
-/// Index in [`STAGES`] of the stage that brings the neighbour lists up to date.
-pub(super) const NEIGHBOURS_STAGE: usize = 2;
-
 /// Slots of the indirect dispatch arguments (`plan` in rebuild.wgsl writes them each step).
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Args {
@@ -78,10 +75,11 @@ impl Args {
 }
 
 impl GpuEngine {
-    /// Records one time step into `pass`; `reduce` adds the wall-force and contact-count
-    /// reduction (needed only where results are read back).
-    /// `moisture` applies the action in `moisture_action` to the lists just built (before
-    /// the contact forces, as the CPU applies an event at the start of a step).
+    /// Records one time step into `pass`: the algorithm, pass by pass. `reduce` adds the
+    /// wall-force and contact-count reduction (needed only where results are read back);
+    /// `reorder` moves the particles into Morton order within the sort; `moisture` applies the
+    /// action in `moisture_action` to the lists just built (before the contact forces, as the
+    /// CPU applies an event at the start of a step).
     pub(super) fn record_step(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -89,22 +87,17 @@ impl GpuEngine {
         reorder: bool,
         moisture: bool,
     ) {
-        for stage in 0..STAGES.len() {
-            self.record_stage(pass, stage, reduce, reorder);
-            if moisture && stage == NEIGHBOURS_STAGE {
-                for c in 0..self.buffers.chunks.len() {
-                    self.indirect(
-                        pass,
-                        &self.kernels.moisture,
-                        &self.groups.moisture[c],
-                        Args::Chunk(c),
-                    );
-                }
-            }
+        self.plan_rebuild(pass);
+        self.sort(pass, reorder);
+        self.build_lists(pass);
+        if moisture {
+            self.apply_moisture(pass);
         }
+        self.contact_forces(pass, reduce);
+        self.integrate(pass);
     }
 
-    /// Records stage `stage` (an index into [`STAGES`]) of one time step into `pass`.
+    /// Records stage `stage` of [`STAGES`] alone (for [`GpuEngine::profile_stages`]).
     pub(super) fn record_stage(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -112,58 +105,90 @@ impl GpuEngine {
         reduce: bool,
         reorder: bool,
     ) {
-        let (k, g) = (&self.kernels, &self.groups);
-        let chunks = self.buffers.chunks.len();
+        // In the order of `STAGES`.
         match stage {
-            0 => direct_dispatch(pass, &k.rebuild_plan, &g.rebuild, 1),
-            1 => self.record_sort(pass, reorder),
-            NEIGHBOURS_STAGE => {
-                for c in 0..chunks {
-                    self.indirect(pass, &k.neighbours, &g.neighbours[c], Args::RebuildChunk(c));
-                }
-                if self.params.n_walls > 0 {
-                    self.indirect(
-                        pass,
-                        &k.rebuild_walls,
-                        &g.rebuild_walls,
-                        Args::RebuildParticles,
-                    );
-                    self.indirect(
-                        pass,
-                        &k.rebuild_walls_alloc,
-                        &g.rebuild_walls,
-                        Args::RebuildParticles,
-                    );
-                }
-                // Nothing of the step that changes its outcome is committed before this
-                // point (the lists that fitted are rebuilt in place, with the same histories;
-                // wall rows handed out are only addresses): on an overflow, the rest of the
-                // batch is dispatched with zero workgroups, and the step is begun again.
-                direct_dispatch(pass, &k.rebuild_halt, &g.rebuild, 1);
-                self.indirect(pass, &k.rebuild_commit, &g.commit, Args::RebuildParticles);
+            0 => self.plan_rebuild(pass),
+            1 => self.sort(pass, reorder),
+            2 => self.build_lists(pass),
+            3 => self.contact_forces(pass, reduce),
+            _ => self.integrate(pass),
+        }
+    }
+
+    /// `rebuild.plan`: whether this step rebuilds, as the dispatch sizes of the rest.
+    fn plan_rebuild(&self, pass: &mut wgpu::ComputePass<'_>) {
+        direct_dispatch(pass, &self.kernels.rebuild_plan, &self.groups.rebuild, 1);
+    }
+
+    /// `neighbours`, `rebuild.walls_near`, `rebuild.walls_alloc`, `rebuild.halt`,
+    /// `rebuild.commit`: each particle's partners and walls within the skin, with their
+    /// histories carried over; the batch stops here on an overflow.
+    fn build_lists(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let (k, g) = (&self.kernels, &self.groups);
+        for c in 0..self.buffers.chunks.len() {
+            self.indirect(pass, &k.neighbours, &g.neighbours[c], Args::RebuildChunk(c));
+        }
+        if self.params.n_walls > 0 {
+            self.indirect(
+                pass,
+                &k.rebuild_walls,
+                &g.rebuild_walls,
+                Args::RebuildParticles,
+            );
+            self.indirect(
+                pass,
+                &k.rebuild_walls_alloc,
+                &g.rebuild_walls,
+                Args::RebuildParticles,
+            );
+        }
+        // Nothing of the step that changes its outcome is committed before this point (the
+        // lists that fitted are rebuilt in place, with the same histories; wall rows handed
+        // out are only addresses): on an overflow, the rest of the batch is dispatched with
+        // zero workgroups, and the step is begun again.
+        direct_dispatch(pass, &k.rebuild_halt, &g.rebuild, 1);
+        self.indirect(pass, &k.rebuild_commit, &g.commit, Args::RebuildParticles);
+    }
+
+    /// `moisture`: a moisture event applied to every listed pair, slot chunk by chunk.
+    fn apply_moisture(&self, pass: &mut wgpu::ComputePass<'_>) {
+        for c in 0..self.buffers.chunks.len() {
+            self.indirect(
+                pass,
+                &self.kernels.moisture,
+                &self.groups.moisture[c],
+                Args::Chunk(c),
+            );
+        }
+    }
+
+    /// `contact_forces` (pair and wall forces, summed per particle in list order), then, where
+    /// `reduce`, `wall_reduce`: per-wall force and torque, and the contact counts.
+    fn contact_forces(&self, pass: &mut wgpu::ComputePass<'_>, reduce: bool) {
+        let (k, g) = (&self.kernels, &self.groups);
+        let kernel = if reduce {
+            &k.contacts
+        } else {
+            &k.contacts_only
+        };
+        for c in 0..self.buffers.chunks.len() {
+            self.indirect(pass, kernel, &g.contacts[c], Args::Chunk(c));
+        }
+        if reduce {
+            if self.params.n_walls > 0 {
+                self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
             }
-            3 => {
-                let kernel = if reduce {
-                    &k.contacts
-                } else {
-                    &k.contacts_only
-                };
-                for c in 0..chunks {
-                    self.indirect(pass, kernel, &g.contacts[c], Args::Chunk(c));
-                }
-                if reduce {
-                    if self.params.n_walls > 0 {
-                        self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
-                    }
-                    self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
-                }
-            }
-            _ => {
-                self.indirect(pass, &k.integrate, &g.integrate, Args::Particles);
-                if self.params.n_walls > 0 {
-                    self.indirect(pass, &k.walls_advance, &g.integrate, Args::One);
-                }
-            }
+            self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
+        }
+    }
+
+    /// `integrate` (semi-implicit Euler in double-single, flagging a particle that has moved
+    /// half the skin), then `integrate.walls`: the walls move.
+    fn integrate(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let (k, g) = (&self.kernels, &self.groups);
+        self.indirect(pass, &k.integrate, &g.integrate, Args::Particles);
+        if self.params.n_walls > 0 {
+            self.indirect(pass, &k.walls_advance, &g.integrate, Args::One);
         }
     }
 
@@ -179,9 +204,9 @@ impl GpuEngine {
         indirect_dispatch(pass, kernel, group, &self.buffers.dispatch_args, slot);
     }
 
-    /// The sort stage: cell hash, radix sort, the optional reorder, cell ranges (each a
-    /// zero-sized dispatch when no rebuild is due).
-    pub(super) fn record_sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
+    /// `hash`, `radix.*`, (`hash.order` and `permute.*` for a reorder,) `ranges.*`: the sort
+    /// stage, each a zero-sized dispatch when no rebuild is due.
+    fn sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
         let (k, g) = (&self.kernels, &self.groups);
         let sort = |pass: &mut wgpu::ComputePass<'_>, hash: &Kernel, passes: u32| {
             self.indirect(pass, hash, &g.hash, Args::RebuildParticles);

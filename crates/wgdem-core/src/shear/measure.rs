@@ -1,0 +1,173 @@
+//! What a shear test measures on its specimen: each row of `shear.csv` (stresses, dilation,
+//! void ratio, fabric, inertial number) and the summary of a finished test (He, Zheng & Li
+//! 2020, Eq. 22–34).
+
+use super::*;
+
+impl ShearRun {
+    pub(super) fn top_z(&self) -> f64 {
+        match self.sim.walls[walls::TOP].shape {
+            WallShape::Plate { center, .. } | WallShape::Plane { point: center, .. } => center.z,
+        }
+    }
+
+    pub(super) fn lower_x(&self) -> f64 {
+        match self.sim.walls[walls::BOTTOM].shape {
+            WallShape::Plate { center, .. } | WallShape::Plane { point: center, .. } => center.x,
+        }
+    }
+
+    /// Height of the highest sphere top (m).
+    pub(super) fn fill_height(&self) -> f64 {
+        let p = &self.sim.particles;
+        (0..p.len())
+            .map(|i| p.position[i].z + p.radius[i])
+            .fold(0.0, f64::max)
+    }
+
+    pub(super) fn mean_speed(&self) -> f64 {
+        let p = &self.sim.particles;
+        let mass: f64 = p.mass.iter().sum();
+        (2.0 * p.kinetic_energy() / mass).sqrt()
+    }
+
+    pub(super) fn measure(&self) -> Row {
+        let s = &self.setup;
+        let sim = &self.sim;
+        let stage = self.state.stage;
+        let plate_on = stage != Stage::Preparation || s.expansion_height.is_some();
+        let height = if plate_on {
+            self.top_z()
+        } else {
+            self.fill_height()
+        };
+        let vs = solid_volume(&sim.particles);
+        let void_ratio = (s.area * height / vs - 1.0).max(0.0);
+        let normal = sim.walls[walls::TOP].force.z;
+        let shear: f64 = walls::UPPER
+            .iter()
+            .chain(std::iter::once(&walls::TOP))
+            .map(|&w| sim.walls[w].force.x)
+            .sum();
+        let (dh, dv) = match self.state.shear_origin {
+            Some((x0, z0)) => (self.lower_x() - x0, self.top_z() - z0),
+            None => (0.0, 0.0),
+        };
+        let contacts = touching(&sim.particles);
+        let phi = fabric_tensor(&contacts);
+        let sigma = normal / s.area;
+        let inertial = if stage == Stage::Shear {
+            crate::analysis::inertial_number(
+                s.shear_rate(height),
+                s.mean_diameter,
+                s.density,
+                sigma.max(0.0),
+            )
+        } else {
+            0.0
+        };
+        // Dilation angle over the last few shear rows.
+        let dilation = if stage == Stage::Shear {
+            let back: Vec<&Row> = self
+                .state
+                .rows
+                .iter()
+                .rev()
+                .take_while(|r| r.stage == "shear")
+                .take(4)
+                .collect();
+            back.last()
+                .filter(|r| dh > r.shear_displacement_m)
+                .map(|r| {
+                    ((dv - r.vertical_displacement_m) / (dh - r.shear_displacement_m))
+                        .atan()
+                        .to_degrees()
+                })
+                .unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        Row {
+            time_s: sim.time,
+            stage: stage.name().to_owned(),
+            shear_displacement_m: dh,
+            shear_strain: dh / s.config.shear_box.length,
+            shear_force_n: shear,
+            normal_force_n: normal,
+            shear_stress_pa: shear / s.area,
+            normal_stress_pa: sigma,
+            stress_ratio: if normal > 0.0 { shear / normal } else { 0.0 },
+            vertical_displacement_m: dv,
+            dilation_angle_deg: dilation,
+            void_ratio,
+            coordination_number: coordination_number(contacts.len(), sim.particles.len()),
+            fabric_anisotropy: fabric_anisotropy(&phi),
+            inertial_number: inertial,
+            kinetic_energy_j: sim.particles.kinetic_energy(),
+        }
+    }
+
+    /// The summary of the rows so far, with what `backend` says of itself.
+    pub fn summary(&self, backend: &dyn Backend) -> ShearSummary {
+        let s = &self.setup;
+        let shear: Vec<&Row> = self
+            .state
+            .rows
+            .iter()
+            .filter(|r| r.stage == "shear")
+            .collect();
+        let target = s.config.consolidation.normal_stress;
+        let ratio: Vec<f64> = shear.iter().map(|r| r.stress_ratio).collect();
+        let peak = running_mean(&ratio, 5)
+            .into_iter()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let end = shear.last().map_or(0.0, |r| r.shear_displacement_m);
+        let tail: Vec<f64> = shear
+            .iter()
+            .filter(|r| r.shear_displacement_m >= 0.8 * end)
+            .map(|r| r.stress_ratio)
+            .collect();
+        let residual = tail.iter().sum::<f64>() / tail.len().max(1) as f64;
+        let dh: Vec<f64> = shear.iter().map(|r| r.shear_displacement_m).collect();
+        let dv: Vec<f64> = shear.iter().map(|r| r.vertical_displacement_m).collect();
+        let window = (shear.len() / 10).max(5);
+        let dilation = windowed_slope(&dh, &dv, window)
+            .into_iter()
+            .flatten()
+            .map(|m| m.atan().to_degrees())
+            .fold(f64::NEG_INFINITY, f64::max);
+        let steps = self.sim.steps;
+        let n = self.sim.particles.len();
+        ShearSummary {
+            n_particles: n,
+            backend: backend.name().to_owned(),
+            adapter: backend.adapter(),
+            gpu_bytes_per_particle: self.gpu_bytes_per_particle(backend),
+            contact_model: format!("{:?}", self.sim.model.law).to_lowercase(),
+            history: format!("{:?}", self.sim.model.history).to_lowercase(),
+            preparation_void_ratio: self.state.preparation_void_ratio.unwrap_or(f64::NAN),
+            initial_void_ratio: shear.first().map_or(f64::NAN, |r| r.void_ratio),
+            normal_stress_target_pa: target,
+            normal_stress_error_max: shear
+                .iter()
+                .map(|r| ((r.normal_stress_pa - target) / target).abs())
+                .fold(0.0, f64::max),
+            peak_stress_ratio: peak,
+            peak_friction_angle_deg: peak.atan().to_degrees(),
+            residual_stress_ratio: residual,
+            residual_friction_angle_deg: residual.atan().to_degrees(),
+            max_dilation_angle_deg: dilation,
+            final_vertical_displacement_m: shear.last().map_or(0.0, |r| r.vertical_displacement_m),
+            max_inertial_number: shear.iter().map(|r| r.inertial_number).fold(0.0, f64::max),
+            consolidation_timed_out: self.state.consolidation_timed_out,
+            steps,
+            dt_s: self.sim.dt,
+            wall_seconds: self.state.wall_seconds,
+            particle_steps_per_second: if self.state.wall_seconds > 0.0 {
+                n as f64 * steps as f64 / self.state.wall_seconds
+            } else {
+                0.0
+            },
+        }
+    }
+}
