@@ -102,12 +102,12 @@ fn spin_of(vel: vec4<f32>, pred: Predicted) -> vec3<f32> {
 
 // One neighbour slot: the partner (its index, with `A_SIDE` set where this particle is the
 // pair's body A) and this side's copy of the pair's tangential history.
-// @slot-begin (replaced by `shaders::wide_slots` when some pair needs more state per contact)
+// @slot-begin (replaced by the wide or Jäger slot of `shaders.rs` when some pair needs more state
+// per contact; `SLOT_WORDS`, the words of a slot, comes with the prelude)
 struct Slot {
     tangential: vec3<f32>,
     partner: u32,
 }
-const SLOT_WORDS: u32 = 4u;
 fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
     return Slot(tangential, partner);
 }

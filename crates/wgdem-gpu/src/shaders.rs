@@ -41,14 +41,19 @@ pub const CONTACT_PROBE: &str = include_str!("../../../shaders/contact_probe.wgs
 pub fn with_models(kernel: &str) -> String {
     format!(
         "{}{COMMON}\n{}\n{MODELS}\n{kernel}",
-        prelude(),
+        prelude(SlotKind::Narrow),
         jager_cap(crate::contact_probe::JAGER_GPU_CAPACITY as u32 + 1)
     )
 }
 
-/// The shared constants, generated from Rust.
-fn prelude() -> String {
-    crate::shared::wgsl_prelude()
+/// The shared constants, generated from Rust, and `SLOT_WORDS`, the u32 words of a neighbour
+/// slot of kind `slots` ([`SlotKind::words`]).
+fn prelude(slots: SlotKind) -> String {
+    format!(
+        "{}const SLOT_WORDS: u32 = {}u;\n",
+        crate::shared::wgsl_prelude(),
+        slots.words()
+    )
 }
 
 /// `JAGER_CAP` of models.wgsl: the points a contact's working Jäger history holds.
@@ -64,7 +69,7 @@ pub const CELL_PROBE: &str = include_str!("../../../shaders/cell_probe.wgsl");
 
 /// Full source of a kernel: the shared constants, common.wgsl, then the kernel.
 pub fn source(kernel: &str) -> String {
-    format!("{}{COMMON}\n{kernel}", prelude())
+    format!("{}{COMMON}\n{kernel}", prelude(SlotKind::Narrow))
 }
 
 /// Full source of the named kernel with narrow (16-byte) contact slots.
@@ -82,7 +87,6 @@ const WIDE_SLOT: &str = "struct Slot {
     partner: u32,
     aux: vec4<f32>,
 }
-const SLOT_WORDS: u32 = 8u;
 fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
     return Slot(tangential, partner, vec4<f32>(0.0));
 }
@@ -149,7 +153,6 @@ fn jager_slot(points: u32) -> String {
     points: array<vec4<f32>, {points}u>,
 }}
 const JAGER_POINTS: u32 = {points}u;
-const SLOT_WORDS: u32 = {words}u;
 fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {{
     return Slot(tangential, partner, vec4<f32>(0.0), vec4<f32>(0.0), array<vec4<f32>, {points}u>());
 }}
@@ -160,8 +163,7 @@ fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {{
     var out = s;
     out.aux = aux;
     return out;
-}}",
-        words = SlotKind::Jager(points).words()
+}}"
     )
 }
 
@@ -353,7 +355,7 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
         .iter()
         .find(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("no kernel named {name}"));
-    let mut common = format!("{}{COMMON}", prelude());
+    let mut common = format!("{}{COMMON}", prelude(slots));
     let slot = match slots {
         SlotKind::Narrow => None,
         SlotKind::Wide => Some(WIDE_SLOT.to_owned()),

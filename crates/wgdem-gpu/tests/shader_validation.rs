@@ -298,6 +298,25 @@ fn shared_constants_are_defined_once_in_rust() {
             "no shader uses {name}"
         );
     }
+    // A slot's width in words comes from `SlotKind::words` alone.
+    for (file, src) in &files {
+        assert!(
+            !src.contains("const SLOT_WORDS"),
+            "{file}.wgsl defines SLOT_WORDS itself"
+        );
+    }
+    for slots in [SlotKind::Narrow, SlotKind::Wide, SlotKind::Jager(8)] {
+        let decl = format!("const SLOT_WORDS: u32 = {}u;", slots.words());
+        for (kernel, _) in KERNELS {
+            let src = kernel_with(kernel, slots);
+            assert!(src.contains(&decl), "{kernel} ({slots:?}) lacks `{decl}`");
+            assert_eq!(
+                src.matches("const SLOT_WORDS").count(),
+                1,
+                "{kernel} ({slots:?})"
+            );
+        }
+    }
 }
 
 fn contains_word(src: &str, word: &str) -> bool {

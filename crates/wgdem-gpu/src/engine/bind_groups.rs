@@ -1,5 +1,5 @@
-//! Bind groups: which buffers each kernel binds, in binding order, built once per table
-//! size (and again after a regrowth).
+//! Bind groups, built once per table size (and again after a regrowth) from the buffer lists
+//! that `step.rs` gives beside each pass, and the reorder's groups.
 
 use super::*;
 
@@ -153,18 +153,7 @@ impl GpuEngine {
                     device,
                     "dem.neighbours",
                     &k.neighbours,
-                    &[
-                        &b.params,
-                        &b.pos,
-                        &b.cells,
-                        &b.vals[sorted],
-                        &b.ranges,
-                        &b.counts,
-                        &c.slots,
-                        &b.counters,
-                        &c.range,
-                        &b.ids,
-                    ],
+                    &b.neighbours_bindings(c, sorted),
                 )
             })
             .collect();
@@ -176,26 +165,7 @@ impl GpuEngine {
                     device,
                     "dem.contact_forces",
                     &k.contacts,
-                    &[
-                        &b.params,
-                        &b.pos,
-                        &b.vel,
-                        &b.pred,
-                        &b.material,
-                        &b.pair_table,
-                        &b.walls,
-                        &b.counts,
-                        &c.slots,
-                        &b.wall_slots,
-                        &b.wall_partial,
-                        &b.ft,
-                        &b.stats,
-                        &c.range,
-                        &b.counters,
-                        &b.work,
-                        &b.wall_mask,
-                        &b.wall_row,
-                    ],
+                    &b.contact_bindings(c),
                 )
             })
             .collect();
@@ -204,20 +174,7 @@ impl GpuEngine {
                 device,
                 "dem.rebuild",
                 &k.rebuild_plan,
-                &[
-                    &b.params,
-                    &b.pos,
-                    &b.rebuild_state,
-                    args,
-                    &b.walls,
-                    &b.walls_built,
-                    &b.counters,
-                    &b.wall_mask,
-                    &b.wall_row,
-                    &b.wall_free,
-                    &b.wall_alloc,
-                    &b.wall_slots,
-                ],
+                &b.rebuild_bindings(args),
             )
         };
         let rebuild = rebuild_group(&b.dispatch_args);
@@ -226,43 +183,22 @@ impl GpuEngine {
             device,
             "dem.rebuild.commit",
             &k.rebuild_commit,
-            &[&b.params, &b.pos, &b.built_at],
+            &b.commit_bindings(),
         );
         BindGroups {
             permute,
             rebuild,
             rebuild_walls,
             commit,
-            hash: bind(
-                device,
-                "dem.hash",
-                &k.hash,
-                &[&b.params, &b.pos, &b.cells, &b.keys[0], &b.vals[0]],
-            ),
+            hash: bind(device, "dem.hash", &k.hash, &b.hash_bindings()),
             radix: (0..order_passes(passes) as usize)
-                .map(|p| {
-                    let (i, o) = (p % 2, 1 - p % 2);
-                    bind(
-                        device,
-                        "dem.radix",
-                        &k.radix_count,
-                        &[
-                            &b.params,
-                            &b.radix_passes[p],
-                            &b.keys[i],
-                            &b.vals[i],
-                            &b.keys[o],
-                            &b.vals[o],
-                            &b.tile_hist,
-                        ],
-                    )
-                })
+                .map(|p| bind(device, "dem.radix", &k.radix_count, &b.radix_bindings(p)))
                 .collect(),
             ranges: bind(
                 device,
                 "dem.ranges",
                 &k.ranges_clear,
-                &[&b.params, &b.keys[sorted], &b.ranges],
+                &b.ranges_bindings(sorted),
             ),
             neighbours,
             contacts,
@@ -270,51 +206,18 @@ impl GpuEngine {
                 device,
                 "dem.wall_reduce",
                 &k.reduce_walls,
-                &[
-                    &b.params,
-                    &b.wall_partial,
-                    &b.stats,
-                    &b.wall_out,
-                    &b.stats_out,
-                ],
+                &b.reduce_bindings(),
             ),
             integrate: bind(
                 device,
                 "dem.integrate",
                 &k.integrate,
-                &[
-                    &b.params,
-                    &b.pos,
-                    &b.vel,
-                    &b.omega,
-                    &b.orientation,
-                    &b.pred,
-                    &b.ft,
-                    &b.walls,
-                    &b.built_at,
-                    &b.rebuild_state,
-                ],
+                &b.integrate_bindings(),
             ),
             moisture: b
                 .chunks
                 .iter()
-                .map(|c| {
-                    bind(
-                        device,
-                        "dem.moisture",
-                        &k.moisture,
-                        &[
-                            &b.params,
-                            &b.pos,
-                            &b.material,
-                            &b.pair_table,
-                            &b.counts,
-                            &c.slots,
-                            &c.range,
-                            &b.moisture_action,
-                        ],
-                    )
-                })
+                .map(|c| bind(device, "dem.moisture", &k.moisture, &b.moisture_bindings(c)))
                 .collect(),
         }
     }

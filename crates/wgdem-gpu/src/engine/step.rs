@@ -239,3 +239,148 @@ impl GpuEngine {
         self.indirect(pass, &k.ranges_mark, &g.ranges, Args::RebuildParticles);
     }
 }
+
+/// What each pass binds, in binding order (`@binding(0)` first), beside the passes that
+/// dispatch them: `bind_groups.rs` builds the bind groups from these lists once per table
+/// size, and `shader_validation.rs` checks each kernel's declared binding types against the
+/// WGSL.
+impl Buffers {
+    /// `rebuild.*`; `args` is the indirect-argument buffer, or a stand-in for
+    /// `rebuild.walls_near`, which is itself dispatched from it.
+    pub(super) fn rebuild_bindings<'a>(&'a self, args: &'a wgpu::Buffer) -> [&'a wgpu::Buffer; 12] {
+        [
+            &self.params,
+            &self.pos,
+            &self.rebuild_state,
+            args,
+            &self.walls,
+            &self.walls_built,
+            &self.counters,
+            &self.wall_mask,
+            &self.wall_row,
+            &self.wall_free,
+            &self.wall_alloc,
+            &self.wall_slots,
+        ]
+    }
+
+    /// `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle.
+    pub(super) fn hash_bindings(&self) -> [&wgpu::Buffer; 5] {
+        [
+            &self.params,
+            &self.pos,
+            &self.cells,
+            &self.keys[0],
+            &self.vals[0],
+        ]
+    }
+
+    /// `radix.*` pass `p`: from one key/value pair of buffers into the other.
+    pub(super) fn radix_bindings(&self, p: usize) -> [&wgpu::Buffer; 7] {
+        let (i, o) = (p % 2, 1 - p % 2);
+        [
+            &self.params,
+            &self.radix_passes[p],
+            &self.keys[i],
+            &self.vals[i],
+            &self.keys[o],
+            &self.vals[o],
+            &self.tile_hist,
+        ]
+    }
+
+    /// `ranges.*` over the sorted keys (in buffer `sorted` of the pair).
+    pub(super) fn ranges_bindings(&self, sorted: usize) -> [&wgpu::Buffer; 3] {
+        [&self.params, &self.keys[sorted], &self.ranges]
+    }
+
+    /// `neighbours` for slot chunk `c`.
+    pub(super) fn neighbours_bindings<'a>(
+        &'a self,
+        c: &'a SlotChunk,
+        sorted: usize,
+    ) -> [&'a wgpu::Buffer; 10] {
+        [
+            &self.params,
+            &self.pos,
+            &self.cells,
+            &self.vals[sorted],
+            &self.ranges,
+            &self.counts,
+            &c.slots,
+            &self.counters,
+            &c.range,
+            &self.ids,
+        ]
+    }
+
+    /// `rebuild.commit`: the positions of the build.
+    pub(super) fn commit_bindings(&self) -> [&wgpu::Buffer; 3] {
+        [&self.params, &self.pos, &self.built_at]
+    }
+
+    /// `moisture` for slot chunk `c`.
+    pub(super) fn moisture_bindings<'a>(&'a self, c: &'a SlotChunk) -> [&'a wgpu::Buffer; 8] {
+        [
+            &self.params,
+            &self.pos,
+            &self.material,
+            &self.pair_table,
+            &self.counts,
+            &c.slots,
+            &c.range,
+            &self.moisture_action,
+        ]
+    }
+
+    /// `contact_forces` for slot chunk `c`.
+    pub(super) fn contact_bindings<'a>(&'a self, c: &'a SlotChunk) -> [&'a wgpu::Buffer; 18] {
+        [
+            &self.params,
+            &self.pos,
+            &self.vel,
+            &self.pred,
+            &self.material,
+            &self.pair_table,
+            &self.walls,
+            &self.counts,
+            &c.slots,
+            &self.wall_slots,
+            &self.wall_partial,
+            &self.ft,
+            &self.stats,
+            &c.range,
+            &self.counters,
+            &self.work,
+            &self.wall_mask,
+            &self.wall_row,
+        ]
+    }
+
+    /// `wall_reduce.*`: per-workgroup wall sums and contact counts into totals.
+    pub(super) fn reduce_bindings(&self) -> [&wgpu::Buffer; 5] {
+        [
+            &self.params,
+            &self.wall_partial,
+            &self.stats,
+            &self.wall_out,
+            &self.stats_out,
+        ]
+    }
+
+    /// `integrate` and `integrate.walls`.
+    pub(super) fn integrate_bindings(&self) -> [&wgpu::Buffer; 10] {
+        [
+            &self.params,
+            &self.pos,
+            &self.vel,
+            &self.omega,
+            &self.orientation,
+            &self.pred,
+            &self.ft,
+            &self.walls,
+            &self.built_at,
+            &self.rebuild_state,
+        ]
+    }
+}
