@@ -101,10 +101,12 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
-fn default_safety() -> f64 {
+/// Default fraction of the critical time step (also the shear tests').
+pub(crate) fn default_safety() -> f64 {
     0.2
 }
-fn default_gravity() -> [f64; 3] {
+/// Default gravity, m/s² (also the shear tests').
+pub(crate) fn default_gravity() -> [f64; 3] {
     [0.0, 0.0, -9.81]
 }
 fn default_v_char() -> f64 {

@@ -44,13 +44,13 @@ pub struct ShearSimulationConfig {
     /// Time step (s); default `safety_factor × Δt_crit`.
     pub dt: Option<f64>,
     /// Fraction of the critical time step allowed, in (0, 1].
-    #[serde(default = "default_safety")]
+    #[serde(default = "crate::scene::default_safety")]
     pub safety_factor: f64,
     /// Seed of the specimen's random sizes and positions.
     #[serde(default)]
     pub seed: u64,
     /// Gravitational acceleration (m/s²).
-    #[serde(default = "default_gravity")]
+    #[serde(default = "crate::scene::default_gravity")]
     pub gravity: [f64; 3],
     /// Simulated time between rows of `shear.csv` (s).
     pub output_interval: f64,
@@ -176,12 +176,6 @@ impl Default for ShearOutputConfig {
     }
 }
 
-pub(super) fn default_safety() -> f64 {
-    0.2
-}
-pub(super) fn default_gravity() -> [f64; 3] {
-    [0.0, 0.0, -9.81]
-}
 pub(super) fn default_control_interval() -> u64 {
     20
 }
