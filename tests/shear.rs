@@ -240,14 +240,14 @@ fn a_test_scaled_to_more_spheres_keeps_its_shape_strain_and_packing() {
             assert!(common::rel(h1, 2.0 * h0) < 1e-12, "{name}: {h1} vs {h0}");
         }
         assert!(
-            big.text.ends_with("# scaled by --particles 2400\n"),
+            big.text.ends_with("# scaled to 2400 spheres\n"),
             "{name}: the checkpoint text does not record the scaling"
         );
     }
 }
 
 #[test]
-fn scaling_errors_name_the_flag_and_the_field() {
+fn scaling_errors_name_the_argument_and_the_field() {
     let name = "fleischmann_quick_true.toml";
     let text = std::fs::read_to_string(common::shear_preset(name)).expect("preset");
     let error = |n| match ShearSetup::parse_scaled(&text, name, Some(n)) {
@@ -256,19 +256,19 @@ fn scaling_errors_name_the_flag_and_the_field() {
     };
     let zero = error(0);
     assert!(
-        zero.contains("--particles") && zero.contains("at least 1"),
+        zero.contains("`particles`") && zero.contains("at least 1"),
         "{zero}"
     );
     // One sphere of 5 mm would need a box of 4.5 mm.
     let one = error(1);
     assert!(
-        one.contains("scaled to 1 spheres (--particles)") && one.contains("box.length"),
+        one.contains("scaled to 1 spheres") && one.contains("box.length"),
         "{one}"
     );
 }
 
 /// A checkpoint records the scaling: resuming without `--particles`, or with another N, is
-/// refused with a message that names the flag; the same N resumes.
+/// refused with a message that names the particle count; the same N resumes.
 #[test]
 fn a_scaled_test_resumes_only_with_the_same_scaling() {
     let text = common::short_shear();
@@ -299,7 +299,7 @@ fn a_scaled_test_resumes_only_with_the_same_scaling() {
             Box::new(wgdem_io::ShearFiles),
         ) {
             Ok(_) => panic!("resumed a test scaled to 320 spheres with {other:?}"),
-            Err(e) => assert!(e.to_string().contains("--particles"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("particle count"), "{e}"),
         }
     }
     let run = ShearRun::resume(

@@ -92,7 +92,7 @@ pub fn run(
     if steps == 0 {
         return Err("--steps: 0 steps measure nothing; give at least 1".to_owned());
     }
-    let sim = specimen(particles, model).map_err(|e| e.to_string())?;
+    let sim = specimen(particles, model).map_err(crate::cli_error)?;
     let n = sim.particles.len();
     log(&format!(
         "specimen: {n} spheres of {} mm, dense lattice in a shear box, lower half at {} m/s, dt {:.3e} s",

@@ -185,6 +185,39 @@ fn main() -> ExitCode {
     }
 }
 
+/// The library's arguments that the CLI sets from a flag: `(argument, flag)`.
+const FLAGS: [(&str, &str); 3] = [
+    ("particles", "--particles"),
+    ("model", "--model"),
+    ("resume", "--resume"),
+];
+
+/// A library error as the CLI prints it: an argument the library names becomes the flag that
+/// sets it, and a directory that already holds results gets the flags that resolve it.
+fn cli_error(e: wgdem_core::error::Error) -> String {
+    use wgdem_core::error::Error;
+    match e {
+        Error::OutputExists { dir, found } => format!(
+            "output directory {} already holds results ({found}); choose another --out or pass --overwrite",
+            dir.display()
+        ),
+        Error::Invalid {
+            file,
+            field,
+            message,
+        } => {
+            let flag = FLAGS.iter().find(|(arg, _)| *arg == field);
+            Error::Invalid {
+                file,
+                field: flag.map_or(field, |(_, flag)| (*flag).to_owned()),
+                message,
+            }
+            .to_string()
+        }
+        e => e.to_string(),
+    }
+}
+
 fn make_backend(
     backend: Backend,
     adapter: Option<&str>,
@@ -207,7 +240,7 @@ fn contact(
     use wgdem_core::contact_case::{
         CaseEvaluator, ContactCase, CpuEvaluator, stage_ends, write_csv,
     };
-    let mut case = ContactCase::load(&case).map_err(|e| e.to_string())?;
+    let mut case = ContactCase::load(&case).map_err(cli_error)?;
     let mut evaluator: Box<dyn CaseEvaluator> = match backend {
         Backend::Cpu => Box::new(CpuEvaluator::default()),
         Backend::Gpu => gpu::contact_evaluator(adapter.as_deref())?,
@@ -219,10 +252,8 @@ fn contact(
             csv.display()
         ));
     }
-    let rows = case
-        .run_with(evaluator.as_mut())
-        .map_err(|e| e.to_string())?;
-    write_csv(&out, &rows).map_err(|e| e.to_string())?;
+    let rows = case.run_with(evaluator.as_mut()).map_err(cli_error)?;
+    write_csv(&out, &rows).map_err(cli_error)?;
     println!("contact evaluated on: {}", evaluator.name());
     println!(
         "{:<28} {:>6} {:>14} {:>14} {:>14} {:>14}",
@@ -251,7 +282,7 @@ fn shear(
     overwrite: bool,
     particles: Option<u32>,
 ) -> Result<(), String> {
-    let setup = ShearSetup::load_scaled(&config, particles).map_err(|e| e.to_string())?;
+    let setup = ShearSetup::load_scaled(&config, particles).map_err(cli_error)?;
     let options = GpuSettings {
         batch_steps: Some(setup.config.simulation.control_interval_steps as u32),
         ..GpuSettings::default()
@@ -265,12 +296,12 @@ fn shear(
     let (mut run, dir) = match resume {
         Some(dir) => (
             ShearRun::resume(setup, &dir, engine.as_mut(), Box::new(wgdem_io::ShearFiles))
-                .map_err(|e| e.to_string())?,
+                .map_err(cli_error)?,
             dir,
         ),
         None => (
             ShearRun::create(setup, &out, overwrite, Box::new(wgdem_io::ShearFiles))
-                .map_err(|e| e.to_string())?,
+                .map_err(cli_error)?,
             out,
         ),
     };
@@ -339,7 +370,7 @@ fn shear(
                 None => {}
             }
         })
-        .map_err(|e| e.to_string())?
+        .map_err(cli_error)?
         .ok_or("the test stopped before its end")?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -416,7 +447,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Check { scene } => {
-            let scene = load_scene(&scene).map_err(|e| e.to_string())?;
+            let scene = load_scene(&scene).map_err(cli_error)?;
             let sim = &scene.simulation;
             println!(
                 "ok: {} particles, {} walls, law {:?}, history {:?}",
@@ -442,7 +473,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             out,
             overwrite,
         } => {
-            let mut scene = load_scene(&path).map_err(|e| e.to_string())?;
+            let mut scene = load_scene(&path).map_err(cli_error)?;
             let mut engine = make_backend(
                 backend,
                 adapter.as_deref(),
@@ -457,7 +488,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                 .collect();
             let mut dir =
                 OutputDir::create(&out, &names, scene.simulation.accounts_work(), overwrite)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(cli_error)?;
             let total = step_count(scene.duration, scene.simulation.dt);
             log::info!(
                 "{}: {} particles, dt {:.3e} s, {} steps on {}, writing to {}",
@@ -493,7 +524,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                     p.kinetic_energy
                 ),
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(cli_error)?;
             if let Some(bar) = bar {
                 bar.finish_and_clear();
             }

@@ -78,7 +78,7 @@ pub fn specimen_toml(n: u32, model: &str) -> Result<String> {
         .ok_or_else(|| {
             Error::invalid(
                 "wgdem bench",
-                "--model",
+                "model",
                 format!(
                     "unknown contact model {model:?}; choose one of {}",
                     MODELS.map(|(n, _)| n).join(", ")
@@ -88,7 +88,7 @@ pub fn specimen_toml(n: u32, model: &str) -> Result<String> {
     if n < 8 {
         return Err(Error::invalid(
             "wgdem bench",
-            "--particles",
+            "particles",
             format!("{n} is too few for a sheared packing; use at least 8"),
         ));
     }
@@ -228,10 +228,10 @@ mod tests {
         let e = specimen(1000, "spring").err().map(|e| e.to_string());
         assert!(
             e.as_deref()
-                .is_some_and(|m| m.contains("--model") && m.contains("hertz"))
+                .is_some_and(|m| m.contains("`model`") && m.contains("hertz"))
         );
         let e = specimen(3, "hertz").err().map(|e| e.to_string());
-        assert!(e.as_deref().is_some_and(|m| m.contains("--particles")));
+        assert!(e.as_deref().is_some_and(|m| m.contains("`particles`")));
         for (name, _) in MODELS {
             specimen(64, name).unwrap_or_else(|e| panic!("{name}: {e}"));
         }

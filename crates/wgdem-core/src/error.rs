@@ -38,7 +38,7 @@ pub enum Error {
     },
     /// The requested output directory already holds results.
     #[error(
-        "output directory {dir} already holds results ({found}); choose another --out or pass --overwrite"
+        "output directory {dir} already holds results ({found}); write elsewhere or allow overwriting"
     )]
     OutputExists {
         /// The directory.

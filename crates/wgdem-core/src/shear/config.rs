@@ -312,7 +312,7 @@ impl ShearSetup {
         if n == 0 {
             return Err(Error::invalid(
                 file,
-                "--particles",
+                "particles",
                 "must be at least 1 (the number of spheres to scale the test to)",
             ));
         }
@@ -320,18 +320,18 @@ impl ShearSetup {
             return Err(Error::invalid(
                 file,
                 "specimen.count",
-                "must be at least 1 (it is the size --particles scales from)",
+                "must be at least 1 (it is the size a particle count scales from)",
             ));
         }
         let scaled = config.scaled_to(n);
-        let file = format!("{file} scaled to {n} spheres (--particles)");
-        let text = format!("{text}\n# scaled by --particles {n}\n");
+        let file = format!("{file} scaled to {n} spheres");
+        let text = format!("{text}\n# scaled to {n} spheres\n");
         let setup = build(scaled, &text, &file)?;
         let b = &setup.config.shear_box;
         let across = b.length.min(b.width) / setup.mean_diameter;
         if across < 10.0 {
             log::warn!(
-                "{file}: the box is {across:.1} mean diameters across; with fewer than about ten the walls decide the result (raise --particles)"
+                "{file}: the box is {across:.1} mean diameters across; with fewer than about ten the walls decide the result (scale to more particles)"
             );
         }
         Ok(setup)

@@ -152,7 +152,7 @@ impl ShearRun {
         })?;
         let refuse = |what: String| Error::Invalid {
             file: path.display().to_string(),
-            field: "--resume".to_owned(),
+            field: "resume".to_owned(),
             message: what,
         };
         if cp.format != CHECKPOINT_FORMAT {
@@ -163,13 +163,13 @@ impl ShearRun {
         }
         if cp.config != setup.text {
             return Err(refuse(
-                "was written for a different configuration file; resume with the file (and --particles) the test started with".to_owned(),
+                "was written for a different configuration file; resume with the file (and the particle count) the test started with".to_owned(),
             ));
         }
         if cp.backend != backend.name() {
             return Err(refuse(format!(
-                "was written by the {} backend; resume with --backend {}",
-                cp.backend, cp.backend
+                "was written by the {} backend; resume on that backend",
+                cp.backend
             )));
         }
         let mut sim = setup.scene.simulation.clone();
