@@ -17,10 +17,19 @@ use crate::error::{Error, Result};
 /// Files that mark a directory as holding a run.
 const MARKERS: [&str; 3] = ["timeseries.csv", "summary.json", "particles"];
 
-/// Writes `bytes` to `path` atomically.
+/// Writes `bytes` to `path` atomically. The file gets the mode a plain create gives (0666
+/// less the user's umask), not the owner-only mode of a temporary file, so that colleagues
+/// sharing the results can read them.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // The mode passed to open(2): the umask still applies.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
     tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
@@ -179,4 +188,25 @@ fn csv_bytes(path: &Path, header: &[String], rows: &[Vec<String>]) -> Result<Vec
         path: path.to_path_buf(),
         message: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An atomically written file gets the mode of a plainly created one (the umask's), not a
+    /// temporary file's owner-only 0600.
+    #[cfg(unix)]
+    #[test]
+    fn atomic_files_get_the_umask_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let plain = dir.path().join("plain");
+        File::create(&plain).expect("create");
+        let atomic = dir.path().join("atomic");
+        atomic_write(&atomic, b"x").expect("write");
+        let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(&atomic), mode(&plain));
+        assert_ne!(mode(&atomic), 0o600, "a umask of 0177 is not the default anywhere");
+    }
 }
