@@ -11,7 +11,7 @@
 //! - `jager`: Jäger's contact with |Δp_max| = 0.1 μ and a capacity of 32 points.
 //!
 //! Walls stay on the spring model. `WGDEM_BENCH_BACKENDS` (default `cpu,gpu`) picks backends.
-//! Output: one line per measurement with `particle_steps_per_second` and `relative_to_hertz`,
+//! Output: one line per measurement with `particle_steps_per_s` and `relative_to_hertz`,
 //! then the Jäger history-length distribution and memory per contact.
 
 mod common;
@@ -78,7 +78,7 @@ fn main() {
                 let rate = particles * steps as f64 / t0.elapsed().as_secs_f64();
                 let base = *reference[0].get_or_insert(rate);
                 println!(
-                    "model={model} backend=cpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e} relative_to_hertz={:.2}",
+                    "model={model} backend=cpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_s={rate:.3e} relative_to_hertz={:.2}",
                     2.0 * cpu.stats.contacts as f64 / particles,
                     rate / base
                 );
@@ -118,7 +118,7 @@ fn main() {
                         let rate = particles * steps as f64 / t0.elapsed().as_secs_f64();
                         let base = *reference[1].get_or_insert(rate);
                         println!(
-                            "model={model} backend=gpu particles={particles} steps={steps} particle_steps_per_second={rate:.3e} relative_to_hertz={:.2} gpu_bytes_per_particle={:.0} slot_bytes={} slots_per_particle={}",
+                            "model={model} backend=gpu particles={particles} steps={steps} particle_steps_per_s={rate:.3e} relative_to_hertz={:.2} gpu_bytes_per_particle={:.0} slot_bytes={} slots_per_particle={}",
                             rate / base,
                             engine.memory_bytes() as f64 / particles,
                             engine.slot_bytes(),

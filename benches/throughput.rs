@@ -85,7 +85,7 @@ fn main() {
                 cpu.run(steps);
                 let rate = particles * steps as f64 / t0.elapsed().as_secs_f64();
                 println!(
-                    "scene={scene_name} backend=cpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e}",
+                    "scene={scene_name} backend=cpu particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_s={rate:.3e}",
                     2.0 * cpu.stats.contacts as f64 / particles
                 );
             }
@@ -110,7 +110,7 @@ fn main() {
                 let mut out = sim.clone();
                 engine.read_into(&mut out).expect("GPU read");
                 println!(
-                    "scene={scene_name} backend=gpu words={} particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_second={rate:.3e} gpu_bytes_per_particle={:.0} slot_chunks={}",
+                    "scene={scene_name} backend=gpu words={} particles={particles} steps={steps} contacts_per_particle={:.2} particle_steps_per_s={rate:.3e} gpu_bytes_per_particle={:.0} slot_chunks={}",
                     if engine.words64() { 64 } else { 32 },
                     2.0 * out.stats.contacts as f64 / particles,
                     engine.memory_bytes() as f64 / particles,

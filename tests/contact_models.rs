@@ -1209,3 +1209,111 @@ fn gpu_jager_pairs_hold_a_stacked_sphere_as_the_cpu_does() {
         "GPU offset {g1} m against CPU {cpu_end} m"
     );
 }
+
+/// `hertz_true_slip.toml` with its history mode replaced, on the CPU reference.
+fn hertz_case(history: &str) -> Vec<CaseRow> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/contact/hertz_true_slip.toml");
+    let text = std::fs::read_to_string(&path).expect("case");
+    let text = text.replace("history = \"true\"", &format!("history = \"{history}\""));
+    let mut case =
+        ContactCase::parse(&text, "hertz_true_slip.toml").unwrap_or_else(|e| panic!("{e}"));
+    case.run()
+}
+
+/// Fleischmann et al.'s Hertzian spring–dashpot driven through `wgdem contact`, undamped, against
+/// its closed forms at the end of each stage, with B at (x, 0, z) = (u, 0, 2 mm − 2 µm):
+/// δ = 2 mm − |(u, 0, z)|, f = √(R̄ δ), F_n = k_n f δ (Eq. 1); sticking F_t = k_t f u (Eq. 1 and 4);
+/// sliding |F_t| = μ F_n (Eq. 6); reversed by Δ from sliding, F_t = μ F_n − k_t f Δ. The forces
+/// are evaluated at the exact geometry, so the only departures are the normal's turn over the
+/// shear (2.5 mrad at most, which shortens the projected history by 1 − cos θ ≈ 3e-6): 1e-5
+/// bounds them. Pseudo history keeps only the last step's displacement (Eq. 5) and none keeps
+/// nothing, so their undamped tangential forces are k_t f Δu_step and 0.
+#[test]
+fn hertz_contact_case_matches_eq_1_to_6() {
+    let (kn, kt, mu, r_eff) = (1e12, 8e11, 0.5, 5e-4);
+    let z = 0.002 - 2e-6;
+    let geometry = |u: f64| {
+        let delta = 0.002 - (u * u + z * z).sqrt();
+        let f = (r_eff * delta).sqrt();
+        (delta, f, kn * f * delta)
+    };
+    let rows = hertz_case("true");
+    let ends = stage_ends(&rows);
+    let close = |what: &str, got: f64, want: f64| {
+        assert!(rel(got, want) <= 1e-5, "{what}: {got} against {want}");
+    };
+    // Press: F_n, and the elastic energy (2/5) k_n √R̄ δ^{5/2}, which the work done on the
+    // contact (trapezoid rule over 20 steps; its error is 0.1 % here) approaches.
+    let (delta, _, f_n) = geometry(0.0);
+    close("F_n after the press", ends[0].normal_force, f_n);
+    let energy = 0.4 * kn * r_eff.sqrt() * delta.powf(2.5);
+    close(
+        "elastic energy after the press",
+        ends[0].elastic_work,
+        energy,
+    );
+    assert!(
+        rel(ends[0].contact_work, energy) < 2e-3,
+        "work {} against the stored energy {energy}",
+        ends[0].contact_work
+    );
+    // Stick: 0.5 µm of accumulated history.
+    let (_, f, f_n) = geometry(5e-7);
+    close("F_n sticking", ends[1].normal_force, f_n);
+    close("F_t sticking", -ends[1].tangential_force_x, kt * f * 5e-7);
+    assert!(kt * f * 5e-7 < mu * f_n, "the case must stick here");
+    // Slide: at the Coulomb limit.
+    let (_, f, f_n) = geometry(5e-6);
+    close("F_n sliding", ends[2].normal_force, f_n);
+    close("F_t sliding", -ends[2].tangential_force_x, mu * f_n);
+    let limit = mu * f_n;
+    // Reverse by 0.5 µm: the rescaled spring unloads elastically.
+    let (_, f_back, f_n_back) = geometry(4.5e-6);
+    close("F_n reversed", ends[3].normal_force, f_n_back);
+    let stored = limit / (kt * f);
+    close(
+        "F_t reversed",
+        -ends[3].tangential_force_x,
+        kt * f_back * (stored - 5e-7),
+    );
+    // Pseudo and no history.
+    let pseudo = hertz_case("pseudo");
+    let (_, f, _) = geometry(5e-7);
+    close(
+        "pseudo-history F_t",
+        -stage_ends(&pseudo)[1].tangential_force_x,
+        kt * f * (5e-7 / 50.0),
+    );
+    // No history: only the rounding of splitting a purely normal force into its parts.
+    let none = hertz_case("none");
+    assert!(
+        stage_ends(&none)
+            .iter()
+            .all(|r| tangential(r).length() <= 1e-12 * r.normal_force),
+        "no history leaves a tangential force"
+    );
+}
+
+/// A spring–dashpot case refuses keys of other models, and a dashpot without densities, by
+/// name.
+#[test]
+fn hertz_contact_case_errors_name_the_field() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/contact/hertz_true_slip.toml");
+    let text = std::fs::read_to_string(&path).expect("case");
+    for (from, to, field) in [
+        ("kt = 8e11", "", "contact.kt"),
+        ("kt = 8e11", "kt = 8e11\nsuction = 1.0", "contact.suction"),
+        (
+            "kt = 8e11",
+            "kt = 8e11\ngamma_n = 10.0",
+            "bodies[0].density",
+        ),
+        ("kt = 8e11", "kt = 8e11\ngamma_t = -1.0", "contact.gamma_t"),
+        ("model = \"hertz\"", "model = \"linear\"", "contact.history"),
+    ] {
+        match ContactCase::parse(&text.replace(from, to), "case.toml") {
+            Ok(_) => panic!("accepted with {to:?}"),
+            Err(e) => assert!(e.to_string().contains(field), "{field}: {e}"),
+        }
+    }
+}

@@ -55,13 +55,13 @@ fn run_preset(name: &str, servo_bound: bool) -> ShearSummary {
         s.residual_friction_angle_deg,
         s.max_dilation_angle_deg,
         s.initial_void_ratio,
-        100.0 * s.normal_stress_error_max,
+        100.0 * s.normal_stress_error_max_fraction,
         s.max_inertial_number
     );
     assert!(
-        !servo_bound || s.normal_stress_error_max <= 0.02,
+        !servo_bound || s.normal_stress_error_max_fraction <= 0.02,
         "{name}: normal stress strayed {:.2} % from its target during shear (bound ±2 %)",
-        100.0 * s.normal_stress_error_max
+        100.0 * s.normal_stress_error_max_fraction
     );
     assert!(
         !s.consolidation_timed_out,

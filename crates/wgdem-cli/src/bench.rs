@@ -34,9 +34,9 @@ pub struct BenchReport {
     /// Time step (s).
     pub dt_s: f64,
     /// Wall-clock time of the timed steps (s).
-    pub wall_seconds: f64,
+    pub wall_clock_s: f64,
     /// Particles × timed steps / wall-clock seconds.
-    pub particle_steps_per_second: f64,
+    pub particle_steps_per_s: f64,
     /// Twice the touching pairs per sphere, plus wall contacts per sphere, after the run.
     pub contacts_per_particle: f64,
     /// GPU memory the engine holds per sphere (bytes); 0 on the CPU.
@@ -109,8 +109,8 @@ pub fn run(
         particles: n,
         steps,
         dt_s: after.dt,
-        wall_seconds: wall,
-        particle_steps_per_second: n as f64 * steps as f64 / wall,
+        wall_clock_s: wall,
+        particle_steps_per_s: n as f64 * steps as f64 / wall,
         contacts_per_particle: contacts_per_particle(after),
         gpu_bytes_per_particle: 0.0,
         gpu_bytes_per_particle_by_group: Vec::new(),
@@ -253,11 +253,8 @@ pub fn print(r: &BenchReport) {
         "steps                       {} (dt {:.3e} s)",
         r.steps, r.dt_s
     );
-    println!("wall_seconds                {:.3}", r.wall_seconds);
-    println!(
-        "particle_steps_per_second   {:.3e}",
-        r.particle_steps_per_second
-    );
+    println!("wall_clock_s                {:.3}", r.wall_clock_s);
+    println!("particle_steps_per_s   {:.3e}", r.particle_steps_per_s);
     println!("contacts_per_particle       {:.2}", r.contacts_per_particle);
     if r.backend == "gpu" {
         println!(

@@ -238,22 +238,46 @@ fn contact(
     overwrite: bool,
 ) -> Result<(), String> {
     use wgdem_core::contact_case::{
-        CaseEvaluator, ContactCase, CpuEvaluator, stage_ends, write_csv,
+        CaseEvaluator, CaseSummary, ContactCase, CpuEvaluator, stage_ends, write_csv,
     };
-    let mut case = ContactCase::load(&case).map_err(cli_error)?;
+    use wgdem_core::provenance::Provenance;
+    let file = case.display().to_string();
+    let text = std::fs::read_to_string(&case).map_err(|e| format!("{file}: {e}"))?;
+    let mut case = ContactCase::parse(&text, &file).map_err(cli_error)?;
     let mut evaluator: Box<dyn CaseEvaluator> = match backend {
         Backend::Cpu => Box::new(CpuEvaluator::default()),
         Backend::Gpu => gpu::contact_evaluator(adapter.as_deref())?,
     };
     let csv = out.join("contact.csv");
-    if csv.exists() && !overwrite {
-        return Err(format!(
-            "{} already exists; choose another --out or pass --overwrite",
-            csv.display()
-        ));
+    if !overwrite {
+        if let Some(found) = ["contact.csv", "summary.json"]
+            .iter()
+            .find(|f| out.join(f).exists())
+        {
+            return Err(format!(
+                "output directory {} already holds results ({found}); choose another --out or pass --overwrite",
+                out.display()
+            ));
+        }
     }
     let rows = case.run_with(evaluator.as_mut()).map_err(cli_error)?;
     write_csv(&out, &rows).map_err(cli_error)?;
+    let provenance = Provenance::from_text(&file, &text, None);
+    provenance.write_input(&out).map_err(cli_error)?;
+    let summary = CaseSummary {
+        provenance,
+        backend: match backend {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+        }
+        .to_owned(),
+        evaluator: evaluator.name(),
+        contact_model: case.model(),
+        dt_s: case.dt(),
+        steps: rows.last().map_or(0, |r| r.step),
+        stage_ends: stage_ends(&rows).into_iter().cloned().collect(),
+    };
+    wgdem_core::output::write_json(&out.join("summary.json"), &summary).map_err(cli_error)?;
     println!("contact evaluated on: {}", evaluator.name());
     println!(
         "{:<28} {:>6} {:>14} {:>14} {:>14} {:>14}",
@@ -269,7 +293,11 @@ fn contact(
             row.stage, row.step, row.normal_force, ft, row.elastic_work, row.dissipated_work
         );
     }
-    println!("wrote {}", csv.display());
+    println!(
+        "wrote {} and {}",
+        csv.display(),
+        out.join("summary.json").display()
+    );
     Ok(())
 }
 
@@ -383,10 +411,10 @@ fn shear(
         summary.residual_friction_angle_deg,
         summary.max_dilation_angle_deg,
         summary.initial_void_ratio,
-        100.0 * summary.normal_stress_error_max,
+        100.0 * summary.normal_stress_error_max_fraction,
         summary.steps,
-        summary.wall_seconds,
-        summary.particle_steps_per_second
+        summary.wall_clock_s,
+        summary.particle_steps_per_s
     );
     println!(
         "results: {} (shear.csv, summary.json); plots: {}; ParaView: {}",
@@ -531,8 +559,8 @@ fn execute(cli: Cli) -> Result<(), String> {
             log::info!(
                 "done: {} steps in {:.2} s ({:.3e} particle-steps/s); results in {}",
                 summary.steps,
-                summary.wall_seconds,
-                summary.particle_steps_per_second,
+                summary.wall_clock_s,
+                summary.particle_steps_per_s,
                 out.display()
             );
             Ok(())

@@ -72,10 +72,39 @@ fn run_writes_outputs_and_refuses_to_clobber_them() {
     assert_eq!(
         lines.next(),
         Some(
-            "time_s,kinetic_energy_J,contacts,wall_contacts,sliding_contacts,wall_bottom_fx_N,wall_bottom_fy_N,wall_bottom_fz_N"
+            "step,time_s,kinetic_energy_J,contacts,wall_contacts,sliding_contacts,wall_bottom_fx_N,wall_bottom_fy_N,wall_bottom_fz_N"
         )
     );
-    assert_eq!(lines.count(), 3, "rows at t = 0, 1 ms and 2 ms");
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 3, "rows at t = 0, 1 ms and 2 ms");
+    // Each time is its step times dt, printed so that it reads back to the same f64.
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("summary.json")).expect("summary.json"),
+    )
+    .expect("JSON");
+    let dt = summary["dt_s"].as_f64().expect("dt_s");
+    for row in &rows {
+        let mut cells = row.split(',');
+        let step: u64 = cells.next().and_then(|c| c.parse().ok()).expect("step");
+        let time: f64 = cells.next().and_then(|c| c.parse().ok()).expect("time_s");
+        assert_eq!(time, step as f64 * dt, "{row}");
+    }
+    // Provenance: version, command line, the input as run (also input.toml, which reads back
+    // as a scene), seed.
+    assert_eq!(summary["wgdem_version"], env!("CARGO_PKG_VERSION"));
+    assert!(
+        summary["command_line"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == "run") && a.iter().any(|x| x == &out_s)),
+        "{}",
+        summary["command_line"]
+    );
+    assert_eq!(summary["input_file"], scene.as_str());
+    assert_eq!(summary["seed"], 0);
+    let input = std::fs::read_to_string(out.join("input.toml")).expect("input.toml");
+    assert!(input.ends_with(summary["input_toml"].as_str().expect("input_toml")));
+    let o = wgdem(&["check", &out.join("input.toml").display().to_string()]);
+    assert!(o.status.success(), "input.toml does not load: {}", stderr(&o));
     assert!(out.join("particles/particles_000000.csv").exists());
     assert!(out.join("particles/particles_000002.csv").exists());
     let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
@@ -245,11 +274,7 @@ fn bench_reports_json_on_both_backends() {
         assert_eq!(v["backend"], backend);
         assert_eq!(v["particles"], 1000);
         assert_eq!(v["steps"], 10);
-        assert!(
-            v["particle_steps_per_second"]
-                .as_f64()
-                .is_some_and(|r| r > 0.0)
-        );
+        assert!(v["particle_steps_per_s"].as_f64().is_some_and(|r| r > 0.0));
         // A dense lattice: six neighbours inside, fewer at the walls, plus wall contacts.
         let c = v["contacts_per_particle"].as_f64().unwrap_or(0.0);
         assert!(

@@ -10,6 +10,7 @@
 //! - [`cpu`]: the reference stepper and the critical time step;
 //! - [`scene`]: TOML scenes, validation, particle generation;
 //! - [`output`], [`runner`]: running a scene and writing its results;
+//! - [`provenance`]: the version, command line and input every summary records;
 //! - [`shear`], [`analysis`]: the direct shear test and the quantities measured on packings;
 //! - [`bench`]: the sheared dense specimen that `wgdem bench` measures.
 //!
@@ -25,6 +26,7 @@ pub mod error;
 pub mod material;
 pub mod output;
 pub mod particles;
+pub mod provenance;
 pub mod runner;
 pub mod scene;
 pub mod shear;

@@ -59,6 +59,7 @@ impl OutputDir {
         }
         std::fs::create_dir_all(dir.join("particles")).map_err(|e| Error::io(dir, e))?;
         let mut header: Vec<String> = [
+            "step",
             "time_s",
             "kinetic_energy_J",
             "contacts",
@@ -101,7 +102,8 @@ impl OutputDir {
     /// evaluation belongs to this row (see `runner`).
     pub fn record(&mut self, sim: &Simulation, forces: &Simulation) -> Result<()> {
         let mut row = vec![
-            fmt(sim.time),
+            sim.steps.to_string(),
+            fmt(step_time(sim.steps, sim.dt)),
             fmt(sim.particles.kinetic_energy()),
             forces.stats.contacts.to_string(),
             forces.stats.wall_contacts.to_string(),
@@ -160,18 +162,29 @@ impl OutputDir {
 
     /// Writes `summary.json`.
     pub fn write_summary(&self, summary: &impl Serialize) -> Result<()> {
-        let path = self.dir.join("summary.json");
-        let json = serde_json::to_vec_pretty(summary).map_err(|e| Error::Encode {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        atomic_write(&path, &json)
+        write_json(&self.dir.join("summary.json"), summary)
     }
 }
 
-/// Shortest decimal form that reads back to the same f64.
-fn fmt(x: f64) -> String {
-    format!("{x:e}")
+/// Writes `value` as pretty JSON to `path`, atomically.
+pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    let json = serde_json::to_vec_pretty(value).map_err(|e| Error::Encode {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    atomic_write(path, &json)
+}
+
+/// Shortest decimal form that reads back to the same f64 (as `csv` writes floats, so that
+/// every CSV of wgdem prints numbers alike).
+pub fn fmt(x: f64) -> String {
+    ryu::Buffer::new().format(x).to_owned()
+}
+
+/// The time of step `step`, `step × dt` (s): what every output's `time_s` column prints, so
+/// that a time can be matched exactly (an accumulated sum of `dt` drifts in the last digits).
+pub fn step_time(step: u64, dt: f64) -> f64 {
+    step as f64 * dt
 }
 
 fn csv_bytes(path: &Path, header: &[String], rows: &[Vec<String>]) -> Result<Vec<u8>> {
@@ -207,6 +220,10 @@ mod tests {
         atomic_write(&atomic, b"x").expect("write");
         let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
         assert_eq!(mode(&atomic), mode(&plain));
-        assert_ne!(mode(&atomic), 0o600, "a umask of 0177 is not the default anywhere");
+        assert_ne!(
+            mode(&atomic),
+            0o600,
+            "a umask of 0177 is not the default anywhere"
+        );
     }
 }

@@ -8,19 +8,23 @@ use serde::Serialize;
 
 use crate::cpu::{Simulation, StepStats};
 use crate::error::Result;
-use crate::output::OutputDir;
+use crate::output::{OutputDir, step_time};
+use crate::provenance::Provenance;
 use crate::scene::Scene;
 
-/// What a finished run reports (also written as `summary.json`).
+/// What a finished run reports (also written as `summary.json`; keys in `docs/outputs.md`).
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
+    /// Version, command line, input and seed.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// Number of particles.
     pub n_particles: usize,
     /// Backend that ran the steps.
     pub backend: String,
     /// GPU adapter, for the GPU backend.
     pub adapter: Option<String>,
-    /// Normal contact law.
+    /// Normal contact law of the scene (`[contact] law`).
     pub contact_law: String,
     /// Tangential history mode.
     pub history: String,
@@ -33,12 +37,13 @@ pub struct RunSummary {
     /// Simulated time (s).
     pub simulated_time_s: f64,
     /// Kinetic energy at the end (J).
+    #[serde(rename = "final_kinetic_energy_J")]
     pub final_kinetic_energy_j: f64,
     /// Wall-clock time of the stepping (for the GPU, with the copies back at each output),
     /// writing outputs excluded (s).
-    pub wall_seconds: f64,
+    pub wall_clock_s: f64,
     /// Particle-steps per wall-clock second.
-    pub particle_steps_per_second: f64,
+    pub particle_steps_per_s: f64,
 }
 
 /// Progress after each output: steps done and the total.
@@ -194,6 +199,12 @@ pub fn run(
     out: &mut OutputDir,
     mut progress: impl FnMut(Progress),
 ) -> Result<RunSummary> {
+    let provenance = Provenance::new(
+        &scene.source,
+        &scene.config,
+        Some(scene.config.simulation.seed),
+    )?;
+    provenance.write_input(out.dir())?;
     let sim = &mut scene.simulation;
     let total = step_count(scene.duration, sim.dt);
     let every = ((scene.output_interval / sim.dt).round() as u64).max(1);
@@ -214,12 +225,13 @@ pub fn run(
         progress(Progress {
             step: done,
             total,
-            time: sim.time,
+            time: step_time(sim.steps, sim.dt),
             kinetic_energy: sim.particles.kinetic_energy(),
         });
     }
     let n = sim.particles.len();
     let summary = RunSummary {
+        provenance,
         n_particles: n,
         backend: backend.name().to_owned(),
         adapter: backend.adapter(),
@@ -228,10 +240,10 @@ pub fn run(
         dt_s: sim.dt,
         critical_dt_s: scene.critical_dt,
         steps: done,
-        simulated_time_s: sim.time,
+        simulated_time_s: step_time(sim.steps, sim.dt),
         final_kinetic_energy_j: sim.particles.kinetic_energy(),
-        wall_seconds: stepping,
-        particle_steps_per_second: if stepping > 0.0 {
+        wall_clock_s: stepping,
+        particle_steps_per_s: if stepping > 0.0 {
             n as f64 * done as f64 / stepping
         } else {
             0.0

@@ -77,6 +77,11 @@ impl ProbeSetup {
     pub fn new(params: &CaseParams) -> Result<Self, GpuError> {
         let mut s = ProbeSetup::zeroed();
         match params {
+            CaseParams::SpringDashpot(..) => {
+                return Err(GpuError::Unsupported(
+                    "the GPU contact probe drives the linear, hill and jager models; the hertz and hooke laws are evaluated by the CPU reference only, this command's default backend (their WGSL twin is checked against it by tests/gpu_contact_law.rs)".to_owned(),
+                ));
+            }
             CaseParams::Linear(KuhnParams {
                 kn,
                 kt,

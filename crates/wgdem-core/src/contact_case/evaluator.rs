@@ -2,10 +2,13 @@
 //! (`wgdem-gpu::contact_probe`) both implement, and the CPU evaluator.
 
 use super::*;
+use crate::contact::{ContactModel, ContactParams, RelativeMotion, contact_force};
 
 /// The constants of the model a case drives.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CaseParams {
+    /// Fleischmann et al.'s spring–dashpot (Hertz or Hooke, with its history mode).
+    SpringDashpot(ContactModel, ContactParams),
     /// Kuhn's linear-frictional contact.
     Linear(KuhnParams),
     /// Potyondy's hill model.
@@ -65,6 +68,8 @@ pub trait CaseEvaluator {
 #[derive(Debug, Default)]
 pub struct CpuEvaluator {
     params: Option<CaseParams>,
+    /// Spring–dashpot: the stored tangential displacement `u_t` (m).
+    u_t: DVec3,
     kuhn: KuhnState,
     hill: HillState,
     jager: JagerState,
@@ -97,6 +102,9 @@ impl CaseEvaluator for CpuEvaluator {
         let mut out = Vec::with_capacity(steps.len());
         for k in steps {
             out.push(match &params {
+                CaseParams::SpringDashpot(model, p) => {
+                    spring_dashpot_step(&mut self.u_t, *model, k, p)
+                }
                 CaseParams::Linear(p) => {
                     let o = kuhn_step(
                         &mut self.kuhn,
@@ -168,5 +176,48 @@ impl CaseEvaluator for CpuEvaluator {
 
     fn name(&self) -> String {
         "cpu".to_owned()
+    }
+}
+
+/// One step of Fleischmann et al.'s law (Eq. 1–6, [`contact_force`]) with the stored `u_t`. A
+/// gap ends the contact and its history, as the engine drops a pair that no longer touches.
+/// The elastic energy is the normal spring's, `∫ k_n f(δ) δ dδ` (Hooke: `k_n δ²/2`; Hertz:
+/// `(2/5) k_n √R̄ δ^{5/2}`), plus the tangential spring's `k_t f |u_t|²/2`; the model does not
+/// split the rest of its work, so `dissipated` is NaN.
+fn spring_dashpot_step(
+    u_t: &mut DVec3,
+    model: ContactModel,
+    k: &StepKinematics,
+    p: &ContactParams,
+) -> StepResult {
+    if k.overlap <= 0.0 {
+        *u_t = DVec3::ZERO;
+        return StepResult {
+            force: DVec3::ZERO,
+            elastic: 0.0,
+            dissipated: f64::NAN,
+            surface: 0.0,
+            moisture: 0.0,
+            history: 0,
+        };
+    }
+    let motion = RelativeMotion {
+        velocity: k.velocity,
+        displacement: k.displacement,
+    };
+    let o = contact_force(model, k.overlap, k.normal, motion, *u_t, p);
+    *u_t = o.tangential_displacement;
+    let f = model.law.factor(p.eff_radius, k.overlap);
+    let normal_energy = match model.law {
+        crate::contact::ContactLaw::Hooke => 0.5 * p.kn * k.overlap * k.overlap,
+        crate::contact::ContactLaw::Hertz => 0.4 * p.kn * p.eff_radius.sqrt() * k.overlap.powf(2.5),
+    };
+    StepResult {
+        force: o.force,
+        elastic: normal_energy + 0.5 * p.kt * f * u_t.length_squared(),
+        dissipated: f64::NAN,
+        surface: o.normal_force,
+        moisture: 0.0,
+        history: 0,
     }
 }

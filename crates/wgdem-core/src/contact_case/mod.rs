@@ -59,6 +59,11 @@ pub struct CaseConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CaseModel {
+    /// Fleischmann et al.'s spring–dashpot with the Hertzian factor `f = √(R̄ δ)` (Eq. 1),
+    /// the engine's default law.
+    Hertz,
+    /// Fleischmann et al.'s spring–dashpot with `f = 1` (Eq. 1).
+    Hooke,
     /// Kuhn, Suzuki & Daouadji's refined linear-frictional contact.
     Linear,
     /// Potyondy's hill model.
@@ -71,8 +76,11 @@ pub enum CaseModel {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContactSpec {
-    /// `linear` or `hill`.
+    /// `hertz`, `hooke`, `linear`, `hill` or `jager`.
     pub model: CaseModel,
+    /// Hertz and Hooke: how the tangential displacement is kept, `true` (Eq. 3–4, default),
+    /// `pseudo` (Eq. 5) or `none`.
+    pub history: Option<crate::contact::HistoryMode>,
     /// Friction coefficient μ.
     pub friction: f64,
     /// Linear: PFC's effective modulus `E*` (Pa); `k_n = π r² E*/L` with `r = min(R₁, R₂)` and
@@ -80,10 +88,16 @@ pub struct ContactSpec {
     pub effective_modulus: Option<f64>,
     /// Linear: `κ* = k_n/k_t` (default 1).
     pub stiffness_ratio: Option<f64>,
-    /// Linear: normal stiffness given directly (N/m), instead of `effective_modulus`.
+    /// Linear: normal stiffness given directly (N/m), instead of `effective_modulus`. Hertz
+    /// and Hooke: Eq. 1's `k_n` (N/m² for Hertz, N/m for Hooke).
     pub kn: Option<f64>,
-    /// Linear: tangential stiffness given directly (N/m).
+    /// Linear: tangential stiffness given directly (N/m). Hertz and Hooke: Eq. 1's `k_t`.
     pub kt: Option<f64>,
+    /// Hertz and Hooke: Eq. 1's normal damping `γ_n` (1/(m·s) for Hertz, 1/s for Hooke;
+    /// default 0; needs both bodies' `density`).
+    pub gamma_n: Option<f64>,
+    /// Hertz and Hooke: Eq. 1's tangential damping `γ_t` (default 0).
+    pub gamma_t: Option<f64>,
     /// Linear: apply Kuhn's Eq. 23 twirl (default true).
     pub twirl: Option<bool>,
     /// Hill: damping constant `α_h` in [0, 1] (default 0).
@@ -181,6 +195,8 @@ fn default_local_damping() -> f64 {
 pub struct CaseRow {
     /// Step number from the start of the case.
     pub step: u64,
+    /// Time of the step, `step × dt` (s).
+    pub time_s: f64,
     /// Normal component of the force on body 2 (N), positive when repulsive.
     #[serde(rename = "normal_force_N")]
     pub normal_force: f64,
@@ -243,6 +259,11 @@ impl ContactCase {
     /// The model being driven.
     pub fn model(&self) -> CaseModel {
         self.config.contact.model
+    }
+
+    /// The time step (s).
+    pub fn dt(&self) -> f64 {
+        self.config.dt
     }
 
     /// Contact geometry at the current positions: (overlap, normal A→B, contact point).
@@ -335,6 +356,7 @@ impl ContactCase {
                     let ft = out.force - k.normal * fn_total;
                     rows.push(CaseRow {
                         step: step_no,
+                        time_s: crate::output::step_time(step_no, dt),
                         normal_force: fn_total,
                         tangential_force_x: ft.x,
                         tangential_force_y: ft.y,
@@ -402,6 +424,13 @@ impl ContactCase {
                 friction: stage.friction.unwrap_or(p.friction),
                 ..p
             }),
+            CaseParams::SpringDashpot(model, p) => CaseParams::SpringDashpot(
+                model,
+                crate::contact::ContactParams {
+                    friction: stage.friction.unwrap_or(p.friction),
+                    ..p
+                },
+            ),
             CaseParams::Jager(p) => CaseParams::Jager(JagerParams {
                 friction: stage.friction.unwrap_or(p.friction),
                 ..p
@@ -417,6 +446,26 @@ impl ContactCase {
             )),
         }
     }
+}
+
+/// What `wgdem contact` reports in `summary.json` (keys in `docs/outputs.md`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseSummary {
+    /// Version, command line, input.
+    #[serde(flatten)]
+    pub provenance: crate::provenance::Provenance,
+    /// `cpu` or `gpu`.
+    pub backend: String,
+    /// What evaluated the contact (`cpu`, or the GPU adapter).
+    pub evaluator: String,
+    /// The model driven.
+    pub contact_model: CaseModel,
+    /// Time step (s).
+    pub dt_s: f64,
+    /// Steps driven.
+    pub steps: u64,
+    /// The last row of each stage.
+    pub stage_ends: Vec<CaseRow>,
 }
 
 /// The last row of each stage, for reports.

@@ -41,7 +41,10 @@ impl ContactCase {
         }
         let c = &config.contact;
         let hill = c.model == CaseModel::Hill;
-        let needs_mass = hill || config.stages.iter().any(|s| s.free);
+        let spring_dashpot = matches!(c.model, CaseModel::Hertz | CaseModel::Hooke);
+        let damped =
+            spring_dashpot && (c.gamma_n.unwrap_or(0.0) > 0.0 || c.gamma_t.unwrap_or(0.0) > 0.0);
+        let needs_mass = hill || damped || config.stages.iter().any(|s| s.free);
         let mut bodies = [Body {
             plane: false,
             radius: 0.0,
@@ -66,10 +69,10 @@ impl ContactCase {
                         "body 2 must be a sphere; put the plane first".into(),
                     ));
                 }
-                if c.model != CaseModel::Linear {
+                if matches!(c.model, CaseModel::Hill | CaseModel::Jager) {
                     return Err(err(
                         &f("kind"),
-                        "only the linear model has a sphere–plane contact here (the hill memo's footnote 10 and Jäger's equal spheres exclude it); use model = \"linear\" or a sphere".into(),
+                        "the hill and Jäger models have no sphere–plane contact here (the hill memo's footnote 10 and Jäger's equal spheres exclude it); use a sphere, or model = \"linear\", \"hertz\" or \"hooke\"".into(),
                     ));
                 }
                 let n = spec
@@ -100,7 +103,7 @@ impl ContactCase {
                 let rho = spec.density.ok_or_else(|| {
                     err(
                         &f("density"),
-                        "is missing; the hill model and free stages need the density in kg/m³"
+                        "is missing; the hill model, free stages and the spring–dashpot's damping need the density in kg/m³"
                             .into(),
                     )
                 })?;
@@ -118,8 +121,107 @@ impl ContactCase {
             }
         };
         friction_ok("contact.friction", c.friction)?;
+        if c.history.is_some() && !spring_dashpot {
+            return Err(err(
+                "contact.history",
+                "only the hertz and hooke laws take a history mode; remove it".into(),
+            ));
+        }
+        if (c.gamma_n.is_some() || c.gamma_t.is_some()) && !spring_dashpot {
+            return Err(err(
+                "contact.gamma_n",
+                "gamma_n and gamma_t are the hertz and hooke laws' dashpots; remove them".into(),
+            ));
+        }
         let mut moduli = (0.0, 0.0);
         let model = match c.model {
+            CaseModel::Hertz | CaseModel::Hooke => {
+                let law = if c.model == CaseModel::Hertz {
+                    crate::contact::ContactLaw::Hertz
+                } else {
+                    crate::contact::ContactLaw::Hooke
+                };
+                let unit = if law == crate::contact::ContactLaw::Hertz {
+                    "N/m²"
+                } else {
+                    "N/m"
+                };
+                let missing = |field: &str| {
+                    err(
+                        field,
+                        format!(
+                            "is missing; the {} law needs Eq. 1's constants `kn` and `kt` (in {unit})",
+                            if law == crate::contact::ContactLaw::Hertz {
+                                "hertz"
+                            } else {
+                                "hooke"
+                            }
+                        ),
+                    )
+                };
+                let kn = positive(
+                    "contact.kn",
+                    c.kn.ok_or_else(|| missing("contact.kn"))?,
+                    unit,
+                )?;
+                let kt = positive(
+                    "contact.kt",
+                    c.kt.ok_or_else(|| missing("contact.kt"))?,
+                    unit,
+                )?;
+                let mut gammas = [0.0; 2];
+                for (g, (name, value)) in gammas.iter_mut().zip([
+                    ("contact.gamma_n", c.gamma_n),
+                    ("contact.gamma_t", c.gamma_t),
+                ]) {
+                    let v = value.unwrap_or(0.0);
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(err(name, format!("{v} must be ≥ 0")));
+                    }
+                    *g = v;
+                }
+                for (name, given) in [
+                    ("contact.effective_modulus", c.effective_modulus.is_some()),
+                    ("contact.stiffness_ratio", c.stiffness_ratio.is_some()),
+                    ("contact.twirl", c.twirl.is_some()),
+                    ("contact.damping_constant", c.damping_constant.is_some()),
+                    ("contact.suction", c.suction.is_some()),
+                    ("contact.dp_max", c.dp_max.is_some()),
+                    ("contact.capacity", c.capacity.is_some()),
+                ] {
+                    if given {
+                        return Err(err(
+                            name,
+                            "belongs to another model; the hertz and hooke laws take kn, kt, gamma_n, gamma_t, friction and history".into(),
+                        ));
+                    }
+                }
+                let (m1, m2) = (bodies[0].mass, bodies[1].mass);
+                let (eff_radius, eff_mass) = if bodies[0].plane {
+                    (r2, m2)
+                } else {
+                    (
+                        crate::material::effective(r1, r2),
+                        crate::material::effective(m1, m2),
+                    )
+                };
+                CaseParams::SpringDashpot(
+                    crate::contact::ContactModel {
+                        law,
+                        history: c.history.unwrap_or(crate::contact::HistoryMode::True),
+                    },
+                    crate::contact::ContactParams {
+                        kn,
+                        kt,
+                        gamma_n: gammas[0],
+                        gamma_t: gammas[1],
+                        friction: c.friction,
+                        // Undamped without densities: no mass is needed (and none is known).
+                        eff_mass: if eff_mass.is_finite() { eff_mass } else { 0.0 },
+                        eff_radius,
+                    },
+                )
+            }
             CaseModel::Linear => {
                 let (kn, kt) = match (c.effective_modulus, c.kn, c.kt) {
                     (Some(e), None, None) => {

@@ -200,6 +200,7 @@ pub fn build_scene(config: SceneConfig, file: &str) -> Result<Scene> {
         max_dt,
         materials,
         config,
+        source: file.to_owned(),
     })
 }
 

@@ -393,6 +393,8 @@ pub struct Scene {
     pub materials: Vec<Material>,
     /// The configuration it was built from.
     pub config: SceneConfig,
+    /// The file (or other source) it was read from, as named to [`build_scene`].
+    pub source: String,
 }
 
 impl SceneConfig {

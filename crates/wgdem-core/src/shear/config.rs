@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::contact::{ContactModel, RelativeMotion, contact_force};
 use crate::error::{Error, Result};
 use crate::material::PairParams;
+use crate::provenance::Provenance;
 use crate::scene::{ContactConfig, MaterialConfig, Scene, SizeDistribution};
 
 use super::setup::build;
@@ -240,6 +241,9 @@ pub struct ShearSetup {
     pub config: ShearConfig,
     /// The configuration file's text (a checkpoint resumes only with the same).
     pub text: String,
+    /// Version, command line, the configuration as run (scaled, defaults filled in) and seed,
+    /// for `summary.json` and `input.toml`.
+    pub provenance: Provenance,
     /// The scene at time 0: particles, box, pair table for preparation.
     pub scene: Scene,
     /// Pair table during preparation and consolidation (specimen friction replaced).
@@ -324,9 +328,11 @@ impl ShearSetup {
             ));
         }
         let scaled = config.scaled_to(n);
+        let source = file;
         let file = format!("{file} scaled to {n} spheres");
         let text = format!("{text}\n# scaled to {n} spheres\n");
-        let setup = build(scaled, &text, &file)?;
+        let mut setup = build(scaled, &text, &file)?;
+        setup.provenance.input_file = source.to_owned();
         let b = &setup.config.shear_box;
         let across = b.length.min(b.width) / setup.mean_diameter;
         if across < 10.0 {

@@ -88,7 +88,8 @@ impl ShearRun {
             0.0
         };
         Row {
-            time_s: sim.time,
+            step: sim.steps,
+            time_s: crate::output::step_time(sim.steps, sim.dt),
             stage: stage.name().to_owned(),
             shear_displacement_m: dh,
             shear_strain: dh / s.config.shear_box.length,
@@ -139,16 +140,17 @@ impl ShearRun {
         let steps = self.sim.steps;
         let n = self.sim.particles.len();
         ShearSummary {
+            provenance: s.provenance.clone(),
             n_particles: n,
             backend: backend.name().to_owned(),
             adapter: backend.adapter(),
             gpu_bytes_per_particle: self.gpu_bytes_per_particle(backend),
-            contact_model: format!("{:?}", self.sim.model.law).to_lowercase(),
+            contact_law: format!("{:?}", self.sim.model.law).to_lowercase(),
             history: format!("{:?}", self.sim.model.history).to_lowercase(),
             preparation_void_ratio: self.state.preparation_void_ratio.unwrap_or(f64::NAN),
             initial_void_ratio: shear.first().map_or(f64::NAN, |r| r.void_ratio),
             normal_stress_target_pa: target,
-            normal_stress_error_max: shear
+            normal_stress_error_max_fraction: shear
                 .iter()
                 .map(|r| ((r.normal_stress_pa - target) / target).abs())
                 .fold(0.0, f64::max),
@@ -162,8 +164,8 @@ impl ShearRun {
             consolidation_timed_out: self.state.consolidation_timed_out,
             steps,
             dt_s: self.sim.dt,
-            wall_seconds: self.state.wall_seconds,
-            particle_steps_per_second: if self.state.wall_seconds > 0.0 {
+            wall_clock_s: self.state.wall_seconds,
+            particle_steps_per_s: if self.state.wall_seconds > 0.0 {
                 n as f64 * steps as f64 / self.state.wall_seconds
             } else {
                 0.0

@@ -104,6 +104,7 @@ impl ShearRun {
             }
         }
         std::fs::create_dir_all(out.join("vtk")).map_err(|e| Error::io(out, e))?;
+        setup.provenance.write_input(out)?;
         let sim = setup.scene.simulation.clone();
         let state = DriverState {
             stage: Stage::Preparation,
@@ -485,9 +486,7 @@ impl ShearRun {
 
     fn finish(&mut self, backend: &mut dyn Backend) -> Result<ShearSummary> {
         let summary = self.summary(backend);
-        let path = self.out.join("summary.json");
-        let json = serde_json::to_vec_pretty(&summary).map_err(|e| encode(&path, e))?;
-        atomic_write(&path, &json)?;
+        crate::output::write_json(&self.out.join("summary.json"), &summary)?;
         self.writer
             .plots(&self.out.join("plots"), &self.state.rows)?;
         Ok(summary)

@@ -5,6 +5,7 @@ use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
 
 use super::servo::Servo;
+use crate::provenance::Provenance;
 
 /// Stage of a direct shear test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +35,9 @@ impl Stage {
 /// One row of `shear.csv` (SI units, as the column names say).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
-    /// Simulated time.
+    /// Steps taken since the start of the test.
+    pub step: u64,
+    /// Simulated time, `step × dt` (s).
     pub time_s: f64,
     /// Stage name.
     pub stage: String,
@@ -120,9 +123,12 @@ pub struct DriverState {
     pub shear_start_steps: u64,
 }
 
-/// What a finished test reports (`summary.json`).
+/// What a finished test reports (`summary.json`; keys in `docs/outputs.md`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShearSummary {
+    /// Version, command line, input and seed.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// Number of particles.
     pub n_particles: usize,
     /// Backend that ran the steps.
@@ -131,8 +137,8 @@ pub struct ShearSummary {
     pub adapter: Option<String>,
     /// Device memory the GPU engine held at the end, per sphere (bytes); `null` on the CPU.
     pub gpu_bytes_per_particle: Option<f64>,
-    /// Normal contact law.
-    pub contact_model: String,
+    /// Normal contact law of the specimen (`[contact] law`).
+    pub contact_law: String,
     /// Tangential history mode.
     pub history: String,
     /// Void ratio at the end of preparation.
@@ -143,7 +149,7 @@ pub struct ShearSummary {
     #[serde(rename = "normal_stress_target_Pa")]
     pub normal_stress_target_pa: f64,
     /// Largest |σ − σ_n| / σ_n over the shear rows.
-    pub normal_stress_error_max: f64,
+    pub normal_stress_error_max_fraction: f64,
     /// Largest stress ratio, from a running mean over five rows.
     pub peak_stress_ratio: f64,
     /// `atan` of the peak stress ratio (deg).
@@ -166,9 +172,9 @@ pub struct ShearSummary {
     /// Time step (s).
     pub dt_s: f64,
     /// Wall-clock seconds of stepping (all sessions of a resumed run).
-    pub wall_seconds: f64,
+    pub wall_clock_s: f64,
     /// Particle-steps per wall-clock second.
-    pub particle_steps_per_second: f64,
+    pub particle_steps_per_s: f64,
 }
 
 /// Progress after each row.
@@ -183,7 +189,8 @@ pub struct ShearProgress<'a> {
 }
 
 /// Columns of `shear.csv`.
-pub const HEADER: [&str; 16] = [
+pub const HEADER: [&str; 17] = [
+    "step",
     "time_s",
     "stage",
     "shear_displacement_m",

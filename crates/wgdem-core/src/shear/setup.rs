@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::material::PairParams;
+use crate::provenance::Provenance;
 use crate::scene::{
     ParticleGroup, RegionConfig, SceneConfig, SimulationConfig, Validator, WallConfig, build_scene,
     sample_diameters,
@@ -264,8 +265,10 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
         area,
         c.normal_stress,
     );
+    let provenance = Provenance::new(file, &config, Some(config.simulation.seed))?;
     Ok(ShearSetup {
         text: text.to_owned(),
+        provenance,
         scene,
         preparation_pairs,
         shear_pairs,
