@@ -4,7 +4,8 @@
 #   bash scripts/test.sh --long   the long tier only: the tests marked `#[ignore = "long tier: …"]`
 #                                 (100 000-step holds, full shear presets, kill and resume)
 #   bash scripts/test.sh --all    both tiers, one after the other (what CI runs)
-# WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver install).
+# WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver install). A Python venv with VTK
+# (.venv-test/) lets the tests open the ParaView files with VTK's own readers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tier="${1:-default}"
@@ -14,6 +15,8 @@ case "$tier" in
 esac
 . scripts/vulkan-driver.sh
 ensure_vulkan_driver
+. scripts/vtk-python.sh
+ensure_vtk_python
 if [ "$tier" != --long ]; then
   cargo test --workspace --release
 fi

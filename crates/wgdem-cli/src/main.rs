@@ -539,19 +539,25 @@ fn execute(cli: Cli) -> Result<(), String> {
                 );
                 bar
             });
-            let summary = run(&mut scene, engine.as_mut(), &mut dir, |p| match &bar {
-                Some(bar) => {
-                    bar.set_position(p.step);
-                    bar.set_message(format!("{:.4} s", p.time));
-                }
-                None => log::info!(
-                    "step {}/{}  t = {:.4} s  kinetic energy = {:.4e} J",
-                    p.step,
-                    p.total,
-                    p.time,
-                    p.kinetic_energy
-                ),
-            })
+            let summary = run(
+                &mut scene,
+                engine.as_mut(),
+                &mut dir,
+                Some(&wgdem_io::VtkFiles),
+                |p| match &bar {
+                    Some(bar) => {
+                        bar.set_position(p.step);
+                        bar.set_message(format!("{:.4} s", p.time));
+                    }
+                    None => log::info!(
+                        "step {}/{}  t = {:.4} s  kinetic energy = {:.4e} J",
+                        p.step,
+                        p.total,
+                        p.time,
+                        p.kinetic_energy
+                    ),
+                },
+            )
             .map_err(cli_error)?;
             if let Some(bar) = bar {
                 bar.finish_and_clear();

@@ -11,6 +11,7 @@
 //! - [`scene`]: TOML scenes, validation, particle generation;
 //! - [`output`], [`runner`]: running a scene and writing its results;
 //! - [`provenance`]: the version, command line and input every summary records;
+//! - [`snapshot`]: the contacts and particle stresses a ParaView snapshot shows;
 //! - [`shear`], [`analysis`]: the direct shear test and the quantities measured on packings;
 //! - [`bench`]: the sheared dense specimen that `wgdem bench` measures.
 //!
@@ -30,6 +31,7 @@ pub mod provenance;
 pub mod runner;
 pub mod scene;
 pub mod shear;
+pub mod snapshot;
 pub mod wall;
 
 pub use error::{Error, Result};

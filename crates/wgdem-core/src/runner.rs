@@ -7,10 +7,11 @@ use glam::DVec3;
 use serde::Serialize;
 
 use crate::cpu::{Simulation, StepStats};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::{OutputDir, step_time};
 use crate::provenance::Provenance;
 use crate::scene::Scene;
+use crate::snapshot::{ContactHistories, Series, SnapshotWriter};
 
 /// What a finished run reports (also written as `summary.json`; keys in `docs/outputs.md`).
 #[derive(Debug, Clone, Serialize)]
@@ -92,6 +93,12 @@ pub trait Backend {
         interval: u64,
         control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
     ) -> Result<()>;
+
+    /// For snapshots, after [`Backend::advance`]: the particles' forces and torques of the
+    /// last step into `sim`, and the contact histories the backend keeps.
+    fn contact_histories(&mut self, sim: &mut Simulation) -> Result<ContactHistories> {
+        Ok(sim.contact_histories())
+    }
 
     /// Takes over the walls of `sim` (shapes and velocities set by the host).
     fn update_walls(&mut self, sim: &Simulation) -> Result<()>;
@@ -186,17 +193,20 @@ impl Backend for CpuBackend {
 pub fn run_cpu(
     scene: &mut Scene,
     out: &mut OutputDir,
+    vtk: Option<&dyn SnapshotWriter>,
     progress: impl FnMut(Progress),
 ) -> Result<RunSummary> {
-    run(scene, &mut CpuBackend, out, progress)
+    run(scene, &mut CpuBackend, out, vtk, progress)
 }
 
-/// Runs `scene` on `backend`, writing to `out` every output interval and calling `progress`
-/// after each output.
+/// Runs `scene` on `backend`, writing to `out` every output interval (and, through `vtk`,
+/// ParaView snapshots every `[output] vtk_interval`, indexed by `vtk/run.pvd`) and calling
+/// `progress` after each output.
 pub fn run(
     scene: &mut Scene,
     backend: &mut dyn Backend,
     out: &mut OutputDir,
+    vtk: Option<&dyn SnapshotWriter>,
     mut progress: impl FnMut(Progress),
 ) -> Result<RunSummary> {
     let provenance = Provenance::new(
@@ -208,19 +218,63 @@ pub fn run(
     let sim = &mut scene.simulation;
     let total = step_count(scene.duration, sim.dt);
     let every = ((scene.output_interval / sim.dt).round() as u64).max(1);
+    let vtk_interval = scene
+        .config
+        .output
+        .vtk_interval
+        .unwrap_or(scene.output_interval);
+    // Steps between snapshots; none without a writer or with an interval of 0.
+    let vtk_every = vtk
+        .filter(|_| vtk_interval > 0.0)
+        .map(|w| (w, ((vtk_interval / sim.dt).round() as u64).max(1)));
+    let names: Vec<String> = scene.materials.iter().map(|m| m.name.clone()).collect();
+    let content = &scene.config.output.vtk;
+    let reference = (
+        sim.particles.position.clone(),
+        sim.particles.orientation.clone(),
+    );
+    let mut series = Series::new("run");
+    if vtk_every.is_some() {
+        std::fs::create_dir_all(out.dir().join("vtk")).map_err(|e| Error::io(out.dir(), e))?;
+    }
     // At t = 0 no force has been evaluated yet: evaluate one on a copy, so that history in the
     // real run is not advanced twice.
     let mut initial = sim.clone();
     initial.compute_forces();
     out.record(sim, &initial)?;
+    if let Some((writer, _)) = vtk_every {
+        let reference = (&reference.0[..], &reference.1[..]);
+        series.take(
+            writer,
+            out.dir(),
+            &mut initial,
+            &mut CpuBackend,
+            reference,
+            &names,
+            content,
+        )?;
+    }
     let mut stepping = 0.0;
     let mut done = 0;
     while done < total {
-        let n = every.min(total - done);
+        // To the next row or snapshot, whichever comes first.
+        let mut n = (every - done % every).min(total - done);
+        if let Some((_, k)) = vtk_every {
+            n = n.min(k - done % k);
+        }
         let t0 = Instant::now();
         backend.advance(sim, n)?;
         stepping += t0.elapsed().as_secs_f64();
         done += n;
+        if let Some((writer, k)) = vtk_every {
+            if done % k == 0 || done == total {
+                let reference = (&reference.0[..], &reference.1[..]);
+                series.take(writer, out.dir(), sim, backend, reference, &names, content)?;
+            }
+        }
+        if done % every != 0 && done != total {
+            continue;
+        }
         out.record(sim, sim)?;
         progress(Progress {
             step: done,

@@ -70,6 +70,13 @@ impl wgdem_core::runner::Backend for GpuBackend {
         Ok(())
     }
 
+    fn contact_histories(
+        &mut self,
+        sim: &mut Simulation,
+    ) -> wgdem_core::Result<wgdem_core::snapshot::ContactHistories> {
+        self.engine.contact_histories(sim).map_err(backend_error)
+    }
+
     fn save_state(&mut self) -> wgdem_core::Result<Vec<u8>> {
         self.engine.save_state().map_err(backend_error)
     }

@@ -1,8 +1,9 @@
 //! wgdem's file writers: ParaView (VTK XML) snapshots and plots. The physics crate,
 //! `wgdem-core`, writes CSV and JSON itself and reaches these through
-//! [`wgdem_core::shear::ShearWriter`], so that it depends on no file-format crate.
+//! [`wgdem_core::snapshot::SnapshotWriter`] and [`wgdem_core::shear::ShearWriter`], so that it
+//! depends on no file-format crate.
 //!
-//! - [`vtk`]: particles, force chains and the `.pvd` collection;
+//! - [`vtk`]: particles, contacts, walls and the `.pvd` collection;
 //! - [`plots`]: stress ratio and vertical displacement against shear strain (PNG, SVG).
 
 pub mod plots;
@@ -10,33 +11,39 @@ pub mod vtk;
 
 use std::path::Path;
 
-use glam::{DQuat, DVec3};
-use wgdem_core::cpu::Simulation;
 use wgdem_core::error::Result;
-use wgdem_core::shear::{Row, ShearWriter, Snapshot};
+use wgdem_core::shear::{Row, ShearWriter};
+use wgdem_core::snapshot::{Frame, Snapshot, SnapshotWriter};
 
-/// The files of a direct shear test: VTK snapshots and their collection, and the plots.
+/// ParaView snapshots (`wgdem run`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VtkFiles;
+
+impl SnapshotWriter for VtkFiles {
+    fn snapshot(&self, out: &Path, files: &Snapshot, frame: &Frame<'_>) -> Result<()> {
+        vtk::write_snapshot(out, files, frame)
+    }
+
+    fn collection(&self, path: &Path, snapshots: &[Snapshot]) -> Result<()> {
+        vtk::write_pvd(path, snapshots)
+    }
+}
+
+/// The files of a direct shear test: ParaView snapshots and their collection, and the plots.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ShearFiles;
 
+impl SnapshotWriter for ShearFiles {
+    fn snapshot(&self, out: &Path, files: &Snapshot, frame: &Frame<'_>) -> Result<()> {
+        VtkFiles.snapshot(out, files, frame)
+    }
+
+    fn collection(&self, path: &Path, snapshots: &[Snapshot]) -> Result<()> {
+        VtkFiles.collection(path, snapshots)
+    }
+}
+
 impl ShearWriter for ShearFiles {
-    fn particles(
-        &self,
-        path: &Path,
-        sim: &Simulation,
-        reference: &(Vec<DVec3>, Vec<DQuat>),
-    ) -> Result<()> {
-        vtk::write_particles(path, sim, reference)
-    }
-
-    fn force_chains(&self, path: &Path, sim: &Simulation) -> Result<()> {
-        vtk::write_force_chains(path, sim)
-    }
-
-    fn collection(&self, out: &Path, snapshots: &[Snapshot]) -> Result<()> {
-        vtk::write_pvd(out, snapshots)
-    }
-
     fn plots(&self, dir: &Path, rows: &[Row]) -> Result<()> {
         plots::write_plots(dir, rows)
     }

@@ -1,20 +1,22 @@
-//! ParaView files (VTK XML through `vtkio`): particles, force chains and the collection that
-//! indexes them. Every file is written atomically.
+//! ParaView files (VTK XML through `vtkio`): per snapshot the particles (`.vtu`), the contact
+//! network (`.vtp`, one line per contact) and the walls (`.vtp`, one polygon per wall), and
+//! the collection (`.pvd`) that indexes them as a time series. Every file is written
+//! atomically. Array names carry their SI unit as a suffix, as the CSV columns do; the list is
+//! in `docs/outputs.md`.
 
 use std::path::Path;
 
-use glam::{DQuat, DVec3};
+use glam::{DMat3, DVec3};
 use vtkio::model::{
     Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, PolyDataPiece,
     UnstructuredGridPiece, Version, VertexNumbers, Vtk,
 };
-use wgdem_core::analysis::touching;
-use wgdem_core::contact::{RelativeMotion, contact_force};
-use wgdem_core::cpu::Simulation;
 use wgdem_core::error::{Error, Result};
-use wgdem_core::material::effective;
 use wgdem_core::output::atomic_write;
-use wgdem_core::shear::Snapshot;
+use wgdem_core::snapshot::{
+    BodyA, Frame, ParticleField, Snapshot, contact_counts, particle_stress,
+};
+use wgdem_core::wall::WallShape;
 
 pub(crate) fn encode_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Encode {
@@ -23,7 +25,10 @@ pub(crate) fn encode_error(path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
-fn write_vtk(path: &Path, data: DataSet) -> Result<()> {
+/// The XML of `data`, with string arrays added as the dataset's field data (`vtkio` writes
+/// none): each array holds its strings' bytes, each string ended by a zero, as VTK writes a
+/// string array in ASCII.
+fn xml(path: &Path, data: DataSet, kind: &str, strings: &[(&str, &[String])]) -> Result<Vec<u8>> {
     let vtk = Vtk {
         version: Version::new((1, 0)),
         title: String::from("wgdem"),
@@ -34,33 +39,88 @@ fn write_vtk(path: &Path, data: DataSet) -> Result<()> {
     let mut bytes = Vec::new();
     vtk.write_xml(&mut bytes)
         .map_err(|e| encode_error(path, e))?;
-    atomic_write(path, &bytes)
+    if strings.is_empty() {
+        return Ok(bytes);
+    }
+    let mut text = String::from_utf8(bytes).map_err(|e| encode_error(path, e))?;
+    let mut field = String::from("<FieldData>");
+    for (name, values) in strings {
+        let codes: Vec<String> = values
+            .iter()
+            .flat_map(|v| v.bytes().chain([0]))
+            .map(|b| b.to_string())
+            .collect();
+        field.push_str(&format!(
+            "<Array type=\"String\" Name=\"{name}\" NumberOfTuples=\"{}\" format=\"ascii\">{}</Array>",
+            values.len(),
+            codes.join(" ")
+        ));
+    }
+    field.push_str("</FieldData>");
+    let open = format!("<{kind}>");
+    let at = text
+        .find(&open)
+        .ok_or_else(|| encode_error(path, format!("no <{kind}> element in vtkio's output")))?;
+    text.insert_str(at + open.len(), &field);
+    Ok(text.into_bytes())
 }
 
 fn flat(v: impl Iterator<Item = DVec3>) -> Vec<f64> {
     v.flat_map(|x| [x.x, x.y, x.z]).collect()
 }
 
-/// Particles as VTK vertices with `radius` (m), `velocity` (m/s), `displacement` (m) and
-/// `rotation_angle` (rad) from `reference`, and `contact_count`.
-pub fn write_particles(
-    path: &Path,
-    sim: &Simulation,
-    reference: &(Vec<DVec3>, Vec<DQuat>),
-) -> Result<()> {
+/// Row-major components of each tensor, as VTK reads a 9-component tensor.
+fn tensors(m: &[DMat3]) -> Vec<f64> {
+    m.iter()
+        .flat_map(|t| {
+            let r = t.transpose().to_cols_array();
+            r.into_iter()
+        })
+        .collect()
+}
+
+/// `particles_NNNN.vtu`: the particles as vertices with the arrays of `frame.content`.
+pub fn write_particles(path: &Path, frame: &Frame<'_>) -> Result<()> {
+    let sim = frame.sim;
     let p = &sim.particles;
     let n = p.len();
-    let mut counts = vec![0u32; n];
-    for c in touching(p) {
-        counts[c.i as usize] += 1;
-        counts[c.j as usize] += 1;
+    let mut point = Vec::new();
+    for field in &frame.content.particle_fields {
+        point.push(match field {
+            ParticleField::Id => {
+                Attribute::scalars("id", 1).with_data((0..n as u32).collect::<Vec<u32>>())
+            }
+            ParticleField::Radius => Attribute::scalars("radius_m", 1).with_data(p.radius.clone()),
+            ParticleField::Material => Attribute::scalars("material", 1)
+                .with_data(p.material.iter().map(|&m| m as u32).collect::<Vec<u32>>()),
+            ParticleField::Velocity => {
+                Attribute::vectors("velocity_m_s").with_data(flat(p.velocity.iter().copied()))
+            }
+            ParticleField::AngularVelocity => Attribute::vectors("angular_velocity_rad_s")
+                .with_data(flat(p.angular_velocity.iter().copied())),
+            ParticleField::Force => {
+                Attribute::vectors("force_N").with_data(flat(p.force.iter().copied()))
+            }
+            ParticleField::Torque => {
+                Attribute::vectors("torque_N_m").with_data(flat(p.torque.iter().copied()))
+            }
+            ParticleField::Displacement => Attribute::vectors("displacement_m")
+                .with_data(flat((0..n).map(|i| p.position[i] - frame.reference.0[i]))),
+            ParticleField::Rotation => Attribute::scalars("rotation_angle_rad", 1).with_data(
+                (0..n)
+                    .map(|i| {
+                        let q = p.orientation[i] * frame.reference.1[i].inverse();
+                        2.0 * q.w.abs().min(1.0).acos()
+                    })
+                    .collect::<Vec<f64>>(),
+            ),
+            ParticleField::ContactCount => {
+                Attribute::scalars("contact_count", 1).with_data(contact_counts(n, frame.contacts))
+            }
+            ParticleField::Stress => Attribute::tensors("stress_Pa")
+                .with_data(tensors(&particle_stress(sim, frame.contacts))),
+        });
     }
-    let angle: Vec<f64> = (0..n)
-        .map(|i| {
-            let q = p.orientation[i] * reference.1[i].inverse();
-            2.0 * q.w.abs().min(1.0).acos()
-        })
-        .collect();
     let piece = UnstructuredGridPiece {
         points: flat(p.position.iter().copied()).into(),
         cells: Cells {
@@ -71,75 +131,174 @@ pub fn write_particles(
             types: vec![CellType::Vertex; n],
         },
         data: Attributes {
-            point: vec![
-                Attribute::scalars("radius", 1).with_data(p.radius.clone()),
-                Attribute::vectors("velocity").with_data(flat(p.velocity.iter().copied())),
-                Attribute::vectors("displacement")
-                    .with_data(flat((0..n).map(|i| p.position[i] - reference.0[i]))),
-                Attribute::scalars("rotation_angle", 1).with_data(angle),
-                Attribute::scalars("contact_count", 1).with_data(counts),
-                Attribute::scalars("id", 1).with_data((0..n as u32).collect::<Vec<u32>>()),
-            ],
+            point,
             cell: Vec::new(),
         },
     };
-    write_vtk(path, DataSet::inline(piece))
+    let bytes = xml(
+        path,
+        DataSet::inline(piece),
+        "UnstructuredGrid",
+        &[("material_names", frame.material_names)],
+    )?;
+    atomic_write(path, &bytes)
 }
 
-/// Force chains: a line between the centres of every touching pair, carrying the elastic
-/// normal force of the contact law at that overlap, `normal_force_N` (the dashpot and the
-/// tangential force are not included).
-pub fn write_force_chains(path: &Path, sim: &Simulation) -> Result<()> {
-    let p = &sim.particles;
-    let contacts = touching(p);
-    let still = RelativeMotion {
-        velocity: DVec3::ZERO,
-        displacement: DVec3::ZERO,
-    };
-    let mut force = Vec::with_capacity(contacts.len());
-    let mut connectivity = Vec::with_capacity(2 * contacts.len());
-    for c in &contacts {
-        let (a, b) = (c.i as usize, c.j as usize);
-        let params = sim.pair(p.material[a], p.material[b]).contact_params(
-            effective(p.mass[a], p.mass[b]),
-            effective(p.radius[a], p.radius[b]),
-        );
-        let out = contact_force(sim.model, c.overlap, c.normal, still, DVec3::ZERO, &params);
-        force.push(out.normal_force);
-        connectivity.push(c.i as u64);
-        connectivity.push(c.j as u64);
+/// `contacts_NNNN.vtp`: one line per touching contact along its branch (centre to centre;
+/// contact point to centre against a wall), with the forces on body B as cell data.
+pub fn write_contacts(path: &Path, frame: &Frame<'_>) -> Result<()> {
+    let contacts = frame.contacts;
+    let m = contacts.len();
+    let mut points = Vec::with_capacity(6 * m);
+    for c in contacts {
+        points.extend([c.branch.0.x, c.branch.0.y, c.branch.0.z]);
+        points.extend([c.branch.1.x, c.branch.1.y, c.branch.1.z]);
     }
+    let (particle_a, wall): (Vec<i64>, Vec<i64>) = contacts
+        .iter()
+        .map(|c| match c.a {
+            BodyA::Particle(a) => (i64::from(a), -1),
+            BodyA::Wall(w) => (-1, i64::from(w)),
+        })
+        .unzip();
+    let cell = vec![
+        Attribute::vectors("normal_force_N")
+            .with_data(flat(contacts.iter().map(|c| c.normal_force))),
+        Attribute::vectors("tangential_force_N")
+            .with_data(flat(contacts.iter().map(|c| c.tangential_force))),
+        Attribute::scalars("normal_force_magnitude_N", 1).with_data(
+            contacts
+                .iter()
+                .map(|c| c.normal_force.length())
+                .collect::<Vec<f64>>(),
+        ),
+        Attribute::vectors("normal").with_data(flat(contacts.iter().map(|c| c.normal))),
+        Attribute::vectors("contact_point_m").with_data(flat(contacts.iter().map(|c| c.point))),
+        Attribute::scalars("overlap_m", 1)
+            .with_data(contacts.iter().map(|c| c.overlap).collect::<Vec<f64>>()),
+        Attribute::scalars("sliding", 1).with_data(
+            contacts
+                .iter()
+                .map(|c| u8::from(c.sliding))
+                .collect::<Vec<u8>>(),
+        ),
+        Attribute::scalars("particle_a", 1).with_data(particle_a),
+        Attribute::scalars("wall", 1).with_data(wall),
+        Attribute::scalars("particle_b", 1).with_data(
+            contacts
+                .iter()
+                .map(|c| i64::from(c.b))
+                .collect::<Vec<i64>>(),
+        ),
+    ];
     let piece = PolyDataPiece {
-        points: flat(p.position.iter().copied()).into(),
+        points: points.into(),
         lines: Some(VertexNumbers::XML {
-            connectivity,
-            offsets: (1..=contacts.len() as u64).map(|k| 2 * k).collect(),
+            connectivity: (0..2 * m as u64).collect(),
+            offsets: (1..=m as u64).map(|k| 2 * k).collect(),
         }),
         data: Attributes {
             point: Vec::new(),
-            cell: vec![Attribute::scalars("normal_force_N", 1).with_data(force)],
+            cell,
         },
         ..Default::default()
     };
-    write_vtk(path, DataSet::inline(piece))
+    atomic_write(path, &xml(path, DataSet::inline(piece), "PolyData", &[])?)
 }
 
-/// `vtk/shear.pvd`: the snapshots as a time series, particles as part 0 and force chains as
-/// part 1.
-pub fn write_pvd(out: &Path, snapshots: &[Snapshot]) -> Result<()> {
+/// `walls_NNNN.vtp`: each wall as a polygon at its current position. A plate is its
+/// rectangle; an infinite plane is drawn as a square around the particles' projection on it,
+/// as wide as their bounding box's diagonal (at least 1 mm).
+pub fn write_walls(path: &Path, frame: &Frame<'_>) -> Result<()> {
+    let sim = frame.sim;
+    let p = &sim.particles;
+    let (lo, hi) = p.position.iter().zip(&p.radius).fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), (x, r)| (lo.min(*x - *r), hi.max(*x + *r)),
+    );
+    let (centre, span) = if p.is_empty() {
+        (DVec3::ZERO, 1e-3)
+    } else {
+        (0.5 * (lo + hi), (hi - lo).length().max(1e-3))
+    };
+    let mut points = Vec::new();
+    for wall in &sim.walls {
+        let (c, n, u, half) = match wall.shape {
+            WallShape::Plane { point, normal } => {
+                let c = centre - normal * (centre - point).dot(normal);
+                (c, normal, normal.any_orthonormal_vector(), [0.5 * span; 2])
+            }
+            WallShape::Plate {
+                center,
+                normal,
+                u_axis,
+                half_extents,
+            } => (center, normal, u_axis, half_extents),
+        };
+        let v = n.cross(u);
+        for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+            let x = c + u * (a * half[0]) + v * (b * half[1]);
+            points.extend([x.x, x.y, x.z]);
+        }
+    }
+    let k = sim.walls.len() as u64;
+    let names: Vec<String> = sim.walls.iter().map(|w| w.name.clone()).collect();
+    let piece = PolyDataPiece {
+        points: points.into(),
+        polys: Some(VertexNumbers::XML {
+            connectivity: (0..4 * k).collect(),
+            offsets: (1..=k).map(|w| 4 * w).collect(),
+        }),
+        data: Attributes {
+            point: Vec::new(),
+            cell: vec![
+                Attribute::scalars("wall", 1).with_data((0..k as u32).collect::<Vec<u32>>()),
+                Attribute::vectors("force_N").with_data(flat(sim.walls.iter().map(|w| w.force))),
+                Attribute::vectors("velocity_m_s")
+                    .with_data(flat(sim.walls.iter().map(|w| w.velocity))),
+            ],
+        },
+        ..Default::default()
+    };
+    let bytes = xml(
+        path,
+        DataSet::inline(piece),
+        "PolyData",
+        &[("wall_names", &names)],
+    )?;
+    atomic_write(path, &bytes)
+}
+
+/// Writes the files `files` names under `out`.
+pub fn write_snapshot(out: &Path, files: &Snapshot, frame: &Frame<'_>) -> Result<()> {
+    write_particles(&out.join(&files.particles), frame)?;
+    if let Some(contacts) = &files.contacts {
+        write_contacts(&out.join(contacts), frame)?;
+    }
+    if let Some(walls) = &files.walls {
+        write_walls(&out.join(walls), frame)?;
+    }
+    Ok(())
+}
+
+/// A `.pvd` collection at `path` (in `out/vtk/`): the snapshots as a time series, particles
+/// as part 0, contacts as part 1 and walls as part 2.
+pub fn write_pvd(path: &Path, snapshots: &[Snapshot]) -> Result<()> {
     let mut xml = String::from(
         "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n",
     );
     for s in snapshots {
-        for (part, file) in [(0, &s.particles), (1, &s.contacts)] {
+        let parts = [Some(&s.particles), s.contacts.as_ref(), s.walls.as_ref()];
+        for (part, file) in parts.iter().enumerate() {
+            let Some(file) = file else { continue };
             // Paths relative to the .pvd in vtk/.
             let name = file.strip_prefix("vtk/").unwrap_or(file);
             xml.push_str(&format!(
-                "    <DataSet timestep=\"{:e}\" group=\"\" part=\"{part}\" file=\"{name}\"/>\n",
-                s.time
+                "    <DataSet timestep=\"{}\" group=\"\" part=\"{part}\" file=\"{name}\"/>\n",
+                wgdem_core::output::fmt(s.time)
             ));
         }
     }
     xml.push_str("  </Collection>\n</VTKFile>\n");
-    atomic_write(&out.join("vtk").join("shear.pvd"), xml.as_bytes())
+    atomic_write(path, xml.as_bytes())
 }

@@ -320,6 +320,33 @@ impl Simulation {
         self.interaction_range
     }
 
+    /// The contact constants of particles `a` and `b` (`a` is body A).
+    pub fn pair_kind(&self, a: usize, b: usize) -> ContactKind {
+        self.slot_params(a, b)
+    }
+
+    /// The contact constants of wall `w` (body A) against particle `i`.
+    pub fn wall_kind(&self, w: usize, i: usize) -> ContactKind {
+        let p = &self.particles;
+        self.pair_params[self.walls[w].material * self.n_materials + p.material[i]]
+            .contact_kind((f64::INFINITY, p.radius[i]), (f64::INFINITY, p.mass[i]))
+    }
+
+    /// The contact histories this reference keeps (its neighbour slots and wall contacts),
+    /// for snapshots ([`crate::snapshot::contacts`]).
+    pub fn contact_histories(&self) -> crate::snapshot::ContactHistories {
+        crate::snapshot::ContactHistories {
+            pairs: self
+                .neighbours
+                .iter()
+                .filter(|s| !s.history.is_blank())
+                .map(|s| ((s.i, s.j), s.history.clone()))
+                .collect(),
+            walls: self.wall_history.clone(),
+            unreadable: 0,
+        }
+    }
+
     /// Number of materials.
     pub fn n_materials(&self) -> usize {
         self.n_materials

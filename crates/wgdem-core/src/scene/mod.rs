@@ -70,6 +70,21 @@ pub struct SceneConfig {
     /// Walls.
     #[serde(default)]
     pub walls: Vec<WallConfig>,
+    /// ParaView snapshots: how often and what they carry.
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Simulated time between ParaView snapshots (s); default `simulation.output_interval`;
+    /// 0 writes none.
+    pub vtk_interval: Option<f64>,
+    /// What the snapshots carry (`[output.vtk]`).
+    #[serde(default)]
+    pub vtk: crate::snapshot::VtkContent,
 }
 
 /// `[simulation]`.

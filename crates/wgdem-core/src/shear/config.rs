@@ -166,6 +166,9 @@ pub struct ShearOutputConfig {
     /// Rows between checkpoints (also written at the end of every stage).
     #[serde(default = "default_checkpoint_rows")]
     pub checkpoint_rows: u32,
+    /// What the snapshots carry (`[output.vtk]`: `particle_fields`, `contacts`, `walls`).
+    #[serde(default)]
+    pub vtk: crate::snapshot::VtkContent,
 }
 
 impl Default for ShearOutputConfig {
@@ -173,6 +176,7 @@ impl Default for ShearOutputConfig {
         Self {
             vtk_snapshots: default_snapshots(),
             checkpoint_rows: default_checkpoint_rows(),
+            vtk: crate::snapshot::VtkContent::default(),
         }
     }
 }

@@ -41,7 +41,7 @@ pub use config::{
     BoxConfig, ConsolidationConfig, Method, ShearConfig, ShearOutputConfig, ShearSetup,
     ShearSimulationConfig, ShearStageConfig, SpecimenConfig, walls,
 };
-pub use records::{DriverState, HEADER, Row, ShearProgress, ShearSummary, Snapshot, Stage};
+pub use records::{DriverState, HEADER, Row, ShearProgress, ShearSummary, Stage};
 pub use servo::{Servo, ServoGains};
 pub use writer::ShearWriter;
 
@@ -60,8 +60,9 @@ const CHECKPOINT: &str = "checkpoint.bin";
 /// slot is its wall's rank among the particle's walls within the skin; 4: a GPU engine's
 /// neighbour slot holds its pair's canonical order in the partner word's top bit; 5: a GPU
 /// engine's rebuild flag is set by the step that moved a particle half the skin, so a
-/// checkpoint may hold it pending for the next step).
-const CHECKPOINT_FORMAT: u32 = 5;
+/// checkpoint may hold it pending for the next step; 6: the snapshots are a `Series` with
+/// step numbers and wall files).
+const CHECKPOINT_FORMAT: u32 = 6;
 
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {
@@ -120,7 +121,7 @@ impl ShearRun {
                 sim.particles.orientation.clone(),
             ),
             rows: Vec::new(),
-            snapshots: Vec::new(),
+            series: crate::snapshot::Series::new("shear"),
             preparation_void_ratio: None,
             consolidation_timed_out: false,
             wall_seconds: 0.0,
@@ -191,7 +192,9 @@ impl ShearRun {
             csv,
             writer,
         };
-        run.writer.collection(&run.out, &run.state.snapshots)?;
+        run.state
+            .series
+            .write_collection(run.writer.as_ref(), &run.out)?;
         Ok(run)
     }
 
@@ -311,7 +314,7 @@ impl ShearRun {
                     }
                     self.state.preparation_void_ratio =
                         self.state.rows.last().map(|r| r.void_ratio);
-                    self.snapshot()?;
+                    self.snapshot(backend)?;
                     // Lid on: just above the highest sphere, then the servo takes over.
                     let top = self.fill_height() + 0.05 * s.mean_diameter;
                     if let WallShape::Plate { center, .. } = &mut self.sim.walls[walls::TOP].shape {
@@ -361,7 +364,7 @@ impl ShearRun {
                         return Ok(true);
                     }
                 }
-                self.snapshot()?;
+                self.snapshot(backend)?;
                 self.state.shear_origin = Some((self.lower_x(), self.top_z()));
                 self.state.shear_start_steps = self.sim.steps;
                 self.state.reference = (
@@ -386,21 +389,22 @@ impl ShearRun {
                 let n = s.config.output.vtk_snapshots.max(1) as f64;
                 let done_snaps = self
                     .state
+                    .series
                     .snapshots
                     .iter()
-                    .filter(|p| p.time > self.state.stage_start)
+                    .filter(|p| p.step > self.state.shear_start_steps)
                     .count() as f64;
                 if dh >= target * 0.999_999 {
                     for w in walls::LOWER {
                         self.sim.walls[w].velocity = DVec3::ZERO;
                     }
                     backend.update_walls(&self.sim)?;
-                    self.snapshot()?;
+                    self.snapshot(backend)?;
                     self.enter(Stage::Done, &*backend);
                     return Ok(true);
                 }
                 if dh >= target * (done_snaps + 1.0) / (n + 1.0) {
-                    self.snapshot()?;
+                    self.snapshot(backend)?;
                 }
                 Ok(false)
             }
@@ -452,22 +456,23 @@ impl ShearRun {
         Ok(())
     }
 
-    fn snapshot(&mut self) -> Result<()> {
-        let k = self.state.snapshots.len();
-        let snap = Snapshot {
-            time: self.sim.time,
-            particles: format!("vtk/particles_{k:04}.vtu"),
-            contacts: format!("vtk/contacts_{k:04}.vtp"),
-        };
-        self.writer.particles(
-            &self.out.join(&snap.particles),
-            &self.sim,
-            &self.state.reference,
-        )?;
-        self.writer
-            .force_chains(&self.out.join(&snap.contacts), &self.sim)?;
-        self.state.snapshots.push(snap);
-        self.writer.collection(&self.out, &self.state.snapshots)
+    fn snapshot(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        let setup = std::sync::Arc::clone(&self.setup);
+        let names: Vec<String> = setup
+            .scene
+            .materials
+            .iter()
+            .map(|m| m.name.clone())
+            .collect();
+        self.state.series.take(
+            self.writer.as_ref(),
+            &self.out,
+            &mut self.sim,
+            backend,
+            (&self.state.reference.0, &self.state.reference.1),
+            &names,
+            &setup.config.output.vtk,
+        )
     }
 
     fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {

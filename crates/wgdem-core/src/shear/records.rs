@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::servo::Servo;
 use crate::provenance::Provenance;
+use crate::snapshot::Series;
 
 /// Stage of a direct shear test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,17 +77,6 @@ pub struct Row {
     pub kinetic_energy_j: f64,
 }
 
-/// A VTK snapshot written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Snapshot {
-    /// Simulated time (s).
-    pub time: f64,
-    /// Particle file, relative to the output directory.
-    pub particles: String,
-    /// Force-chain file, relative to the output directory.
-    pub contacts: String,
-}
-
 /// Everything the driver keeps between output intervals (saved in checkpoints).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DriverState {
@@ -111,8 +101,8 @@ pub struct DriverState {
     pub reference: (Vec<DVec3>, Vec<DQuat>),
     /// The series so far.
     pub rows: Vec<Row>,
-    /// Snapshots written.
-    pub snapshots: Vec<Snapshot>,
+    /// ParaView snapshots written (`vtk/shear.pvd`).
+    pub series: Series,
     /// Void ratio at the end of preparation.
     pub preparation_void_ratio: Option<f64>,
     /// Consolidation ended on its time limit rather than on its criteria.

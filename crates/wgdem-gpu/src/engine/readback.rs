@@ -148,4 +148,105 @@ impl GpuEngine {
         sim.set_moisture_events_applied(self.events_applied);
         Ok(())
     }
+
+    /// For snapshots: the forces and torques of the last step into `sim`'s particles, and the
+    /// contact histories the slots hold (in f32; a wall slot's history with its low part),
+    /// as the CPU reference keeps them. Jäger stacks are not decoded: those contacts are
+    /// counted in `unreadable`. Call after [`GpuEngine::read_into`].
+    pub fn contact_histories(
+        &self,
+        sim: &mut Simulation,
+    ) -> Result<wgdem_core::snapshot::ContactHistories, GpuError> {
+        use wgdem_core::contact::hill::{HillState, Moisture};
+        use wgdem_core::contact::kuhn::KuhnState;
+        use wgdem_core::contact::model::{ContactKind, SlotHistory};
+        let n = self.params.n as usize;
+        let ids = self.particle_order()?;
+        let d3 = |w: &[u32]| {
+            DVec3::new(
+                f64::from(f32::from_bits(w[0])),
+                f64::from(f32::from_bits(w[1])),
+                f64::from(f32::from_bits(w[2])),
+            )
+        };
+        let ft: Vec<u32> = self.read(&self.buffers.ft, n * 8)?;
+        for (k, &id) in ids.iter().enumerate() {
+            let w = &ft[8 * k..8 * k + 8];
+            sim.particles.force[id as usize] = d3(&w[0..3]);
+            sim.particles.torque[id as usize] = d3(&w[4..7]);
+        }
+        // A slot's tangential vector and first aux word as the CPU's history of `kind`.
+        let history = |kind: &ContactKind, tangential: DVec3, aux: u32| match kind {
+            ContactKind::Spring(_) => Some(SlotHistory::Spring(tangential)),
+            ContactKind::Linear(_) => Some(SlotHistory::Linear(KuhnState {
+                overlap: f64::from(f32::from_bits(aux)),
+                tangential,
+                dissipated: 0.0,
+            })),
+            ContactKind::Hill(_) => Some(SlotHistory::Hill(HillState {
+                shear: tangential,
+                moisture: match aux {
+                    1 => Moisture::Ruptured,
+                    2 => Moisture::Wet,
+                    _ => Moisture::Dry,
+                },
+                dissipated: 0.0,
+            })),
+            ContactKind::Jager(_) => None,
+        };
+        let mut out = wgdem_core::snapshot::ContactHistories::default();
+        let w = self.slot_words;
+        let k = self.params.slots as usize;
+        let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
+        let slots = self.read_slots()?;
+        for i in 0..n {
+            let c = (counts[i] as usize).min(k);
+            for s in slots[i * k * w..(i * k + c) * w].chunks(w) {
+                // Each pair once, from its body A (the smaller stable id).
+                if s[3] & A_SIDE == 0 {
+                    continue;
+                }
+                let (a, b) = (ids[i], ids[(s[3] & !A_SIDE) as usize]);
+                let aux = if w >= 8 { s[4] } else { 0 };
+                let kind = sim.pair_kind(a as usize, b as usize);
+                match history(&kind, d3(&s[0..3]), aux) {
+                    Some(h) if !h.is_blank() => {
+                        out.pairs.insert((a, b), h);
+                    }
+                    Some(_) => {}
+                    None => out.unreadable += 1,
+                }
+            }
+        }
+        let ws = self.params.wall_slots as usize;
+        let ww = wall_words(w);
+        if ws > 0 && self.wall_rows > 0 {
+            let rows: Vec<u32> = self.read(&self.buffers.wall_row, n)?;
+            let table: Vec<u32> =
+                self.read(&self.buffers.wall_slots, self.wall_rows as usize * ws * ww)?;
+            for (k, &row) in rows.iter().enumerate() {
+                if row == shared::NO_ROW {
+                    continue;
+                }
+                let i = ids[k];
+                for s in table[row as usize * ws * ww..(row as usize + 1) * ws * ww].chunks(ww) {
+                    if s[3] == shared::NO_WALL {
+                        continue;
+                    }
+                    let wall = s[3];
+                    let tangential = d3(&s[0..3]) + d3(&s[w..w + 3]);
+                    let aux = if w >= 8 { s[4] } else { 0 };
+                    let kind = sim.wall_kind(wall as usize, i as usize);
+                    match history(&kind, tangential, aux) {
+                        Some(h) if !h.is_blank() => {
+                            out.walls.insert((wall, i), h);
+                        }
+                        Some(_) => {}
+                        None => out.unreadable += 1,
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
 }
