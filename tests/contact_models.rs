@@ -632,8 +632,11 @@ fn case_errors_name_the_field_and_the_fix() {
         e.contains("bodies[0].density") && e.contains("kg/m³"),
         "{e}"
     );
+    let e = error(&base.replace("model = \"hill\"", "model = \"spring\""));
+    assert!(e.contains("contact.model") && e.contains("hertz"), "{e}");
+    // The spring–dashpot laws need Eq. 1's constants.
     let e = error(&base.replace("model = \"hill\"", "model = \"hertz\""));
-    assert!(e.contains("contact.model"), "{e}");
+    assert!(e.contains("contact.kn") && e.contains("N/m²"), "{e}");
     let e = error(&base.replace(
         "[[bodies]]\nradius = 0.0075",
         "[[bodies]]\nkind = \"plane\"\nnormal = [0.0, 0.0, 1.0]\nradius = 0.0075",

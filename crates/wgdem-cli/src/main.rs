@@ -6,13 +6,12 @@
 mod bench;
 #[cfg_attr(not(feature = "gpu"), path = "nogpu.rs")]
 mod gpu;
+mod progress;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use wgdem_core::output::OutputDir;
 use wgdem_core::runner::{Backend as RunBackend, CpuBackend, run, step_count};
 use wgdem_core::scene::load_scene;
@@ -366,43 +365,12 @@ fn shear(
             bytes as f64 / (1u64 << 20) as f64
         );
     }
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = ProgressBar::new((target * 1e6).round() as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{bar:40} {msg}  [{elapsed} < {eta}]")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let mut last_log = std::time::Instant::now();
+    let mut line = progress::StageLine::new();
     let summary = run
-        .run(engine.as_mut(), None, |p| {
-            let r = p.row;
-            let msg = format!(
-                "{}  t = {:.4} s  d_h = {:.3} mm  σ = {:.4e} Pa  τ/σ = {:.3}",
-                r.stage,
-                r.time_s,
-                r.shear_displacement_m * 1e3,
-                r.normal_stress_pa,
-                r.stress_ratio
-            );
-            match &bar {
-                Some(bar) => {
-                    bar.set_position((r.shear_displacement_m.max(0.0) * 1e6) as u64);
-                    bar.set_message(msg);
-                }
-                None if last_log.elapsed().as_secs_f64() >= 5.0 => {
-                    last_log = std::time::Instant::now();
-                    log::info!("{msg}");
-                }
-                None => {}
-            }
-        })
+        .run(engine.as_mut(), None, |p| line.shear(p))
         .map_err(cli_error)?
         .ok_or("the test stopped before its end")?;
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    line.finish();
     log::info!(
         "done: peak τ/σ {:.3} (φ_p {:.1}°), residual {:.3} (φ_r {:.1}°), max dilation angle {:.1}°, initial void ratio {:.3}, normal stress within {:.2} %; {} steps in {:.1} s ({:.3e} particle-steps/s)",
         summary.peak_stress_ratio,
@@ -529,39 +497,22 @@ fn execute(cli: Cli) -> Result<(), String> {
                     .unwrap_or_else(|| "the CPU reference".to_owned()),
                 out.display()
             );
-            let bar = std::io::stderr().is_terminal().then(|| {
-                let bar = ProgressBar::new(total);
-                bar.set_style(
-                    ProgressStyle::with_template(
-                        "{bar:40} {pos}/{len} steps  t = {msg}  [{elapsed} < {eta}]",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                );
-                bar
-            });
+            let mut line = progress::StageLine::new();
             let summary = run(
                 &mut scene,
                 engine.as_mut(),
                 &mut dir,
                 Some(&wgdem_io::VtkFiles),
-                |p| match &bar {
-                    Some(bar) => {
-                        bar.set_position(p.step);
-                        bar.set_message(format!("{:.4} s", p.time));
-                    }
-                    None => log::info!(
-                        "step {}/{}  t = {:.4} s  kinetic energy = {:.4e} J",
-                        p.step,
-                        p.total,
-                        p.time,
-                        p.kinetic_energy
-                    ),
+                |p| {
+                    line.show(
+                        "run",
+                        p.step as f64 / p.total.max(1) as f64,
+                        &format!("t {:.4} s E_k {:.3e} J", p.time, p.kinetic_energy),
+                    )
                 },
             )
             .map_err(cli_error)?;
-            if let Some(bar) = bar {
-                bar.finish_and_clear();
-            }
+            line.finish();
             log::info!(
                 "done: {} steps in {:.2} s ({:.3e} particle-steps/s); results in {}",
                 summary.steps,

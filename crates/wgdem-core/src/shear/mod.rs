@@ -245,10 +245,19 @@ impl ShearRun {
             self.append(row)?;
             rows_this_session += 1;
             if let Some(row) = self.state.rows.last() {
+                let c = &self.setup.config;
                 progress(&ShearProgress {
                     stage: self.state.stage,
                     row,
-                    target_displacement: self.setup.config.shear.displacement,
+                    target_displacement: c.shear.displacement,
+                    stage_time: self.sim.time - self.state.stage_start,
+                    stage_max_time: match self.state.stage {
+                        Stage::Preparation => Some(c.specimen.max_time),
+                        Stage::Consolidation => Some(c.consolidation.max_time),
+                        Stage::Shear | Stage::Done => None,
+                    },
+                    settled_rows: (self.state.settled_rows, c.consolidation.settle_rows),
+                    normal_stress_target: c.consolidation.normal_stress,
                 });
             }
             let changed = self.advance_stage(backend)?;

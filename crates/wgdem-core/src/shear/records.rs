@@ -176,6 +176,15 @@ pub struct ShearProgress<'a> {
     pub row: &'a Row,
     /// Target shear displacement (m).
     pub target_displacement: f64,
+    /// Simulated time since the stage began (s).
+    pub stage_time: f64,
+    /// The stage's time limit (s): `specimen.max_time`, `consolidation.max_time`; `None` for
+    /// the shear, which ends at its displacement.
+    pub stage_max_time: Option<f64>,
+    /// Consolidation: consecutive rows within tolerance, and how many end the stage.
+    pub settled_rows: (u32, u32),
+    /// Consolidation's target normal stress (Pa).
+    pub normal_stress_target: f64,
 }
 
 /// Columns of `shear.csv`.

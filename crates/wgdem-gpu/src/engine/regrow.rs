@@ -52,7 +52,7 @@ impl GpuEngine {
             relaid[i * new_k * w..(i * new_k + c) * w]
                 .copy_from_slice(&slots[i * old_k * w..(i * old_k + c) * w]);
         }
-        log::info!(
+        log::debug!(
             "neighbour table dem.contact_history: capacity {old_k} per particle, a particle needed {needed}; regrown to {new_k}, the batch continues from the step that needed it"
         );
         self.buffers.chunks = slot_chunks(
@@ -100,7 +100,7 @@ impl GpuEngine {
             relaid[r * new * w..(r * new + old) * w]
                 .copy_from_slice(&slots[r * old * w..(r + 1) * old * w]);
         }
-        log::info!(
+        log::debug!(
             "wall table dem.wall_history: capacity {old} per particle, a particle had {needed} walls within its skin; regrown to {new}, the batch continues from the step that needed it"
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
@@ -135,7 +135,7 @@ impl GpuEngine {
         slots.extend(empty_wall_slots((new - old) * ws, w));
         let mut free: Vec<u32> = self.read(&self.buffers.wall_free, old)?;
         free.resize(new, 0);
-        log::info!(
+        log::debug!(
             "wall table dem.wall_history: {old} rows (particles near a wall) were full, {needed} needed; regrown to {new}, the batch continues from the step that needed it"
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &slots);
