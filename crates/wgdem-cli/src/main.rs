@@ -14,7 +14,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use wgdem_core::output::OutputDir;
 use wgdem_core::runner::{Backend as RunBackend, CpuBackend, run, step_count};
-use wgdem_core::scene::load_scene;
 use wgdem_core::shear::{ShearRun, ShearSetup};
 
 /// GPU discrete element method for granular materials. Units are SI throughout.
@@ -73,6 +72,11 @@ enum Command {
         /// step stay as in the file (docs/shear.md). A resumed test needs the same N.
         #[arg(long, value_name = "N")]
         particles: Option<u32>,
+        /// Start from a saved packing instead of preparing one (CSV, wgdem's .vtu, LAMMPS
+        /// data or dump; e.g. an earlier test's specimen_consolidated.csv): the spheres must
+        /// lie inside the box; consolidation begins at once.
+        #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+        specimen: Option<PathBuf>,
     },
     /// Drive one contact (two spheres, or a plane and a sphere) through the motions of a case
     /// file and write contact.csv: forces on body 2 and the contact's elastic and dissipated
@@ -300,7 +304,8 @@ fn contact(
     Ok(())
 }
 
-fn shear(
+/// What `wgdem shear` was asked for.
+struct ShearArgs {
     config: PathBuf,
     backend: Backend,
     adapter: Option<String>,
@@ -308,8 +313,39 @@ fn shear(
     resume: Option<PathBuf>,
     overwrite: bool,
     particles: Option<u32>,
-) -> Result<(), String> {
+    specimen: Option<PathBuf>,
+}
+
+fn shear(args: ShearArgs) -> Result<(), String> {
+    let ShearArgs {
+        config,
+        backend,
+        adapter,
+        out,
+        resume,
+        overwrite,
+        particles,
+        specimen,
+    } = args;
     let setup = ShearSetup::load_scaled(&config, particles).map_err(cli_error)?;
+    let specimen = specimen
+        .map(|path| wgdem_io::read_packing(&path))
+        .transpose()
+        .map_err(cli_error)?;
+    // The engine is built from the specimen the test starts with.
+    let start = match &specimen {
+        Some(packing) => Some(
+            ShearRun::create_from_specimen(
+                setup.clone(),
+                packing,
+                &out,
+                overwrite,
+                Box::new(wgdem_io::ShearFiles),
+            )
+            .map_err(cli_error)?,
+        ),
+        None => None,
+    };
     let options = GpuSettings {
         batch_steps: Some(setup.config.simulation.control_interval_steps as u32),
         ..GpuSettings::default()
@@ -317,16 +353,19 @@ fn shear(
     let mut engine = make_backend(
         backend,
         adapter.as_deref(),
-        &setup.scene.simulation,
+        start
+            .as_ref()
+            .map_or(&setup.scene.simulation, |run| run.simulation()),
         options,
     )?;
-    let (mut run, dir) = match resume {
-        Some(dir) => (
+    let (mut run, dir) = match (resume, start) {
+        (_, Some(run)) => (run, out),
+        (Some(dir), None) => (
             ShearRun::resume(setup, &dir, engine.as_mut(), Box::new(wgdem_io::ShearFiles))
                 .map_err(cli_error)?,
             dir,
         ),
-        None => (
+        (None, None) => (
             ShearRun::create(setup, &out, overwrite, Box::new(wgdem_io::ShearFiles))
                 .map_err(cli_error)?,
             out,
@@ -403,7 +442,17 @@ fn execute(cli: Cli) -> Result<(), String> {
             resume,
             overwrite,
             particles,
-        } => shear(config, backend, adapter, out, resume, overwrite, particles),
+            specimen,
+        } => shear(ShearArgs {
+            config,
+            backend,
+            adapter,
+            out,
+            resume,
+            overwrite,
+            particles,
+            specimen,
+        }),
         Command::Contact {
             case,
             backend,
@@ -443,7 +492,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Check { scene } => {
-            let scene = load_scene(&scene).map_err(cli_error)?;
+            let scene = wgdem_io::load_scene(&scene).map_err(cli_error)?;
             let sim = &scene.simulation;
             println!(
                 "ok: {} particles, {} walls, law {:?}, history {:?}",
@@ -469,7 +518,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             out,
             overwrite,
         } => {
-            let mut scene = load_scene(&path).map_err(cli_error)?;
+            let mut scene = wgdem_io::load_scene(&path).map_err(cli_error)?;
             let mut engine = make_backend(
                 backend,
                 adapter.as_deref(),

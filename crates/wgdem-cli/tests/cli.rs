@@ -617,3 +617,99 @@ fn run_writes_a_paraview_series() {
     assert_eq!(last["0"]["field_data"]["material_names"][0], "glass");
     assert_eq!(last["2"]["field_data"]["wall_names"][0], "bottom");
 }
+
+/// A test writes its specimen after preparation and after consolidation (CSV and `.vtu`);
+/// `--specimen` starts a new test from one, skipping preparation: its first row is already
+/// consolidation, and it has as many spheres. A specimen that does not fit the box is refused
+/// with the count and the worst case.
+#[test]
+fn a_saved_specimen_starts_a_new_test() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let preset =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/shear/hartl_ooi_quick.toml");
+    let text = std::fs::read_to_string(preset).expect("preset");
+    assert!(
+        text.contains("displacement = 3.6e-3"),
+        "the preset's shear displacement"
+    );
+    let config = write(
+        tmp.path(),
+        "short.toml",
+        &text.replace("displacement = 3.6e-3", "displacement = 2e-4"),
+    );
+    let first = tmp.path().join("first");
+    let o = wgdem(&[
+        "shear",
+        &config,
+        "--backend",
+        "cpu",
+        "--out",
+        &first.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for name in ["specimen_prepared", "specimen_consolidated"] {
+        for ext in ["csv", "vtu"] {
+            assert!(first.join(format!("{name}.{ext}")).exists(), "{name}.{ext}");
+        }
+    }
+    let spheres = std::fs::read_to_string(first.join("specimen_consolidated.csv"))
+        .expect("csv")
+        .lines()
+        .count()
+        - 1;
+    for ext in ["csv", "vtu"] {
+        let second = tmp.path().join(format!("second_{ext}"));
+        let specimen = first.join(format!("specimen_consolidated.{ext}"));
+        let o = wgdem(&[
+            "shear",
+            &config,
+            "--backend",
+            "cpu",
+            "--out",
+            &second.display().to_string(),
+            "--specimen",
+            &specimen.display().to_string(),
+        ]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        let csv = std::fs::read_to_string(second.join("shear.csv")).expect("shear.csv");
+        let first_row = csv.lines().nth(1).expect("a row");
+        assert!(first_row.contains(",consolidation,"), "{ext}: {first_row}");
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(second.join("summary.json")).expect("summary"),
+        )
+        .expect("JSON");
+        assert_eq!(summary["n_particles"], spheres as u64, "{ext}");
+    }
+    // Shifted 1 m along x, the packing lies beyond the box's side.
+    let moved: String = std::fs::read_to_string(first.join("specimen_consolidated.csv"))
+        .expect("csv")
+        .lines()
+        .enumerate()
+        .map(|(k, line)| {
+            if k == 0 {
+                return format!("{line}\n");
+            }
+            let mut cells: Vec<String> = line.split(',').map(str::to_owned).collect();
+            let x: f64 = cells[0].parse().expect("x");
+            cells[0] = (x + 1.0).to_string();
+            format!("{}\n", cells.join(","))
+        })
+        .collect();
+    let moved = write(tmp.path(), "moved.csv", &moved);
+    let o = wgdem(&[
+        "shear",
+        &config,
+        "--backend",
+        "cpu",
+        "--out",
+        &tmp.path().join("third").display().to_string(),
+        "--specimen",
+        &moved,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!("{spheres} sphere(s) reach out of the box")) && e.contains("specimen"),
+        "{e}"
+    );
+}

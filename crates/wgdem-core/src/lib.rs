@@ -9,6 +9,7 @@
 //! - [`broadphase`]: the spatial hash and its brute-force check;
 //! - [`cpu`]: the reference stepper and the critical time step;
 //! - [`scene`]: TOML scenes, validation, particle generation;
+//! - [`packing`]: spheres brought in from files, and the checks they must pass;
 //! - [`output`], [`runner`]: running a scene and writing its results;
 //! - [`provenance`]: the version, command line and input every summary records;
 //! - [`snapshot`]: the contacts and particle stresses a ParaView snapshot shows;
@@ -26,6 +27,7 @@ pub mod cpu;
 pub mod error;
 pub mod material;
 pub mod output;
+pub mod packing;
 pub mod particles;
 pub mod provenance;
 pub mod runner;

@@ -1,19 +1,24 @@
-//! wgdem's file writers: ParaView (VTK XML) snapshots and plots. The physics crate,
+//! wgdem's file readers and writers: packings, ParaView (VTK XML) snapshots and plots. The physics crate,
 //! `wgdem-core`, writes CSV and JSON itself and reaches these through
 //! [`wgdem_core::snapshot::SnapshotWriter`] and [`wgdem_core::shear::ShearWriter`], so that it
 //! depends on no file-format crate.
 //!
+//! - [`packing`]: packings in (CSV, `.vtu`, LAMMPS data and dump) and out (CSV);
 //! - [`vtk`]: particles, contacts, walls and the `.pvd` collection;
 //! - [`plots`]: stress ratio and vertical displacement against shear strain (PNG, SVG).
 
+pub mod packing;
 pub mod plots;
 pub mod vtk;
 
+pub use packing::{PackingFiles, load_scene, read_packing};
+
 use std::path::Path;
 
+use wgdem_core::cpu::Simulation;
 use wgdem_core::error::Result;
 use wgdem_core::shear::{Row, ShearWriter};
-use wgdem_core::snapshot::{Frame, Snapshot, SnapshotWriter};
+use wgdem_core::snapshot::{Frame, ParticleField, Snapshot, SnapshotWriter, VtkContent};
 
 /// ParaView snapshots (`wgdem run`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -46,5 +51,28 @@ impl SnapshotWriter for ShearFiles {
 impl ShearWriter for ShearFiles {
     fn plots(&self, dir: &Path, rows: &[Row]) -> Result<()> {
         plots::write_plots(dir, rows)
+    }
+
+    fn specimen(&self, out: &Path, name: &str, sim: &Simulation) -> Result<()> {
+        packing::write_packing_csv(&out.join(format!("{name}.csv")), sim)?;
+        let content = VtkContent {
+            particle_fields: vec![
+                ParticleField::Id,
+                ParticleField::Radius,
+                ParticleField::Material,
+                ParticleField::Velocity,
+                ParticleField::AngularVelocity,
+            ],
+            contacts: false,
+            walls: false,
+        };
+        let frame = Frame {
+            sim,
+            reference: (&sim.particles.position, &sim.particles.orientation),
+            contacts: &[],
+            material_names: &[],
+            content: &content,
+        };
+        vtk::write_particles(&out.join(format!("{name}.vtu")), &frame)
     }
 }

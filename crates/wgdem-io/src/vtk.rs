@@ -39,6 +39,7 @@ fn xml(path: &Path, data: DataSet, kind: &str, strings: &[(&str, &[String])]) ->
     let mut bytes = Vec::new();
     vtk.write_xml(&mut bytes)
         .map_err(|e| encode_error(path, e))?;
+    let strings: Vec<_> = strings.iter().filter(|(_, v)| !v.is_empty()).collect();
     if strings.is_empty() {
         return Ok(bytes);
     }

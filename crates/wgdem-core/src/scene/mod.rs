@@ -48,7 +48,7 @@ mod build;
 mod particles;
 mod validate;
 
-pub use build::build_scene;
+pub use build::{build_scene, build_scene_with};
 pub use particles::lognormal_by_mass;
 pub(crate) use particles::sample_diameters;
 use particles::*;
@@ -280,6 +280,28 @@ pub enum ParticleGroup {
         #[serde(default = "default_attempts")]
         max_attempts: u32,
     },
+    /// Spheres read from a packing file: CSV (`x,y,z,radius[,vx,vy,vz,wx,wy,wz,material]`, or
+    /// wgdem's own particle and specimen CSVs), wgdem's `.vtu`, or a LAMMPS/LIGGGHTS data
+    /// (`atom_style sphere`) or dump file, told apart by extension (`.csv`, `.vtu`, `.data`
+    /// or `.lmp`, `.dump`).
+    File {
+        /// Material of the spheres (of those the file gives none for, with `types`).
+        material: String,
+        /// The file, relative to the scene file.
+        path: String,
+        /// LAMMPS atom type k → material `types[k − 1]` (default: every sphere `material`).
+        /// A wgdem file's `material` column holds the scene's material indices or names.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        types: Vec<String>,
+        /// Largest overlap of two spheres, as a fraction of the smaller radius (default 0.1);
+        /// a packing with more is refused.
+        #[serde(default = "default_max_overlap")]
+        max_overlap: f64,
+    },
+}
+
+fn default_max_overlap() -> f64 {
+    crate::packing::DEFAULT_MAX_OVERLAP
 }
 
 fn default_attempts() -> u32 {
@@ -452,10 +474,15 @@ fn parse_error(file: &str, text: &str, field: &str, e: &toml::de::Error) -> Erro
     }
 }
 
-/// Loads, validates and builds a scene file.
+/// Loads, validates and builds a scene file (without packing files: see [`load_scene_with`]).
 pub fn load_scene(path: &Path) -> Result<Scene> {
+    load_scene_with(path, &crate::packing::NoPackingReader)
+}
+
+/// Loads, validates and builds a scene file whose `kind = "file"` groups `reader` reads.
+pub fn load_scene_with(path: &Path, reader: &dyn crate::packing::PackingReader) -> Result<Scene> {
     let config = SceneConfig::load(path)?;
-    build_scene(config, &path.display().to_string())
+    build_scene_with(config, &path.display().to_string(), reader)
 }
 
 #[cfg(test)]

@@ -94,6 +94,8 @@ pub(super) fn add_group(
                 particles,
             )?;
         }
+        // Read and placed by `build_scene_with`, which has the reader.
+        ParticleGroup::File { .. } => {}
     }
     Ok(())
 }

@@ -121,6 +121,14 @@ pub struct SpecimenConfig {
     /// Longest preparation (s of simulated time).
     #[serde(default = "default_prep_time")]
     pub max_time: f64,
+    /// `--specimen`: largest overlap of two spheres of the saved packing, as a fraction of
+    /// the smaller radius (default 0.1); a packing with more is refused.
+    #[serde(default = "default_max_overlap")]
+    pub max_overlap: f64,
+}
+
+fn default_max_overlap() -> f64 {
+    crate::packing::DEFAULT_MAX_OVERLAP
 }
 
 /// `[consolidation]`.

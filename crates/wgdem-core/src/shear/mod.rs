@@ -198,6 +198,70 @@ impl ShearRun {
         Ok(run)
     }
 
+    /// Starts a test from a saved packing (`wgdem shear --specimen FILE`): the spheres of
+    /// `packing` (all of the specimen's material; velocities as saved) replace the generated
+    /// specimen, preparation is skipped, and the test begins with the lid placed on the packing
+    /// and consolidation under the servo. The packing must lie inside the box (its spheres
+    /// reaching out by at most `specimen.max_overlap` of their radius) and overlap by at
+    /// most `specimen.max_overlap` of the smaller radius.
+    pub fn create_from_specimen(
+        setup: ShearSetup,
+        packing: &crate::packing::Packing,
+        out: &Path,
+        overwrite: bool,
+        writer: Box<dyn ShearWriter>,
+    ) -> Result<Self> {
+        let mut run = Self::create(setup, out, overwrite, writer)?;
+        let setup = std::sync::Arc::clone(&run.setup);
+        let b = &setup.config.shear_box;
+        let max_overlap = setup.config.specimen.max_overlap;
+        packing.check_box(
+            DVec3::new(-0.5 * b.length, -0.5 * b.width, 0.0),
+            DVec3::new(0.5 * b.length, 0.5 * b.width, setup.box_top),
+            max_overlap,
+            "specimen",
+        )?;
+        packing.check(&[], max_overlap, "specimen.max_overlap")?;
+        let sim = &mut run.sim;
+        let material = sim.particles.material.first().copied().unwrap_or(0);
+        let mut particles = crate::particles::Particles::default();
+        for sphere in &packing.spheres {
+            let i = particles.push(sphere.position, sphere.radius, setup.density, material);
+            particles.velocity[i] = sphere.velocity;
+            particles.angular_velocity[i] = sphere.angular_velocity;
+        }
+        sim.particles = particles;
+        sim.reset_history();
+        let r_min = sim
+            .particles
+            .radius
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        sim.set_neighbour_skin(crate::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min);
+        // Lid on: just above the highest sphere, then the servo takes over.
+        let top = run.fill_height() + 0.05 * setup.mean_diameter;
+        if let WallShape::Plate { center, .. } = &mut run.sim.walls[walls::TOP].shape {
+            center.z = top;
+        }
+        run.state.reference = (
+            run.sim.particles.position.clone(),
+            run.sim.particles.orientation.clone(),
+        );
+        run.state.servo = Servo {
+            active: true,
+            ..Servo::default()
+        };
+        run.state.stage = Stage::Consolidation;
+        run.state.preparation_void_ratio = Some(run.measure().void_ratio);
+        log::info!(
+            "{}: {} spheres from the saved specimen; preparation skipped",
+            packing.source,
+            run.sim.particles.len()
+        );
+        Ok(run)
+    }
+
     /// The simulation as it stands (build a backend from it before [`ShearRun::run`]).
     pub fn simulation(&self) -> &Simulation {
         &self.sim
@@ -324,6 +388,8 @@ impl ShearRun {
                     self.state.preparation_void_ratio =
                         self.state.rows.last().map(|r| r.void_ratio);
                     self.snapshot(backend)?;
+                    self.writer
+                        .specimen(&self.out, "specimen_prepared", &self.sim)?;
                     // Lid on: just above the highest sphere, then the servo takes over.
                     let top = self.fill_height() + 0.05 * s.mean_diameter;
                     if let WallShape::Plate { center, .. } = &mut self.sim.walls[walls::TOP].shape {
@@ -374,6 +440,8 @@ impl ShearRun {
                     }
                 }
                 self.snapshot(backend)?;
+                self.writer
+                    .specimen(&self.out, "specimen_consolidated", &self.sim)?;
                 self.state.shear_origin = Some((self.lower_x(), self.top_z()));
                 self.state.shear_start_steps = self.sim.steps;
                 self.state.reference = (

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use super::Row;
+use crate::cpu::Simulation;
 use crate::error::Result;
 use crate::snapshot::SnapshotWriter;
 
@@ -13,4 +14,7 @@ use crate::snapshot::SnapshotWriter;
 pub trait ShearWriter: SnapshotWriter {
     /// The plots of `rows` into the directory `dir`.
     fn plots(&self, dir: &Path, rows: &[Row]) -> Result<()>;
+    /// The specimen of `sim` as a packing, `out/NAME.csv` and `out/NAME.vtu`, which
+    /// `wgdem shear --specimen` and scenes' `kind = "file"` groups read back.
+    fn specimen(&self, out: &Path, name: &str, sim: &Simulation) -> Result<()>;
 }
