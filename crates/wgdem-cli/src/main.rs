@@ -26,7 +26,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run a scene file and write timeseries.csv, particle snapshots and summary.json.
+    /// Run a scene file and write timeseries.csv, particle snapshots, the ParaView series
+    /// vtk/run.pvd, summary.json, input.toml and checkpoint.bin.
     Run {
         /// Scene file (TOML; reference in docs/scene.md).
         scene: PathBuf,
@@ -38,8 +39,12 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         adapter: Option<String>,
         /// Output directory (created if missing).
-        #[arg(long, default_value = "out")]
+        #[arg(long, default_value = "out", conflicts_with = "resume")]
         out: PathBuf,
+        /// Continue the run in this directory from its last checkpoint (same scene file, same
+        /// backend); the results are those of an uninterrupted run.
+        #[arg(long, value_name = "DIR")]
+        resume: Option<PathBuf>,
         /// Replace the results of an earlier run in the output directory.
         #[arg(long)]
         overwrite: bool,
@@ -432,6 +437,74 @@ fn shear(args: ShearArgs) -> Result<(), String> {
     Ok(())
 }
 
+fn run_scene(
+    path: PathBuf,
+    backend: Backend,
+    adapter: Option<String>,
+    out: PathBuf,
+    resume: Option<PathBuf>,
+    overwrite: bool,
+) -> Result<(), String> {
+    let mut scene = wgdem_io::load_scene(&path).map_err(cli_error)?;
+    let mut engine = make_backend(
+        backend,
+        adapter.as_deref(),
+        &scene.simulation,
+        GpuSettings::default(),
+    )?;
+    let dir = resume.clone().unwrap_or(out);
+    let total = step_count(scene.duration, scene.simulation.dt);
+    log::info!(
+        "{}: {} particles, dt {:.3e} s, {} steps on {}, {} {}",
+        path.display(),
+        scene.simulation.particles.len(),
+        scene.simulation.dt,
+        total,
+        engine
+            .adapter()
+            .unwrap_or_else(|| "the CPU reference".to_owned()),
+        if resume.is_some() {
+            "resuming in"
+        } else {
+            "writing to"
+        },
+        dir.display()
+    );
+    let mut line = progress::StageLine::new();
+    let show = |p: wgdem_core::runner::Progress| {
+        line.show(
+            "run",
+            p.step as f64 / p.total.max(1) as f64,
+            &format!("t {:.4} s E_k {:.3e} J", p.time, p.kinetic_energy),
+        )
+    };
+    let vtk = Some(&wgdem_io::VtkFiles as &dyn wgdem_core::snapshot::SnapshotWriter);
+    let summary = if resume.is_some() {
+        wgdem_core::runner::resume(&mut scene, engine.as_mut(), &dir, vtk, show)
+    } else {
+        let names: Vec<String> = scene
+            .simulation
+            .walls
+            .iter()
+            .map(|w| w.name.clone())
+            .collect();
+        let mut output =
+            OutputDir::create(&dir, &names, scene.simulation.accounts_work(), overwrite)
+                .map_err(cli_error)?;
+        run(&mut scene, engine.as_mut(), &mut output, vtk, show)
+    }
+    .map_err(cli_error)?;
+    line.finish();
+    log::info!(
+        "done: {} steps in {:.2} s ({:.3e} particle-steps/s); results in {}",
+        summary.steps,
+        summary.wall_clock_s,
+        summary.particle_steps_per_s,
+        dir.display()
+    );
+    Ok(())
+}
+
 fn execute(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Shear {
@@ -512,64 +585,12 @@ fn execute(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Run {
-            scene: path,
+            scene,
             backend,
             adapter,
             out,
+            resume,
             overwrite,
-        } => {
-            let mut scene = wgdem_io::load_scene(&path).map_err(cli_error)?;
-            let mut engine = make_backend(
-                backend,
-                adapter.as_deref(),
-                &scene.simulation,
-                GpuSettings::default(),
-            )?;
-            let names: Vec<String> = scene
-                .simulation
-                .walls
-                .iter()
-                .map(|w| w.name.clone())
-                .collect();
-            let mut dir =
-                OutputDir::create(&out, &names, scene.simulation.accounts_work(), overwrite)
-                    .map_err(cli_error)?;
-            let total = step_count(scene.duration, scene.simulation.dt);
-            log::info!(
-                "{}: {} particles, dt {:.3e} s, {} steps on {}, writing to {}",
-                path.display(),
-                scene.simulation.particles.len(),
-                scene.simulation.dt,
-                total,
-                engine
-                    .adapter()
-                    .unwrap_or_else(|| "the CPU reference".to_owned()),
-                out.display()
-            );
-            let mut line = progress::StageLine::new();
-            let summary = run(
-                &mut scene,
-                engine.as_mut(),
-                &mut dir,
-                Some(&wgdem_io::VtkFiles),
-                |p| {
-                    line.show(
-                        "run",
-                        p.step as f64 / p.total.max(1) as f64,
-                        &format!("t {:.4} s E_k {:.3e} J", p.time, p.kinetic_energy),
-                    )
-                },
-            )
-            .map_err(cli_error)?;
-            line.finish();
-            log::info!(
-                "done: {} steps in {:.2} s ({:.3e} particle-steps/s); results in {}",
-                summary.steps,
-                summary.wall_clock_s,
-                summary.particle_steps_per_s,
-                out.display()
-            );
-            Ok(())
-        }
+        } => run_scene(scene, backend, adapter, out, resume, overwrite),
     }
 }

@@ -91,6 +91,52 @@ impl OutputDir {
         })
     }
 
+    /// Reopens `dir` to continue a run from a checkpoint taken after `snapshots` particle
+    /// snapshots and `series_bytes` bytes of `timeseries.csv`: rows written after the
+    /// checkpoint are cut off, so that the resumed run writes them again.
+    pub fn resume(dir: &Path, work: bool, snapshots: usize, series_bytes: u64) -> Result<Self> {
+        let path = dir.join("timeseries.csv");
+        let series = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        let len = series.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if len < series_bytes {
+            return Err(Error::Invalid {
+                file: path.display().to_string(),
+                field: "resume".to_owned(),
+                message: format!(
+                    "holds {len} bytes, fewer than the {series_bytes} the checkpoint saw; the directory was changed since"
+                ),
+            });
+        }
+        series
+            .set_len(series_bytes)
+            .map_err(|e| Error::io(&path, e))?;
+        let mut series = series;
+        use std::io::Seek;
+        series
+            .seek(std::io::SeekFrom::End(0))
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            series,
+            snapshots,
+            work,
+        })
+    }
+
+    /// Particle snapshots written and bytes of `timeseries.csv`, for a checkpoint.
+    pub fn position(&self) -> Result<(usize, u64)> {
+        let path = self.dir.join("timeseries.csv");
+        let len = self
+            .series
+            .metadata()
+            .map_err(|e| Error::io(&path, e))?
+            .len();
+        Ok((self.snapshots, len))
+    }
+
     /// The directory.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -1,10 +1,11 @@
 //! Runs a built scene to its end time on a [`Backend`], writing outputs at each output
 //! interval.
 
+use std::path::Path;
 use std::time::Instant;
 
 use glam::DVec3;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cpu::{Simulation, StepStats};
 use crate::error::{Error, Result};
@@ -199,15 +200,38 @@ pub fn run_cpu(
     run(scene, &mut CpuBackend, out, vtk, progress)
 }
 
+/// The checkpoint of a run, in its output directory.
+pub const RUN_CHECKPOINT: &str = "checkpoint.bin";
+/// Raised whenever the run checkpoint's meaning changes.
+const RUN_CHECKPOINT_FORMAT: u32 = 1;
+
+/// What `checkpoint.bin` of a run holds: enough to continue it to the same bits.
+#[derive(Serialize, Deserialize)]
+struct RunCheckpoint {
+    format: u32,
+    /// The scene as run (`input.toml`'s text); a resume needs the same.
+    config: String,
+    backend: String,
+    sim: crate::cpu::SimState,
+    engine: Vec<u8>,
+    done: u64,
+    stepping: f64,
+    series: Series,
+    reference: (Vec<DVec3>, Vec<glam::DQuat>),
+    /// Particle CSVs written and bytes of `timeseries.csv`.
+    output: (usize, u64),
+}
+
 /// Runs `scene` on `backend`, writing to `out` every output interval (and, through `vtk`,
 /// ParaView snapshots every `[output] vtk_interval`, indexed by `vtk/run.pvd`) and calling
-/// `progress` after each output.
+/// `progress` after each output. A checkpoint is written every `[output] checkpoint_rows`
+/// rows and at the end; [`resume`] continues from it.
 pub fn run(
     scene: &mut Scene,
     backend: &mut dyn Backend,
     out: &mut OutputDir,
     vtk: Option<&dyn SnapshotWriter>,
-    mut progress: impl FnMut(Progress),
+    progress: impl FnMut(Progress),
 ) -> Result<RunSummary> {
     let provenance = Provenance::new(
         &scene.source,
@@ -216,66 +240,188 @@ pub fn run(
     )?;
     provenance.write_input(out.dir())?;
     let sim = &mut scene.simulation;
-    let total = step_count(scene.duration, sim.dt);
-    let every = ((scene.output_interval / sim.dt).round() as u64).max(1);
-    let vtk_interval = scene
-        .config
-        .output
-        .vtk_interval
-        .unwrap_or(scene.output_interval);
-    // Steps between snapshots; none without a writer or with an interval of 0.
-    let vtk_every = vtk
-        .filter(|_| vtk_interval > 0.0)
-        .map(|w| (w, ((vtk_interval / sim.dt).round() as u64).max(1)));
-    let names: Vec<String> = scene.materials.iter().map(|m| m.name.clone()).collect();
-    let content = &scene.config.output.vtk;
     let reference = (
         sim.particles.position.clone(),
         sim.particles.orientation.clone(),
     );
-    let mut series = Series::new("run");
-    if vtk_every.is_some() {
-        std::fs::create_dir_all(out.dir().join("vtk")).map_err(|e| Error::io(out.dir(), e))?;
-    }
+    let mut state = RunProgress {
+        done: 0,
+        stepping: 0.0,
+        series: Series::new("run"),
+        reference,
+    };
     // At t = 0 no force has been evaluated yet: evaluate one on a copy, so that history in the
     // real run is not advanced twice.
     let mut initial = sim.clone();
     initial.compute_forces();
     out.record(sim, &initial)?;
-    if let Some((writer, _)) = vtk_every {
-        let reference = (&reference.0[..], &reference.1[..]);
-        series.take(
+    if let Some(writer) = vtk.filter(|_| vtk_every(scene).is_some()) {
+        std::fs::create_dir_all(out.dir().join("vtk")).map_err(|e| Error::io(out.dir(), e))?;
+        let names = material_names(scene);
+        let reference = (&state.reference.0[..], &state.reference.1[..]);
+        state.series.take(
             writer,
             out.dir(),
             &mut initial,
             &mut CpuBackend,
             reference,
             &names,
-            content,
+            &scene.config.output.vtk,
         )?;
     }
-    let mut stepping = 0.0;
-    let mut done = 0;
-    while done < total {
+    continue_run(scene, backend, out, vtk, progress, provenance, state)
+}
+
+/// Continues the run in `dir` from its checkpoint: `scene` must be the scene it ran (as
+/// `input.toml` records it, so the same file with the same defaults) and `backend` of the same
+/// kind, built from `scene`. Rows and snapshots written after the checkpoint are written
+/// again; the results are those of an uninterrupted run, bit for bit.
+pub fn resume(
+    scene: &mut Scene,
+    backend: &mut dyn Backend,
+    dir: &Path,
+    vtk: Option<&dyn SnapshotWriter>,
+    progress: impl FnMut(Progress),
+) -> Result<RunSummary> {
+    let path = dir.join(RUN_CHECKPOINT);
+    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    let refuse = |message: String| Error::Invalid {
+        file: path.display().to_string(),
+        field: "resume".to_owned(),
+        message,
+    };
+    let cp: RunCheckpoint = postcard::from_bytes(&bytes).map_err(|e| {
+        refuse(format!(
+            "not a readable run checkpoint ({e}); run the scene again"
+        ))
+    })?;
+    if cp.format != RUN_CHECKPOINT_FORMAT {
+        return Err(refuse(format!(
+            "checkpoint format {} is not this program's {RUN_CHECKPOINT_FORMAT}; run the scene again",
+            cp.format
+        )));
+    }
+    let provenance = Provenance::new(
+        &scene.source,
+        &scene.config,
+        Some(scene.config.simulation.seed),
+    )?;
+    if cp.config != provenance.input_toml {
+        return Err(refuse(
+            "was written for a different scene; resume with the scene file the run started with"
+                .to_owned(),
+        ));
+    }
+    if cp.backend != backend.name() {
+        return Err(refuse(format!(
+            "was written by the {} backend; resume on that backend",
+            cp.backend
+        )));
+    }
+    scene.simulation.restore(cp.sim);
+    backend.restore_state(&scene.simulation, &cp.engine)?;
+    let mut out = OutputDir::resume(
+        dir,
+        scene.simulation.accounts_work(),
+        cp.output.0,
+        cp.output.1,
+    )?;
+    let state = RunProgress {
+        done: cp.done,
+        stepping: cp.stepping,
+        series: cp.series,
+        reference: cp.reference,
+    };
+    continue_run(scene, backend, &mut out, vtk, progress, provenance, state)
+}
+
+/// Where a run stands between outputs.
+struct RunProgress {
+    done: u64,
+    stepping: f64,
+    series: Series,
+    reference: (Vec<DVec3>, Vec<glam::DQuat>),
+}
+
+/// Steps between ParaView snapshots (`None`: no snapshots).
+fn vtk_every(scene: &Scene) -> Option<u64> {
+    let interval = scene
+        .config
+        .output
+        .vtk_interval
+        .unwrap_or(scene.output_interval);
+    (interval > 0.0).then(|| ((interval / scene.simulation.dt).round() as u64).max(1))
+}
+
+fn material_names(scene: &Scene) -> Vec<String> {
+    scene.materials.iter().map(|m| m.name.clone()).collect()
+}
+
+fn continue_run(
+    scene: &mut Scene,
+    backend: &mut dyn Backend,
+    out: &mut OutputDir,
+    vtk: Option<&dyn SnapshotWriter>,
+    mut progress: impl FnMut(Progress),
+    provenance: Provenance,
+    mut state: RunProgress,
+) -> Result<RunSummary> {
+    let names = material_names(scene);
+    let content = scene.config.output.vtk.clone();
+    let checkpoint_rows = u64::from(scene.config.output.checkpoint_rows.max(1));
+    let vtk_every = vtk.zip(vtk_every(scene));
+    let sim = &mut scene.simulation;
+    let total = step_count(scene.duration, sim.dt);
+    let every = ((scene.output_interval / sim.dt).round() as u64).max(1);
+    let mut rows = state.done / every;
+    if vtk_every.is_some() {
+        std::fs::create_dir_all(out.dir().join("vtk")).map_err(|e| Error::io(out.dir(), e))?;
+    }
+    while state.done < total {
         // To the next row or snapshot, whichever comes first.
+        let done = state.done;
         let mut n = (every - done % every).min(total - done);
         if let Some((_, k)) = vtk_every {
             n = n.min(k - done % k);
         }
         let t0 = Instant::now();
         backend.advance(sim, n)?;
-        stepping += t0.elapsed().as_secs_f64();
-        done += n;
+        state.stepping += t0.elapsed().as_secs_f64();
+        state.done += n;
+        let done = state.done;
         if let Some((writer, k)) = vtk_every {
-            if done % k == 0 || done == total {
-                let reference = (&reference.0[..], &reference.1[..]);
-                series.take(writer, out.dir(), sim, backend, reference, &names, content)?;
+            if done.is_multiple_of(k) || done == total {
+                let reference = (&state.reference.0[..], &state.reference.1[..]);
+                state
+                    .series
+                    .take(writer, out.dir(), sim, backend, reference, &names, &content)?;
             }
         }
-        if done % every != 0 && done != total {
+        if !done.is_multiple_of(every) && done != total {
             continue;
         }
         out.record(sim, sim)?;
+        rows += 1;
+        if rows.is_multiple_of(checkpoint_rows) || done == total {
+            let cp = RunCheckpoint {
+                format: RUN_CHECKPOINT_FORMAT,
+                config: provenance.input_toml.clone(),
+                backend: backend.name().to_owned(),
+                sim: sim.state(),
+                engine: backend.save_state()?,
+                done,
+                stepping: state.stepping,
+                series: state.series.clone(),
+                reference: state.reference.clone(),
+                output: out.position()?,
+            };
+            let path = out.dir().join(RUN_CHECKPOINT);
+            let bytes = postcard::to_allocvec(&cp).map_err(|e| Error::Encode {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            crate::output::atomic_write(&path, &bytes)?;
+        }
         progress(Progress {
             step: done,
             total,
@@ -284,6 +430,7 @@ pub fn run(
         });
     }
     let n = sim.particles.len();
+    let done = state.done;
     let summary = RunSummary {
         provenance,
         n_particles: n,
@@ -296,9 +443,9 @@ pub fn run(
         steps: done,
         simulated_time_s: step_time(sim.steps, sim.dt),
         final_kinetic_energy_j: sim.particles.kinetic_energy(),
-        wall_clock_s: stepping,
-        particle_steps_per_s: if stepping > 0.0 {
-            n as f64 * done as f64 / stepping
+        wall_clock_s: state.stepping,
+        particle_steps_per_s: if state.stepping > 0.0 {
+            n as f64 * done as f64 / state.stepping
         } else {
             0.0
         },

@@ -76,7 +76,7 @@ pub struct SceneConfig {
 }
 
 /// `[output]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputConfig {
     /// Simulated time between ParaView snapshots (s); default `simulation.output_interval`;
@@ -85,6 +85,23 @@ pub struct OutputConfig {
     /// What the snapshots carry (`[output.vtk]`).
     #[serde(default)]
     pub vtk: crate::snapshot::VtkContent,
+    /// Rows of `timeseries.csv` between checkpoints (also written at the end; default 50).
+    #[serde(default = "default_checkpoint_rows")]
+    pub checkpoint_rows: u32,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        Self {
+            vtk_interval: None,
+            vtk: crate::snapshot::VtkContent::default(),
+            checkpoint_rows: default_checkpoint_rows(),
+        }
+    }
+}
+
+fn default_checkpoint_rows() -> u32 {
+    50
 }
 
 /// `[simulation]`.
