@@ -14,8 +14,15 @@ use serde::Serialize;
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 
-/// Files that mark a directory as holding a run.
-const MARKERS: [&str; 3] = ["timeseries.csv", "summary.json", "particles"];
+/// Files that mark a directory as holding a run's results.
+const MARKERS: [&str; 6] = [
+    "timeseries.csv",
+    "summary.json",
+    "particles",
+    "vtk",
+    "input.toml",
+    "checkpoint.bin",
+];
 
 /// Writes `bytes` to `path` atomically. The file gets the mode a plain create gives (0666
 /// less the user's umask), not the owner-only mode of a temporary file, so that colleagues

@@ -94,8 +94,15 @@ impl ShearRun {
         writer: Box<dyn ShearWriter>,
     ) -> Result<Self> {
         if !overwrite {
-            if let Some(found) = ["shear.csv", "summary.json", CHECKPOINT]
-                .iter()
+            if let Some(found) = [
+                "shear.csv",
+                "summary.json",
+                CHECKPOINT,
+                "vtk",
+                "input.toml",
+                "specimen_prepared.csv",
+            ]
+            .iter()
                 .find(|m| out.join(m).exists())
             {
                 return Err(Error::OutputExists {
