@@ -3,8 +3,20 @@
 // buffer between dispatches. Used by `wgdem contact --backend gpu` and the GPU model tests.
 // CPU twin: `contact_case::CpuEvaluator` (the same model functions in f64).
 
+// Fleischmann et al.'s spring–dashpot (Eq. 1–6): `ContactParams` and the mode.
+struct SpringProbe {
+    kn: f32,
+    kt: f32,
+    gamma_n: f32,
+    gamma_t: f32,
+    friction: f32,
+    eff_mass: f32,
+    eff_radius: f32,
+    law_history: u32,    // law + 256 × history mode
+}
+
 struct ProbeSetup {
-    model: u32,          // 1 linear (Kuhn), 2 hill, 3 Jäger
+    model: u32,          // 0 spring–dashpot, 1 linear (Kuhn), 2 hill, 3 Jäger
     action: u32,         // before the first step: 0 none, 1 make_wet, 2 make_dry (hill)
     steps: u32,          // steps per contact in this dispatch
     contacts: u32,
@@ -15,6 +27,7 @@ struct ProbeSetup {
     kuhn: KuhnParams,
     hill: HillParams,
     jager: JagerParams,
+    spring: SpringProbe,
 }
 
 struct ProbeStep {
@@ -30,6 +43,7 @@ struct ProbeOut {
 }
 
 struct ProbeState {
+    spring: vec4<f32>,   // u_t of the spring–dashpot
     kuhn: KuhnState,
     hill: HillState,
     jager: JagerState,
@@ -51,6 +65,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var kst = st.kuhn;
     var hst = st.hill;
     var jst = st.jager;
+    var u_t = st.spring.xyz;
     if setup.action == 1u && setup.gap_now <= setup.moisture_gap {
         hst.moisture = WET;
     } else if setup.action == 2u {
@@ -61,7 +76,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let n = k.normal_overlap.xyz;
         let overlap = k.normal_overlap.w;
         var out = ProbeOut(vec4<f32>(0.0), vec4<f32>(0.0), vec4<u32>(0u));
-        if setup.model == MODEL_LINEAR {
+        if setup.model == MODEL_SPRING {
+            // CPU twin: `contact_case::evaluator::spring_dashpot_step`.
+            let sp = setup.spring;
+            let law = sp.law_history & 0xffu;
+            if overlap <= 0.0 {
+                u_t = vec3<f32>(0.0);
+            } else {
+                let p = ContactParams(sp.kn, sp.kt, sp.gamma_n, sp.gamma_t, sp.friction,
+                    sp.eff_mass, sp.eff_radius);
+                let o = contact_force(law, sp.law_history >> 8u, overlap, n, k.velocity.xyz,
+                    k.movement_twirl.xyz, u_t, vec3<f32>(0.0), 1.0, p);
+                u_t = o.tangential;
+                let f = law_factor(law, sp.eff_radius, overlap);
+                var normal_energy = 0.5 * sp.kn * overlap * overlap;
+                if law == LAW_HERTZ {
+                    normal_energy = 0.4 * sp.kn * sqrt(sp.eff_radius) * overlap * overlap
+                        * sqrt(overlap);
+                }
+                let elastic = normal_energy + 0.5 * sp.kt * f * dot(u_t, u_t);
+                out.force = vec4<f32>(o.force, o.normal_force);
+                out.energy = vec4<f32>(elastic, 0.0, o.normal_force, 0.0);
+                out.extra = vec4<u32>(0u, o.sliding, 1u, 0u);
+            }
+        } else if setup.model == MODEL_LINEAR {
             // A single-f32 history, as the engine's neighbour slots keep.
             var lo = vec3<f32>(0.0);
             let o = kuhn_step(&kst, &lo, overlap, n, k.movement_twirl.xyz, k.movement_twirl.w,
@@ -87,6 +125,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         outputs[c * setup.steps + s] = out;
     }
+    st.spring = vec4<f32>(u_t, 0.0);
     st.kuhn = kst;
     st.hill = hst;
     st.jager = jst;

@@ -17,7 +17,7 @@ use crate::context::{GpuContext, GpuError, map_and_read};
 use crate::shaders;
 
 /// Bytes of one contact's `ProbeState` (a test checks naga's layout).
-pub const PROBE_STATE_BYTES: usize = 608;
+pub const PROBE_STATE_BYTES: usize = 624;
 
 /// Most Jäger history points the GPU holds per contact (`JAGER_CAP − 1` in models.wgsl).
 pub const JAGER_GPU_CAPACITY: usize = 32;
@@ -26,7 +26,7 @@ pub const JAGER_GPU_CAPACITY: usize = 32;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
 pub struct ProbeSetup {
-    /// 1 linear, 2 hill, 3 Jäger.
+    /// 0 spring–dashpot (Hooke or Hertz), 1 linear, 2 hill, 3 Jäger.
     pub model: u32,
     /// Before the first step: 0 none, 1 make_wet, 2 make_dry.
     pub action: u32,
@@ -46,6 +46,9 @@ pub struct ProbeSetup {
     pub hill: [f32; 8],
     /// Jäger: e_bar, kappa, friction, radius, dp_max, capacity (bits), padding.
     pub jager: [f32; 8],
+    /// Spring–dashpot: kn, kt, gamma_n, gamma_t, friction, eff_mass, eff_radius, and as bits
+    /// the law (`shared::law`) plus 256 × the history mode (`shared::history`).
+    pub spring: [f32; 8],
 }
 
 /// `ProbeStep`: one step of one contact.
@@ -77,10 +80,28 @@ impl ProbeSetup {
     pub fn new(params: &CaseParams) -> Result<Self, GpuError> {
         let mut s = ProbeSetup::zeroed();
         match params {
-            CaseParams::SpringDashpot(..) => {
-                return Err(GpuError::Unsupported(
-                    "the GPU contact probe drives the linear, hill and jager models; the hertz and hooke laws are evaluated by the CPU reference only, this command's default backend (their WGSL twin is checked against it by tests/gpu_contact_law.rs)".to_owned(),
-                ));
+            CaseParams::SpringDashpot(model, p) => {
+                use wgdem_core::contact::{ContactLaw, HistoryMode};
+                let law = match model.law {
+                    ContactLaw::Hooke => crate::shared::law::HOOKE,
+                    ContactLaw::Hertz => crate::shared::law::HERTZ,
+                };
+                let history = match model.history {
+                    HistoryMode::True => crate::shared::history::TRUE,
+                    HistoryMode::Pseudo => crate::shared::history::PSEUDO,
+                    HistoryMode::None => crate::shared::history::NONE,
+                };
+                s.model = crate::shared::model::SPRING;
+                s.spring = [
+                    p.kn as f32,
+                    p.kt as f32,
+                    p.gamma_n as f32,
+                    p.gamma_t as f32,
+                    p.friction as f32,
+                    p.eff_mass as f32,
+                    p.eff_radius as f32,
+                    f32::from_bits(law | (history << 8)),
+                ];
             }
             CaseParams::Linear(KuhnParams {
                 kn,
@@ -370,7 +391,8 @@ impl CaseEvaluator for GpuCaseEvaluator {
             .map(|o| StepResult {
                 force: DVec3::new(o.force[0] as f64, o.force[1] as f64, o.force[2] as f64),
                 elastic: o.energy[0] as f64,
-                dissipated: if setup.model == 3 {
+                // Jäger's and the spring–dashpot's work is not split.
+                dissipated: if setup.model == 3 || setup.model == crate::shared::model::SPRING {
                     f64::NAN
                 } else {
                     o.energy[1] as f64

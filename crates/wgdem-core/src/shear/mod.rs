@@ -103,7 +103,7 @@ impl ShearRun {
                 "specimen_prepared.csv",
             ]
             .iter()
-                .find(|m| out.join(m).exists())
+            .find(|m| out.join(m).exists())
             {
                 return Err(Error::OutputExists {
                     dir: out.to_path_buf(),
