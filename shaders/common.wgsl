@@ -25,7 +25,7 @@ struct SimParams {
     wall_slots: u32,         // wall slots per particle
     local_damping: f32,      // α of the local (non-viscous) damping
     bridge_reach: f32,       // extra neighbour reach for liquid bridges (m)
-    _e2: f32,
+    n_drives: u32,           // drives ([[loads]]); 0: `integrate` looks none up
     _e3: f32,
 }
 
@@ -63,8 +63,8 @@ struct PairRecord {
 struct Wall {
     kind: u32,           // 0 plane, 1 plate
     material: u32,
-    _p0: u32,
-    _p1: u32,
+    schedule_first: u32, // its velocity schedule in the schedule points (integrate.wgsl)
+    schedule_count: u32, // 0: `velocity`, set by the host
     point_hi: vec4<f32>, // plane point or plate centre, double-single
     point_lo: vec4<f32>,
     normal: vec4<f32>,
@@ -198,6 +198,8 @@ struct Counters {
     max_neighbours: atomic<u32>,     // largest neighbour count any particle needed
     max_wall_contacts: atomic<u32>,  // most walls within the skin of an overflowing particle
     steps: atomic<u32>,              // steps begun since the host cleared the counters
+    base_lo: u32,                    // the host's step count when it cleared them (low,
+    base_hi: u32,                    // high word): this step is base + steps − 1
 }
 
 // Whether the next step rebuilds the neighbour lists (`flag`, set by `integrate` or the host,

@@ -3,6 +3,12 @@
 // moved more than half the skin since the last build sets the rebuild flag for the next step's
 // `rebuild.plan` (the check needs the new position, so it is done here rather than in a pass
 // of its own that would load every position again).
+// A driven particle (`[[loads]]`, found through its stable id) has its applied force and torque
+// at the step's start added (and written back, so that the force read for outputs includes
+// them), takes its prescribed velocities instead of integrated ones, and has its locked
+// components held at zero; a wall with a velocity schedule moves at the schedule's velocity.
+// The step's time is its index (the host's base when it cleared the counters plus the steps
+// `rebuild.plan` has begun since) times Δt.
 // CPU twin: `Simulation::integrate` (crates/wgdem-core/src/cpu/integrate.rs) (and the prediction at the start of `compute_forces`).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -11,10 +17,78 @@
 @group(0) @binding(3) var<storage, read_write> omega: array<Vec4Words>;
 @group(0) @binding(4) var<storage, read_write> orientation: array<Vec4Words>;
 @group(0) @binding(5) var<storage, read_write> pred: array<PredictedWords>;  // ω_y, ω_z in w
-@group(0) @binding(6) var<storage, read> ft: array<ForceTorqueWords>;
+@group(0) @binding(6) var<storage, read_write> ft: array<ForceTorqueWords>;
 @group(0) @binding(7) var<storage, read_write> walls: array<Wall>;
 @group(0) @binding(8) var<storage, read> built_at: array<Vec4Words>;  // positions at the last build
 @group(0) @binding(9) var<storage, read_write> state: RebuildState;
+
+// `Counters` of common.wgsl as plain words (this kernel only reads them).
+struct StepCount {
+    failed: u32,
+    max_neighbours: u32,
+    max_wall_contacts: u32,
+    steps: u32,
+    base_lo: u32,
+    base_hi: u32,
+}
+
+// A particle's loads and constraints: each schedule a range of `points` (count 0: none).
+struct Drive {
+    force: vec2<u32>,
+    torque: vec2<u32>,
+    velocity: vec2<u32>,
+    spin: vec2<u32>,
+    lock: u32,           // bits 0–5: x, y, z, rx, ry, rz held at zero
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
+}
+
+@group(0) @binding(10) var<storage, read> counters: StepCount;
+@group(0) @binding(11) var<storage, read> ids: array<u32>;
+@group(0) @binding(12) var<storage, read> drive_of: array<u32>;   // by stable id
+@group(0) @binding(13) var<storage, read> drives: array<Drive>;
+@group(0) @binding(14) var<storage, read> points: array<vec4<f32>>; // t, x, y, z
+
+const NO_DRIVE: u32 = 0xffffffffu;
+
+// The time of the step being taken (s): its index times Δt.
+fn step_time() -> f32 {
+    let index = f32(counters.base_lo) + 4294967296.0 * f32(counters.base_hi)
+        + f32(counters.steps - 1u);
+    return index * params.dt;
+}
+
+// A piecewise-linear schedule (`range` = first point, count) at time `t`: held before the
+// first point and after the last. CPU twin: `loads::Schedule::at`.
+fn schedule_at(range: vec2<u32>, t: f32) -> vec3<f32> {
+    let first = range.x;
+    let last = range.x + range.y - 1u;
+    if t <= points[first].x {
+        return points[first].yzw;
+    }
+    if t >= points[last].x {
+        return points[last].yzw;
+    }
+    var k = first + 1u;
+    while points[k].x <= t {
+        k++;
+    }
+    let a = points[k - 1u];
+    let b = points[k];
+    let s = (t - a.x) / (b.x - a.x);
+    return a.yzw + (b.yzw - a.yzw) * s;
+}
+
+// `v` with the components whose bits are set in `lock` (from bit `shift`) held at zero.
+fn locked(v: vec3<f32>, lock: u32, shift: u32) -> vec3<f32> {
+    let keep = vec3<bool>(
+        ((lock >> shift) & 1u) == 0u,
+        ((lock >> (shift + 1u)) & 1u) == 0u,
+        ((lock >> (shift + 2u)) & 1u) == 0u,
+    );
+    return select(vec3<f32>(0.0), v, keep);
+}
 
 fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(
@@ -31,13 +105,38 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let dt = params.dt;
     let p = position_of(pos[i]);
-    let f = force_torque_of(ft[i]);
+    var f = force_torque_of(ft[i]);
+    var drive = NO_DRIVE;
+    var dr: Drive;
+    var t = 0.0;
+    if params.n_drives != 0u {
+        drive = drive_of[ids[i]];
+        if drive != NO_DRIVE {
+            dr = drives[drive];
+            t = step_time();
+            if dr.force.y != 0u {
+                f.force = vec4<f32>(f.force.xyz + schedule_at(dr.force, t), f.force.w);
+            }
+            if dr.torque.y != 0u {
+                f.torque = vec4<f32>(f.torque.xyz + schedule_at(dr.torque, t), f.torque.w);
+            }
+            ft[i] = force_torque_words(f);
+        }
+    }
     let v_old = vec4_of(vel[i]).xyz;
-    let accel = f.force.xyz / p.lo.w;
+    var accel = f.force.xyz / p.lo.w;
     // Cundall's local damping: each component loses α|F| against the velocity.
     let a_l = params.local_damping;
     let damped = f.force.xyz - a_l * abs(f.force.xyz) * sign(v_old);
-    let v = v_old + damped / p.lo.w * dt;
+    var v = v_old + damped / p.lo.w * dt;
+    if drive != NO_DRIVE {
+        if dr.velocity.y != 0u {
+            v = schedule_at(dr.velocity, t);
+            accel = vec3<f32>(0.0);
+        }
+        v = locked(v, dr.lock, 0u);
+        accel = locked(accel, dr.lock, 0u);
+    }
     let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
     pos[i] = position_words(
         Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w)));
@@ -49,9 +148,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 
     let om = vec4_of(omega[i]);
-    let alpha = f.torque.xyz * om.w;
+    var alpha = f.torque.xyz * om.w;
     let damped_t = f.torque.xyz - a_l * abs(f.torque.xyz) * sign(om.xyz);
-    let w = om.xyz + damped_t * om.w * dt;
+    var w = om.xyz + damped_t * om.w * dt;
+    if drive != NO_DRIVE {
+        if dr.spin.y != 0u {
+            w = schedule_at(dr.spin, t);
+            alpha = vec3<f32>(0.0);
+        }
+        w = locked(w, dr.lock, 3u);
+        alpha = locked(alpha, dr.lock, 3u);
+    }
     omega[i] = vec4_words(vec4<f32>(w, om.w));
     let theta = w * dt;
     let angle = length(theta);
@@ -71,7 +178,12 @@ fn walls_main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if w >= params.n_walls {
         return;
     }
-    let wall = walls[w];
+    var wall = walls[w];
+    if wall.schedule_count != 0u {
+        wall.velocity = vec4<f32>(schedule_at(vec2<u32>(wall.schedule_first, wall.schedule_count),
+            step_time()), 0.0);
+        walls[w].velocity = wall.velocity;
+    }
     let moved = ds_add(wall.point_hi.xyz, wall.point_lo.xyz, wall.velocity.xyz * params.dt, params.one);
     walls[w].point_hi = vec4<f32>(moved.hi.xyz, 0.0);
     walls[w].point_lo = vec4<f32>(moved.lo.xyz, 0.0);

@@ -132,3 +132,47 @@ fn missing_file_names_the_file() {
     assert!(m.starts_with("no/such/scene.toml: "), "{m}");
     assert!(!m.contains('\n'));
 }
+
+/// `[[loads]]` and wall velocity schedules: every bad key named, with the fix.
+#[test]
+fn bad_loads_and_schedules_are_refused() {
+    for (load, parts) in [
+        (
+            "particles = [3]\nforce = [1.0, 0.0, 0.0]",
+            &["loads[0].particles", "particle 3 does not exist"][..],
+        ),
+        (
+            "particles = [0]\ngroup = 0\nforce = [1.0, 0.0, 0.0]",
+            &["loads[0].particles", "not both"][..],
+        ),
+        (
+            "group = 2\nforce = [1.0, 0.0, 0.0]",
+            &["loads[0].group", "not a [[particles]] group"][..],
+        ),
+        ("particles = [0]", &["loads[0].force", "does nothing"][..]),
+        (
+            "particles = [0]\nforce = { times = [0.0, 0.0], values = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]] }",
+            &["loads[0].force", "increase strictly"][..],
+        ),
+        (
+            "particles = [0]\nvelocity = { times = [0.0], values = [] }",
+            &["loads[0].velocity", "as many `values` as `times`"][..],
+        ),
+        (
+            "particles = [0]\nlock = [\"w\"]",
+            &["loads[0].lock", "line"][..],
+        ),
+    ] {
+        let e = error_of(&format!("{GOOD}\n[[loads]]\n{load}\n"));
+        assert_names(&e, parts);
+    }
+    let e = error_of(&format!(
+        "{GOOD}\n[[loads]]\nparticles = [0]\nlock = [\"x\"]\n[[loads]]\nparticles = [0]\nlock = [\"y\"]\n"
+    ));
+    assert_names(&e, &["loads[1].particles", "already driven by loads[0]"]);
+    let e = error_of(&GOOD.replace(
+        "normal = [0.0, 0.0, 1.0]\n",
+        "normal = [0.0, 0.0, 1.0]\nvelocity_schedule = { times = [1.0, 0.5], values = [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]] }\n",
+    ));
+    assert_names(&e, &["walls[0].velocity_schedule", "increase strictly"]);
+}

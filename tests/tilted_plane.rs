@@ -98,3 +98,303 @@ fn pseudo_and_no_history_creep_downhill_at_the_predicted_speed() {
         );
     }
 }
+
+/// A sphere (r = 5 mm, ρ = 2500 kg/m³, μ = 0.5 against the floor, E = 1e7 Pa) resting on a
+/// floor (its initial overlap the static one, so it starts at rest) and pushed at its centre
+/// along x by the ramped force `F(t) = k t` of a `[[loads]]` table, with `extra` added to
+/// the load (a lock of its rotation, or nothing).
+fn pushed(k: f64, extra: &str) -> Simulation {
+    scene(&format!(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        [contact]
+        law = "hertz"
+        history = "true"
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5
+        [[particles]]
+        kind = "explicit"
+        material = "m"
+        spheres = [{{ position = [0.0, 0.0, 0.004996], radius = 0.005 }}]
+        [[walls]]
+        kind = "plane"
+        name = "floor"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        [[loads]]
+        particles = [0]
+        force = {{ times = [0.0, 1.0], values = [[0.0, 0.0, 0.0], [{k}, 0.0, 0.0]] }}
+        {extra}
+        "#
+    ))
+    .simulation
+}
+
+/// Runs `sim` to time `t` on the CPU, or on the GPU with `ctx`.
+fn advance_to(sim: &mut Simulation, t: f64, gpu: Option<&mut wgdem_gpu::GpuEngine>) {
+    let steps = (t / sim.dt).round() as u64 - sim.steps;
+    match gpu {
+        None => sim.run(steps),
+        Some(engine) => {
+            engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
+            engine.read_into(sim).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// Coulomb's stick–slip under a ramped push, with the sphere's rotation locked: it sticks
+/// while `F < μW` (the contact's true history holds the tangential force) and then slides with
+/// `m a = F − μW`, so from `t* = μW/k` its speed is `k (t − t*)² / (2m)`. While sticking it
+/// only creeps by the tangential spring's give; sliding, the elastic transients of a stiff
+/// contact (period about 1 ms) average out: 2 % of the closed form.
+fn check_stick_then_slide(gpu: Option<&wgdem_gpu::GpuContext>) {
+    let mu = 0.5;
+    let probe = pushed(1.0, "lock = [\"rx\", \"ry\", \"rz\"]");
+    let (m, w) = (probe.particles.mass[0], probe.particles.mass[0] * G);
+    // Slide at t* = 0.1 s.
+    let k = mu * w / 0.1;
+    let mut sim = pushed(k, "lock = [\"rx\", \"ry\", \"rz\"]");
+    let mut engine = gpu.map(|ctx| {
+        wgdem_gpu::GpuEngine::new(
+            &ctx.device,
+            &ctx.queue,
+            &sim,
+            wgdem_gpu::GpuOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    });
+    advance_to(&mut sim, 0.08, engine.as_mut());
+    let creep = sim.particles.velocity[0].x;
+    let t_end = 0.16;
+    advance_to(&mut sim, t_end, engine.as_mut());
+    let v = sim.particles.velocity[0].x;
+    let want = k * (t_end - 0.1_f64).powi(2) / (2.0 * m);
+    eprintln!(
+        "stick at 0.8 μW: v = {creep:.3e} m/s; sliding at {t_end} s: v = {v:.5} m/s, closed form {want:.5} m/s"
+    );
+    assert!(
+        creep.abs() < 1e-3 * want,
+        "it creeps at {creep} m/s while F < μW"
+    );
+    assert!(rel(v, want) < 0.02, "v = {v}, closed form {want}");
+    assert_eq!(
+        sim.particles.angular_velocity[0],
+        glam::DVec3::ZERO,
+        "rotation locked"
+    );
+}
+
+#[test]
+fn a_ramped_push_sticks_until_mu_w_then_slides() {
+    check_stick_then_slide(None);
+}
+
+#[test]
+fn gpu_a_ramped_push_sticks_until_mu_w_then_slides() {
+    if let Some(ctx) = common::gpu() {
+        check_stick_then_slide(Some(&ctx));
+    }
+}
+
+/// The same push with the rotation free: the sphere rolls without slipping, the floor
+/// holding it with `F_f = −2F/7` (from `m a = F + F_f`, `I α = −F_f R`, `a = α R`,
+/// `I = 2mR²/5`), which the floor's force (of the sphere on it) shows as `+2F/7`, until
+/// `2F/7 = μW`, i.e. `F = 3.5 μW`; beyond, it slips. Checked at F = 2 μW (rolling: the floor
+/// force within 2 % of 2F/7, the slip speed `v − ωR` below 1 % of `v`) and at F = 4.5 μW
+/// (slipping: the floor force at μW within 2 %, and a slip speed).
+fn check_roll_then_slip(gpu: Option<&wgdem_gpu::GpuContext>) {
+    let mu = 0.5;
+    let probe = pushed(1.0, "");
+    let (w, r) = (probe.particles.mass[0] * G, probe.particles.radius[0]);
+    // F = μW at t = 0.05 s: rolling until 0.175 s.
+    let k = mu * w / 0.05;
+    let mut sim = pushed(k, "");
+    let mut engine = gpu.map(|ctx| {
+        wgdem_gpu::GpuEngine::new(
+            &ctx.device,
+            &ctx.queue,
+            &sim,
+            wgdem_gpu::GpuOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    });
+    advance_to(&mut sim, 0.1, engine.as_mut());
+    let f = k * sim.steps as f64 * sim.dt;
+    let floor = sim.walls[0].force.x;
+    let (v, omega) = (
+        sim.particles.velocity[0].x,
+        sim.particles.angular_velocity[0].y,
+    );
+    eprintln!(
+        "rolling at F = {:.2} μW: floor force {floor:.4e} N (2F/7 = {:.4e} N), v = {v:.4} m/s, ωR = {:.4} m/s",
+        f / (mu * w),
+        2.0 * f / 7.0,
+        omega * r
+    );
+    assert!(
+        rel(floor, 2.0 * f / 7.0) < 0.02,
+        "floor force {floor}, 2F/7 = {}",
+        2.0 * f / 7.0
+    );
+    assert!(
+        (v - omega * r).abs() < 0.01 * v,
+        "slips while rolling: v {v}, ωR {}",
+        omega * r
+    );
+    advance_to(&mut sim, 0.225, engine.as_mut());
+    let floor = sim.walls[0].force.x;
+    let (v, omega) = (
+        sim.particles.velocity[0].x,
+        sim.particles.angular_velocity[0].y,
+    );
+    eprintln!(
+        "slipping at F = 4.5 μW: floor force {floor:.4e} N (μW = {:.4e} N), v − ωR = {:.4} m/s",
+        mu * w,
+        v - omega * r
+    );
+    assert!(
+        rel(floor, mu * w) < 0.02,
+        "floor force {floor}, μW = {}",
+        mu * w
+    );
+    assert!(v - omega * r > 0.05 * v, "no slip beyond F = 3.5 μW");
+}
+
+#[test]
+fn a_pushed_sphere_rolls_until_3_5_mu_w_then_slips() {
+    check_roll_then_slip(None);
+}
+
+#[test]
+fn gpu_a_pushed_sphere_rolls_until_3_5_mu_w_then_slips() {
+    if let Some(ctx) = common::gpu() {
+        check_roll_then_slip(Some(&ctx));
+    }
+}
+
+/// Prescribed motion and locks (`[[loads]]`) and a wall velocity schedule, against the
+/// integrator's own sums (semi-implicit Euler takes the step's velocity at its start,
+/// `t_n = n Δt`, so a ramp `v = a t` moves a body by `a Δt² N (N − 1) / 2` in N steps):
+/// - particle 0, under gravity, has its velocity prescribed as that ramp along x (a = 100
+///   m/s², to 0.1 m/s at 1 ms, then held) and its angular velocity about z as 50 rad/s: it
+///   ignores gravity and turns by 50 rad/s × t;
+/// - particle 1 falls with its z translation locked: it stays at its height;
+/// - the plane `moving` follows the same ramp along x (its normal).
+///
+/// f64 on the CPU: 1e-12 relative (the wall, 1 m from the origin, to 1e-12 m); on the GPU the
+/// velocities are f32 (about 6e-8 relative each step) and positions double-single: 1e-6
+/// relative (the wall to 1e-9 m).
+fn check_prescribed_motion(gpu: Option<&wgdem_gpu::GpuContext>) {
+    let mut sim = scene(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        dt = 1e-5
+        [contact]
+        law = "hertz"
+        history = "true"
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5
+        [[particles]]
+        kind = "explicit"
+        material = "m"
+        spheres = [
+            { position = [0.0, 0.0, 0.5], radius = 0.005 },
+            { position = [0.1, 0.0, 0.5], radius = 0.005 },
+        ]
+        [[walls]]
+        kind = "plane"
+        name = "moving"
+        material = "m"
+        point = [-1.0, 0.0, 0.0]
+        normal = [1.0, 0.0, 0.0]
+        velocity_schedule = { times = [0.0, 0.001], values = [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]] }
+        [[loads]]
+        particles = [0]
+        velocity = { times = [0.0, 0.001], values = [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]] }
+        angular_velocity = [0.0, 0.0, 50.0]
+        [[loads]]
+        particles = [1]
+        lock = ["z"]
+        "#,
+    )
+    .simulation;
+    let steps = 300u64; // 3 ms: the ramp (100 steps), then held
+    let x0 = sim.particles.position[0].x;
+    match gpu {
+        None => sim.run(steps),
+        Some(ctx) => {
+            let mut engine = wgdem_gpu::GpuEngine::new(
+                &ctx.device,
+                &ctx.queue,
+                &sim,
+                wgdem_gpu::GpuOptions::default(),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
+            engine.read_into(&mut sim).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let tolerance = if gpu.is_none() { 1e-12 } else { 1e-6 };
+    let dt = 1e-5;
+    // Σ v(t_n) Δt over the ramp's 100 steps (v = 100 t), then 200 steps at 0.1 m/s.
+    let ramp: f64 = (0..100).map(|n| 100.0 * n as f64 * dt * dt).sum();
+    let moved = ramp + 200.0 * 0.1 * dt;
+    let p = &sim.particles;
+    let dx = p.position[0].x - x0;
+    assert!(
+        rel(dx, moved) < tolerance,
+        "prescribed: moved {dx} m, want {moved} m"
+    );
+    assert!(
+        (p.position[0].z - 0.5).abs() < 1e-12,
+        "gravity moved a prescribed particle"
+    );
+    assert!(rel(p.velocity[0].x, 0.1) < tolerance);
+    let q = p.orientation[0];
+    let angle = 2.0 * q.w.abs().min(1.0).acos();
+    assert!(
+        rel(angle, 50.0 * steps as f64 * dt) < 1e-5,
+        "turned by {angle} rad"
+    );
+    assert!((p.position[1].z - 0.5).abs() < 1e-12, "a locked z moved");
+    assert_eq!(p.velocity[1].z, 0.0);
+    let wall_x = match sim.walls[0].shape {
+        wgdem_core::wall::WallShape::Plane { point, .. } => point.x,
+        _ => unreachable!(),
+    };
+    // The wall's point sits 1 m from the origin: its rounding is an ulp of 1 m per step.
+    let wall_tolerance = if gpu.is_none() { 1e-12 } else { 1e-9 };
+    assert!(
+        (wall_x + 1.0 - moved).abs() < wall_tolerance,
+        "wall moved {} m, want {moved} m",
+        wall_x + 1.0
+    );
+    assert!(rel(sim.walls[0].velocity.x, 0.1) < tolerance);
+}
+
+#[test]
+fn prescribed_motion_locks_and_wall_schedules() {
+    check_prescribed_motion(None);
+}
+
+#[test]
+fn gpu_prescribed_motion_locks_and_wall_schedules() {
+    if let Some(ctx) = common::gpu() {
+        check_prescribed_motion(Some(&ctx));
+    }
+}

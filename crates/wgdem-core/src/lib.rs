@@ -5,7 +5,7 @@
 //!   Potyondy's hill model);
 //! - [`contact_case`]: one contact driven through prescribed motions (`wgdem contact`);
 //! - [`material`]: materials and the mixing of a contact's parameters;
-//! - [`particles`], [`wall`]: state;
+//! - [`particles`], [`wall`]: state; [`loads`]: applied loads, constraints, wall schedules;
 //! - [`broadphase`]: the spatial hash and its brute-force check;
 //! - [`cpu`]: the reference stepper and the critical time step;
 //! - [`scene`]: TOML scenes, validation, particle generation;
@@ -25,6 +25,7 @@ pub mod contact;
 pub mod contact_case;
 pub mod cpu;
 pub mod error;
+pub mod loads;
 pub mod material;
 pub mod output;
 pub mod packing;

@@ -92,8 +92,8 @@ pub struct SimParams {
     pub local_damping: f32,
     /// Extra neighbour reach for liquid bridges (m).
     pub bridge_reach: f32,
-    /// Padding.
-    pub _e2: f32,
+    /// Drives (`[[loads]]`) in the scene; 0 skips their lookup in `integrate`.
+    pub n_drives: u32,
     /// Padding.
     pub _e3: f32,
 }
@@ -118,7 +118,7 @@ mirror!(SimParams {
     wall_slots,
     local_damping,
     bridge_reach,
-    _e2,
+    n_drives,
     _e3,
 });
 
@@ -263,10 +263,10 @@ pub struct Wall {
     pub kind: u32,
     /// Material index.
     pub material: u32,
-    /// Padding.
-    pub _p0: u32,
-    /// Padding.
-    pub _p1: u32,
+    /// First point of its velocity schedule in the schedule points.
+    pub schedule_first: u32,
+    /// Points of its velocity schedule (0: the velocity below, set by the host).
+    pub schedule_count: u32,
     /// Point or centre, high part.
     pub point_hi: [f32; 4],
     /// Point or centre, low part.
@@ -284,8 +284,8 @@ pub struct Wall {
 mirror!(Wall {
     kind,
     material,
-    _p0,
-    _p1,
+    schedule_first,
+    schedule_count,
     point_hi,
     point_lo,
     normal,
@@ -361,6 +361,11 @@ pub struct Counters {
     /// Steps begun since the host cleared the counters (a step that overflows counts; none
     /// after it does).
     pub steps: u32,
+    /// The step count when the host cleared the counters, low and high words: the step being
+    /// taken is `base + steps − 1` (its time drives the schedules of `integrate`).
+    pub base_lo: u32,
+    /// High word of the base.
+    pub base_hi: u32,
 }
 
 mirror!(Counters {
@@ -368,6 +373,42 @@ mirror!(Counters {
     max_neighbours,
     max_wall_contacts,
     steps,
+    base_lo,
+    base_hi,
+});
+
+/// `Drive` (integrate.wgsl): a particle's loads and constraints, each schedule a range of
+/// the schedule points (`count` 0: none).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq, Default)]
+pub struct Drive {
+    /// Applied force: first point, count.
+    pub force: [u32; 2],
+    /// Applied torque.
+    pub torque: [u32; 2],
+    /// Prescribed velocity.
+    pub velocity: [u32; 2],
+    /// Prescribed angular velocity.
+    pub spin: [u32; 2],
+    /// Bits 0–5: x, y, z, rx, ry, rz locked.
+    pub lock: u32,
+    /// Padding.
+    pub _p0: u32,
+    /// Padding.
+    pub _p1: u32,
+    /// Padding.
+    pub _p2: u32,
+}
+
+mirror!(Drive {
+    force,
+    torque,
+    velocity,
+    spin,
+    lock,
+    _p0,
+    _p1,
+    _p2,
 });
 
 /// `RadixPass` (radix.wgsl).

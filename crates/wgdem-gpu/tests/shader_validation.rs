@@ -152,6 +152,7 @@ fn wgsl_structs_match_rust_field_by_field() {
         mirror::<layout::MoistureAction>(),
         mirror::<layout::WallAlloc>(),
         mirror::<layout::Permute>(),
+        mirror::<layout::Drive>(),
     ];
     let modules = engine_modules();
     for (name, fields, rust_size) in &mirrors {

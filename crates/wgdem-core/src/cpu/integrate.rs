@@ -4,23 +4,55 @@
 use super::*;
 
 impl Simulation {
-    /// Semi-implicit Euler update of particles and walls.
+    /// Semi-implicit Euler update of particles and walls. A driven particle (`[[loads]]`) has
+    /// its applied force and torque at the step's start `t_n = n Δt` added to the step's
+    /// (and so to `force`, which the next step's predictor and the outputs see), its
+    /// prescribed velocities taken instead of integrated ones, and its locked components held
+    /// at zero; a wall with a velocity schedule moves at the schedule's velocity at `t_n`.
     pub(super) fn integrate(&mut self) {
         let dt = self.dt;
         let alpha = self.local_damping;
+        let t = self.steps as f64 * dt;
         let p = &mut self.particles;
         for i in 0..p.len() {
+            let drive = self
+                .drive_of
+                .get(i)
+                .copied()
+                .flatten()
+                .map(|d| &self.drives[d as usize]);
+            if let Some(d) = drive {
+                p.force[i] += d.force.as_ref().map_or(DVec3::ZERO, |s| s.at(t));
+                p.torque[i] += d.torque.as_ref().map_or(DVec3::ZERO, |s| s.at(t));
+            }
             let force = local_damped(p.force[i], p.velocity[i], alpha);
             let torque = local_damped(p.torque[i], p.angular_velocity[i], alpha);
-            p.velocity[i] += force / p.mass[i] * dt;
-            p.position[i] += p.velocity[i] * dt;
-            if !p.spin_fixed[i] {
-                p.angular_velocity[i] += torque / p.inertia[i] * dt;
+            let inertia = if p.spin_fixed[i] {
+                f64::INFINITY
+            } else {
+                p.inertia[i]
+            };
+            match drive {
+                None => {
+                    p.velocity[i] += force / p.mass[i] * dt;
+                    if !p.spin_fixed[i] {
+                        p.angular_velocity[i] += torque / p.inertia[i] * dt;
+                    }
+                }
+                Some(d) => {
+                    p.velocity[i] = d.velocity(t, p.velocity[i], force, p.mass[i], dt);
+                    p.angular_velocity[i] =
+                        d.angular_velocity(t, p.angular_velocity[i], torque, inertia, dt);
+                }
             }
+            p.position[i] += p.velocity[i] * dt;
             let spin = DQuat::from_scaled_axis(p.angular_velocity[i] * dt);
             p.orientation[i] = (spin * p.orientation[i]).normalize();
         }
-        for wall in &mut self.walls {
+        for (w, wall) in self.walls.iter_mut().enumerate() {
+            if let Some(Some(s)) = self.wall_schedules.get(w) {
+                wall.velocity = s.at(t);
+            }
             wall.advance(dt);
         }
         self.time += dt;

@@ -120,6 +120,12 @@ pub struct Simulation {
     /// Cundall's local (non-viscous) damping factor α in [0, 1): each force and torque
     /// component is reduced by `α |F| sign(v)` (PFC's local damping).
     pub local_damping: f64,
+    /// Loads and constraints (`[[loads]]`), referred to by [`Simulation::drive_of`].
+    pub drives: Vec<crate::loads::Drive>,
+    /// Per particle (stable id), the index of its drive in [`Simulation::drives`], if any.
+    pub drive_of: Vec<Option<u32>>,
+    /// Per wall, a velocity schedule that overrides its velocity at every step, if any.
+    pub wall_schedules: Vec<Option<crate::loads::Schedule>>,
     n_materials: usize,
     pair_params: Vec<PairParams>,
     wall_history: HashMap<(u32, u32), SlotHistory>,
@@ -178,6 +184,9 @@ impl Simulation {
             stats: StepStats::default(),
             work: ContactWork::default(),
             local_damping: 0.0,
+            drives: Vec::new(),
+            drive_of: Vec::new(),
+            wall_schedules: Vec::new(),
             n_materials,
             interaction_range: range,
             pair_params,

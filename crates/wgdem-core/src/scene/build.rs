@@ -65,8 +65,11 @@ pub fn build_scene_with(
     let walls = build_walls(&v, &config.walls, &lookup)?;
     let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
     let mut particles = Particles::default();
+    // Each group's particles, by stable id: [start, end).
+    let mut group_ranges = Vec::with_capacity(config.particles.len());
     for (g, group) in config.particles.iter().enumerate() {
         let field = format!("particles[{g}]");
+        let start = particles.len();
         if let ParticleGroup::File {
             material,
             path,
@@ -140,6 +143,7 @@ pub fn build_scene_with(
                 particles.velocity[i] = sphere.velocity;
                 particles.angular_velocity[i] = sphere.angular_velocity;
             }
+            group_ranges.push(start..particles.len());
             continue;
         }
         let (material_name, material_field) = match group {
@@ -167,7 +171,31 @@ pub fn build_scene_with(
             &mut rng,
             &mut particles,
         )?;
+        group_ranges.push(start..particles.len());
     }
+    let (drives, drive_of) = build_loads(&v, &config.loads, &group_ranges, particles.len())?;
+    let wall_schedules = config
+        .walls
+        .iter()
+        .enumerate()
+        .map(|(k, w)| {
+            let schedule = match w {
+                WallConfig::Plane {
+                    velocity_schedule, ..
+                }
+                | WallConfig::Plate {
+                    velocity_schedule, ..
+                } => velocity_schedule,
+            };
+            schedule
+                .as_ref()
+                .map(|s| {
+                    s.schedule()
+                        .map_err(|m| v.err(&format!("walls[{k}].velocity_schedule"), m))
+                })
+                .transpose()
+        })
+        .collect::<Result<Vec<_>>>()?;
 
     // Pair table and time step.
     let law = config.contact.law;
@@ -287,6 +315,9 @@ pub fn build_scene_with(
     let mut simulation = Simulation::new(particles, walls, model, pair_params, gravity, dt);
     simulation.local_damping = s.local_damping;
     simulation.set_moisture_events(moisture_events);
+    simulation.drives = drives;
+    simulation.drive_of = drive_of;
+    simulation.wall_schedules = wall_schedules;
     Ok(Scene {
         simulation,
         duration: s.duration,
@@ -323,6 +354,7 @@ pub(super) fn build_walls(
                 point,
                 normal,
                 velocity,
+                ..
             } => {
                 v.finite3(&format!("{field}.point"), *point)?;
                 let normal = v.unit(&format!("{field}.normal"), *normal)?;
@@ -340,6 +372,7 @@ pub(super) fn build_walls(
                 u_axis,
                 half_extents,
                 velocity,
+                ..
             } => {
                 v.finite3(&format!("{field}.center"), *center)?;
                 let normal = v.unit(&format!("{field}.normal"), *normal)?;
@@ -387,4 +420,96 @@ pub(super) fn build_walls(
         });
     }
     Ok(walls)
+}
+
+/// `[[loads]]` as drives and, per particle, the index of its drive.
+#[allow(clippy::type_complexity)]
+fn build_loads(
+    v: &Validator,
+    configs: &[crate::loads::LoadConfig],
+    groups: &[std::ops::Range<usize>],
+    n: usize,
+) -> Result<(Vec<crate::loads::Drive>, Vec<Option<u32>>)> {
+    use crate::loads::{Dof, Drive};
+    let mut drives = Vec::with_capacity(configs.len());
+    let mut drive_of: Vec<Option<u32>> = if configs.is_empty() {
+        Vec::new()
+    } else {
+        vec![None; n]
+    };
+    for (k, c) in configs.iter().enumerate() {
+        let f = |name: &str| format!("loads[{k}].{name}");
+        let ids: Vec<usize> = match (&c.group, c.particles.is_empty()) {
+            (Some(g), true) => groups
+                .get(*g)
+                .ok_or_else(|| {
+                    v.err(
+                        &f("group"),
+                        format!(
+                            "{g} is not a [[particles]] group; the scene has {} (indices from 0)",
+                            groups.len()
+                        ),
+                    )
+                })?
+                .clone()
+                .collect(),
+            (None, false) => c.particles.iter().map(|&i| i as usize).collect(),
+            _ => {
+                return Err(v.err(
+                    &f("particles"),
+                    "give either `particles` (stable ids) or `group`, not both or neither"
+                        .to_owned(),
+                ));
+            }
+        };
+        let schedule = |name: &str, c: &Option<crate::loads::VectorConfig>| {
+            c.as_ref()
+                .map(|c| c.schedule().map_err(|m| v.err(&f(name), m)))
+                .transpose()
+        };
+        let mut lock = [false; 6];
+        for dof in &c.lock {
+            lock[match dof {
+                Dof::X => 0,
+                Dof::Y => 1,
+                Dof::Z => 2,
+                Dof::Rx => 3,
+                Dof::Ry => 4,
+                Dof::Rz => 5,
+            }] = true;
+        }
+        let drive = Drive {
+            force: schedule("force", &c.force)?,
+            torque: schedule("torque", &c.torque)?,
+            velocity: schedule("velocity", &c.velocity)?,
+            angular_velocity: schedule("angular_velocity", &c.angular_velocity)?,
+            lock,
+        };
+        if drive == Drive::default() {
+            return Err(v.err(
+                &f("force"),
+                "the load does nothing; give force, torque, velocity, angular_velocity or lock"
+                    .to_owned(),
+            ));
+        }
+        for &i in &ids {
+            let slot = drive_of.get_mut(i).ok_or_else(|| {
+                v.err(
+                    &f("particles"),
+                    format!("particle {i} does not exist; the scene has {n} (ids from 0)"),
+                )
+            })?;
+            if let Some(other) = slot {
+                return Err(v.err(
+                    &f("particles"),
+                    format!(
+                        "particle {i} is already driven by loads[{other}]; one load per particle"
+                    ),
+                ));
+            }
+            *slot = Some(k as u32);
+        }
+        drives.push(drive);
+    }
+    Ok((drives, drive_of))
 }

@@ -70,6 +70,9 @@ pub struct SceneConfig {
     /// Walls.
     #[serde(default)]
     pub walls: Vec<WallConfig>,
+    /// Loads and constraints on particles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<crate::loads::LoadConfig>,
     /// ParaView snapshots: how often and what they carry.
     #[serde(default)]
     pub output: OutputConfig,
@@ -409,6 +412,8 @@ pub enum WallConfig {
         /// Prescribed velocity (m/s).
         #[serde(default)]
         velocity: [f64; 3],
+        /// Velocity piecewise linear in time instead (`{ times, values }`, m/s).
+        velocity_schedule: Option<crate::loads::VectorConfig>,
     },
     /// A finite rectangle, contact on both faces and its edges.
     Plate {
@@ -427,6 +432,8 @@ pub enum WallConfig {
         /// Prescribed velocity (m/s).
         #[serde(default)]
         velocity: [f64; 3],
+        /// Velocity piecewise linear in time instead (`{ times, values }`, m/s).
+        velocity_schedule: Option<crate::loads::VectorConfig>,
     },
 }
 

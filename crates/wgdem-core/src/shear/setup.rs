@@ -152,6 +152,7 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
             u_axis: u,
             half_extents: half,
             velocity: [0.0; 3],
+            velocity_schedule: None,
         }
     };
     let (hl, hu) = (b.lower_height, box_top - upper_bottom);
@@ -204,6 +205,7 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
         materials: config.materials.clone(),
         // The test writes its own snapshots ([output] of the shear file).
         output: Default::default(),
+        loads: Vec::new(),
         particles: vec![ParticleGroup::Random {
             material: s.material.clone(),
             count: s.count,

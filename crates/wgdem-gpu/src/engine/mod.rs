@@ -32,7 +32,7 @@ use wgpu::util::DeviceExt;
 
 use crate::context::{GpuError, read_buffer};
 use crate::layout::{
-    Chunk, Counters, ForceTorque, MoistureAction, PairRecord, Permute, Position, Predicted,
+    Chunk, Counters, Drive, ForceTorque, MoistureAction, PairRecord, Permute, Position, Predicted,
     RadixPass, SimParams, Wall, WallAlloc,
 };
 use crate::shaders::{self, SlotKind};
@@ -123,6 +123,8 @@ pub struct GpuEngine {
     staging: Vec<Staging>,
     /// Wall velocities as last written (m/s).
     wall_velocity: Vec<DVec3>,
+    /// Per wall, its velocity schedule in the schedule points (`[first, count]`).
+    wall_schedules: Vec<[u32; 2]>,
     /// The step at which the GPU counters were last cleared (they count steps begun).
     counted_from: u64,
     /// Steps taken.
@@ -228,7 +230,7 @@ impl GpuEngine {
             wall_slots: 0,
             local_damping: sim.local_damping as f32,
             bridge_reach: sim.interaction_range() as f32,
-            _e2: 0.0,
+            n_drives: sim.drives.len() as u32,
             _e3: 0.0,
         };
 
@@ -279,7 +281,8 @@ impl GpuEngine {
             .collect();
         let material: Vec<u32> = p.material.iter().map(|&m| m as u32).collect();
         let pair_table = pair_table(sim);
-        let walls: Vec<Wall> = sim.walls.iter().map(gpu_wall).collect();
+        let drive_tables = drive_tables(sim);
+        let walls: Vec<Wall> = gpu_walls(sim, &drive_tables.walls);
 
         let radix_passes = table_bits.div_ceil(4);
         let nw = n_walls.max(1) as u64;
@@ -386,6 +389,9 @@ impl GpuEngine {
                     .chain(std::iter::once([0.0f32; 4]))
                     .collect::<Vec<_>>(),
             ),
+            drive_of: init(device, "dem.drive_of", &drive_tables.drive_of),
+            drives: init(device, "dem.drives", &drive_tables.drives),
+            schedule_points: init(device, "dem.schedule_points", &drive_tables.points),
             ids: init(
                 device,
                 "dem.stable_id",
@@ -429,7 +435,7 @@ impl GpuEngine {
             ),
             wall_out: zeroed(device, "dem.wall_force", nw * 32),
             stats_out: zeroed(device, "dem.contact_stats.total", 16),
-            counters: zeroed(device, "dem.counters", 16),
+            counters: zeroed(device, "dem.counters", size_of::<Counters>() as u64),
         };
         // The list build's private arrays are sized for the table's slots in either case.
         let words64 = options.words64 && device.features().contains(wgpu::Features::SHADER_INT64);
@@ -471,6 +477,7 @@ impl GpuEngine {
             last: WallReadout::default(),
             staging: Vec::new(),
             wall_velocity: sim.walls.iter().map(|w| w.velocity).collect(),
+            wall_schedules: drive_tables.walls,
             counted_from: sim.steps,
             steps: sim.steps,
             time: sim.time,
@@ -509,7 +516,7 @@ impl GpuEngine {
 
     /// Uploads the walls of `sim` (geometry, velocity), e.g. a plate the host moved.
     pub fn update_walls(&mut self, sim: &Simulation) {
-        let walls: Vec<Wall> = sim.walls.iter().map(gpu_wall).collect();
+        let walls: Vec<Wall> = gpu_walls(sim, &self.wall_schedules);
         self.wall_velocity = sim.walls.iter().map(|w| w.velocity).collect();
         if !walls.is_empty() {
             self.queue

@@ -123,6 +123,12 @@ pub(super) struct Buffers {
     pub(super) rebuild_state: wgpu::Buffer,
     /// Stable id of the particle at each index (particles are reordered by cell).
     pub(super) ids: wgpu::Buffer,
+    /// Per stable id, its drive (`[[loads]]`) or `NO_DRIVE` (not reordered: indexed by id).
+    pub(super) drive_of: wgpu::Buffer,
+    /// The drives (`Drive` in integrate.wgsl).
+    pub(super) drives: wgpu::Buffer,
+    /// Points of the drives' and walls' schedules, `[t, x, y, z]`.
+    pub(super) schedule_points: wgpu::Buffer,
     /// Stand-in for bindings a permute entry point does not use.
     pub(super) dummy: wgpu::Buffer,
     /// The moisture event being applied (`MoistureAction` in moisture.wgsl).
@@ -335,6 +341,19 @@ pub(super) fn pair_table(sim: &Simulation) -> Vec<PairRecord> {
         .collect()
 }
 
+/// The walls of `sim` for the device, with their velocity schedules (`[first, count]`).
+pub(super) fn gpu_walls(sim: &Simulation, schedules: &[[u32; 2]]) -> Vec<Wall> {
+    sim.walls
+        .iter()
+        .zip(schedules)
+        .map(|(w, s)| Wall {
+            schedule_first: s[0],
+            schedule_count: s[1],
+            ..gpu_wall(w)
+        })
+        .collect()
+}
+
 pub(super) fn gpu_wall(w: &wgdem_core::wall::Wall) -> Wall {
     let (point, normal, u_axis, extents, kind) = match w.shape {
         WallShape::Plane { point, normal } => (point, normal, DVec3::ZERO, [0.0; 2], 0),
@@ -349,13 +368,75 @@ pub(super) fn gpu_wall(w: &wgdem_core::wall::Wall) -> Wall {
     Wall {
         kind,
         material: w.material as u32,
-        _p0: 0,
-        _p1: 0,
+        schedule_first: 0,
+        schedule_count: 0,
         point_hi,
         point_lo,
         normal: v4(normal),
         u_axis: v4(u_axis),
         extents: [extents[0] as f32, extents[1] as f32, 0.0, 0.0],
         velocity: v4(w.velocity),
+    }
+}
+
+/// The drives of `sim` for `integrate`: per stable id its drive (`NO_DRIVE` for none), the
+/// drives, the schedule points they and the walls' velocity schedules index (`[t, x, y, z]`,
+/// at least one), and per wall its schedule's `(first, count)`.
+pub(super) struct DriveTables {
+    pub drive_of: Vec<u32>,
+    pub drives: Vec<Drive>,
+    pub points: Vec<[f32; 4]>,
+    pub walls: Vec<[u32; 2]>,
+}
+
+/// Drive index of a particle without one.
+pub(super) const NO_DRIVE: u32 = u32::MAX;
+
+pub(super) fn drive_tables(sim: &Simulation) -> DriveTables {
+    let mut points: Vec<[f32; 4]> = Vec::new();
+    let mut add = |s: Option<&wgdem_core::loads::Schedule>| -> [u32; 2] {
+        let Some(s) = s else { return [0, 0] };
+        let first = points.len() as u32;
+        for (t, v) in s.times.iter().zip(&s.values) {
+            points.push([*t as f32, v.x as f32, v.y as f32, v.z as f32]);
+        }
+        [first, s.times.len() as u32]
+    };
+    let drives: Vec<Drive> = sim
+        .drives
+        .iter()
+        .map(|d| Drive {
+            force: add(d.force.as_ref()),
+            torque: add(d.torque.as_ref()),
+            velocity: add(d.velocity.as_ref()),
+            spin: add(d.angular_velocity.as_ref()),
+            lock: d
+                .lock
+                .iter()
+                .enumerate()
+                .map(|(k, &l)| u32::from(l) << k)
+                .sum(),
+            ..Drive::default()
+        })
+        .collect();
+    let walls = (0..sim.walls.len())
+        .map(|w| add(sim.wall_schedules.get(w).and_then(Option::as_ref)))
+        .collect();
+    let mut drive_of: Vec<u32> = sim.drive_of.iter().map(|d| d.unwrap_or(NO_DRIVE)).collect();
+    if drive_of.is_empty() {
+        drive_of.push(NO_DRIVE);
+    }
+    let mut drives = drives;
+    if drives.is_empty() {
+        drives.push(Drive::default());
+    }
+    if points.is_empty() {
+        points.push([0.0; 4]);
+    }
+    DriveTables {
+        drive_of,
+        drives,
+        points,
+        walls,
     }
 }

@@ -369,7 +369,7 @@ impl Buffers {
     }
 
     /// `integrate` and `integrate.walls`.
-    pub(super) fn integrate_bindings(&self) -> [&wgpu::Buffer; 10] {
+    pub(super) fn integrate_bindings(&self) -> [&wgpu::Buffer; 15] {
         [
             &self.params,
             &self.pos,
@@ -381,6 +381,11 @@ impl Buffers {
             &self.walls,
             &self.built_at,
             &self.rebuild_state,
+            &self.counters,
+            &self.ids,
+            &self.drive_of,
+            &self.drives,
+            &self.schedule_points,
         ]
     }
 }

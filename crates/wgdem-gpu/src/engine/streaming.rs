@@ -210,11 +210,13 @@ impl GpuEngine {
 
     /// Clears the GPU counters (overflow flags and steps begun) before the next submission.
     pub(super) fn clear_counters(&mut self) {
-        self.queue.write_buffer(
-            &self.buffers.counters,
-            0,
-            bytemuck::bytes_of(&Counters::default()),
-        );
+        let counters = Counters {
+            base_lo: self.steps as u32,
+            base_hi: (self.steps >> 32) as u32,
+            ..Counters::default()
+        };
+        self.queue
+            .write_buffer(&self.buffers.counters, 0, bytemuck::bytes_of(&counters));
         self.counted_from = self.steps;
     }
 
@@ -316,7 +318,13 @@ impl GpuEngine {
             }
         }
         let st = &self.staging[slot];
-        encoder.copy_buffer_to_buffer(&self.buffers.counters, 0, &st.buffer, 0, 16);
+        encoder.copy_buffer_to_buffer(
+            &self.buffers.counters,
+            0,
+            &st.buffer,
+            0,
+            size_of::<Counters>() as u64,
+        );
         encoder.copy_buffer_to_buffer(
             &self.buffers.wall_out,
             0,
@@ -372,7 +380,7 @@ impl GpuEngine {
                 .buffer
                 .get_mapped_range(..)
                 .map_err(|e| readback(e.to_string()))?;
-            let counters: Counters = bytemuck::pod_read_unaligned(&view[..16]);
+            let counters: Counters = bytemuck::pod_read_unaligned(&view[..size_of::<Counters>()]);
             if counters.failed != 0 {
                 Err(counters)
             } else {
