@@ -33,7 +33,14 @@ fn case_rows(name: &str, on: On) -> Option<Vec<CaseRow>> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("assets/contact")
         .join(format!("{name}.toml"));
-    let mut case = ContactCase::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    run_case(
+        ContactCase::load(&path).unwrap_or_else(|e| panic!("{e}")),
+        on,
+    )
+}
+
+/// Runs `case` on `on`; `None` when GPU tests are skipped.
+fn run_case(mut case: ContactCase, on: On) -> Option<Vec<CaseRow>> {
     Some(match on {
         On::Cpu => case.run(),
         On::Gpu => {
@@ -1219,16 +1226,10 @@ fn hertz_case(history: &str, on: On) -> Option<Vec<CaseRow>> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/contact/hertz_true_slip.toml");
     let text = std::fs::read_to_string(&path).expect("case");
     let text = text.replace("history = \"true\"", &format!("history = \"{history}\""));
-    let mut case =
-        ContactCase::parse(&text, "hertz_true_slip.toml").unwrap_or_else(|e| panic!("{e}"));
-    Some(match on {
-        On::Cpu => case.run(),
-        On::Gpu => {
-            let ctx = common::gpu()?;
-            let mut gpu = GpuCaseEvaluator::new(&ctx);
-            case.run_with(&mut gpu).unwrap_or_else(|e| panic!("{e}"))
-        }
-    })
+    run_case(
+        ContactCase::parse(&text, "hertz_true_slip.toml").unwrap_or_else(|e| panic!("{e}")),
+        on,
+    )
 }
 
 both_backends!(

@@ -1,5 +1,7 @@
 //! Fleischmann et al. (2015), Section 3, at the scale of one contact: only true history can
-//! hold a static friction force when nothing moves.
+//! hold a static friction force when nothing moves; and the loads and constraints of
+//! `[[loads]]` (a pushed sphere's stick–slip and roll–slip, prescribed motion, locks, wall
+//! velocity schedules) against closed forms on both engines.
 
 mod common;
 
@@ -99,7 +101,24 @@ fn pseudo_and_no_history_creep_downhill_at_the_predicted_speed() {
     }
 }
 
-/// A sphere (r = 5 mm, ρ = 2500 kg/m³, μ = 0.5 against the floor, E = 1e7 Pa) resting on a
+/// Declares the CPU test `$cpu`, running `$check(None)`, and its GPU twin `$gpu`, running
+/// `$check(Some(&context))`.
+macro_rules! cpu_and_gpu {
+    ($cpu:ident, $gpu:ident, $check:ident) => {
+        #[test]
+        fn $cpu() {
+            $check(None);
+        }
+        #[test]
+        fn $gpu() {
+            if let Some(ctx) = common::gpu() {
+                $check(Some(&ctx));
+            }
+        }
+    };
+}
+
+/// A sphere (r = 5 mm, of the fixture material "m": ρ = 2500 kg/m³, μ = 0.5, E = 1e7 Pa) resting on a
 /// floor (its initial overlap the static one, so it starts at rest) and pushed at its centre
 /// along x by the ramped force `F(t) = k t` of a `[[loads]]` table, with `extra` added to
 /// the load (a lock of its rotation, or nothing).
@@ -112,13 +131,7 @@ fn pushed(k: f64, extra: &str) -> Simulation {
         [contact]
         law = "hertz"
         history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
+        # fixture: material_m
         [[particles]]
         kind = "explicit"
         material = "m"
@@ -136,6 +149,17 @@ fn pushed(k: f64, extra: &str) -> Simulation {
         "#
     ))
     .simulation
+}
+
+/// The GPU engine of `sim` on `ctx`.
+fn engine_for(ctx: &wgdem_gpu::GpuContext, sim: &Simulation) -> wgdem_gpu::GpuEngine {
+    wgdem_gpu::GpuEngine::new(
+        &ctx.device,
+        &ctx.queue,
+        sim,
+        wgdem_gpu::GpuOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs `sim` to time `t` on the CPU, or on the GPU with `ctx`.
@@ -162,15 +186,7 @@ fn check_stick_then_slide(gpu: Option<&wgdem_gpu::GpuContext>) {
     // Slide at t* = 0.1 s.
     let k = mu * w / 0.1;
     let mut sim = pushed(k, "lock = [\"rx\", \"ry\", \"rz\"]");
-    let mut engine = gpu.map(|ctx| {
-        wgdem_gpu::GpuEngine::new(
-            &ctx.device,
-            &ctx.queue,
-            &sim,
-            wgdem_gpu::GpuOptions::default(),
-        )
-        .unwrap_or_else(|e| panic!("{e}"))
-    });
+    let mut engine = gpu.map(|ctx| engine_for(ctx, &sim));
     advance_to(&mut sim, 0.08, engine.as_mut());
     let creep = sim.particles.velocity[0].x;
     let t_end = 0.16;
@@ -192,17 +208,11 @@ fn check_stick_then_slide(gpu: Option<&wgdem_gpu::GpuContext>) {
     );
 }
 
-#[test]
-fn a_ramped_push_sticks_until_mu_w_then_slides() {
-    check_stick_then_slide(None);
-}
-
-#[test]
-fn gpu_a_ramped_push_sticks_until_mu_w_then_slides() {
-    if let Some(ctx) = common::gpu() {
-        check_stick_then_slide(Some(&ctx));
-    }
-}
+cpu_and_gpu!(
+    a_ramped_push_sticks_until_mu_w_then_slides,
+    gpu_a_ramped_push_sticks_until_mu_w_then_slides,
+    check_stick_then_slide
+);
 
 /// The same push with the rotation free: the sphere rolls without slipping, the floor
 /// holding it with `F_f = −2F/7` (from `m a = F + F_f`, `I α = −F_f R`, `a = α R`,
@@ -217,15 +227,7 @@ fn check_roll_then_slip(gpu: Option<&wgdem_gpu::GpuContext>) {
     // F = μW at t = 0.05 s: rolling until 0.175 s.
     let k = mu * w / 0.05;
     let mut sim = pushed(k, "");
-    let mut engine = gpu.map(|ctx| {
-        wgdem_gpu::GpuEngine::new(
-            &ctx.device,
-            &ctx.queue,
-            &sim,
-            wgdem_gpu::GpuOptions::default(),
-        )
-        .unwrap_or_else(|e| panic!("{e}"))
-    });
+    let mut engine = gpu.map(|ctx| engine_for(ctx, &sim));
     advance_to(&mut sim, 0.1, engine.as_mut());
     let f = k * sim.steps as f64 * sim.dt;
     let floor = sim.walls[0].force.x;
@@ -268,17 +270,11 @@ fn check_roll_then_slip(gpu: Option<&wgdem_gpu::GpuContext>) {
     assert!(v - omega * r > 0.05 * v, "no slip beyond F = 3.5 μW");
 }
 
-#[test]
-fn a_pushed_sphere_rolls_until_3_5_mu_w_then_slips() {
-    check_roll_then_slip(None);
-}
-
-#[test]
-fn gpu_a_pushed_sphere_rolls_until_3_5_mu_w_then_slips() {
-    if let Some(ctx) = common::gpu() {
-        check_roll_then_slip(Some(&ctx));
-    }
-}
+cpu_and_gpu!(
+    a_pushed_sphere_rolls_until_3_5_mu_w_then_slips,
+    gpu_a_pushed_sphere_rolls_until_3_5_mu_w_then_slips,
+    check_roll_then_slip
+);
 
 /// Prescribed motion and locks (`[[loads]]`) and a wall velocity schedule, against the
 /// integrator's own sums (semi-implicit Euler takes the step's velocity at its start,
@@ -302,13 +298,7 @@ fn check_prescribed_motion(gpu: Option<&wgdem_gpu::GpuContext>) {
         [contact]
         law = "hertz"
         history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
+        # fixture: material_m
         [[particles]]
         kind = "explicit"
         material = "m"
@@ -338,13 +328,7 @@ fn check_prescribed_motion(gpu: Option<&wgdem_gpu::GpuContext>) {
     match gpu {
         None => sim.run(steps),
         Some(ctx) => {
-            let mut engine = wgdem_gpu::GpuEngine::new(
-                &ctx.device,
-                &ctx.queue,
-                &sim,
-                wgdem_gpu::GpuOptions::default(),
-            )
-            .unwrap_or_else(|e| panic!("{e}"));
+            let mut engine = engine_for(ctx, &sim);
             engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
             engine.read_into(&mut sim).unwrap_or_else(|e| panic!("{e}"));
         }
@@ -387,14 +371,8 @@ fn check_prescribed_motion(gpu: Option<&wgdem_gpu::GpuContext>) {
     assert!(rel(sim.walls[0].velocity.x, 0.1) < tolerance);
 }
 
-#[test]
-fn prescribed_motion_locks_and_wall_schedules() {
-    check_prescribed_motion(None);
-}
-
-#[test]
-fn gpu_prescribed_motion_locks_and_wall_schedules() {
-    if let Some(ctx) = common::gpu() {
-        check_prescribed_motion(Some(&ctx));
-    }
-}
+cpu_and_gpu!(
+    prescribed_motion_locks_and_wall_schedules,
+    gpu_prescribed_motion_locks_and_wall_schedules,
+    check_prescribed_motion
+);

@@ -52,37 +52,7 @@ enum Command {
     /// Run a direct shear test: preparation, consolidation under a servo-controlled normal
     /// stress, shear at constant speed. Writes shear.csv, summary.json, plots/ (PNG, SVG),
     /// vtk/ (ParaView) and checkpoint.bin to the output directory.
-    Shear {
-        /// Direct shear file (TOML; reference in docs/shear.md, presets in assets/shear/).
-        config: PathBuf,
-        /// Engine that takes the steps.
-        #[arg(long, value_enum, default_value_t = Backend::DEFAULT)]
-        backend: Backend,
-        /// GPU adapter to use (see `wgdem run --help`).
-        #[arg(long, value_name = "NAME")]
-        adapter: Option<String>,
-        /// Output directory (created if missing).
-        #[arg(long, default_value = "out/shear", conflicts_with = "resume")]
-        out: PathBuf,
-        /// Continue the test in this directory from its last checkpoint (same configuration
-        /// file, same backend).
-        #[arg(long, value_name = "DIR")]
-        resume: Option<PathBuf>,
-        /// Replace the results of an earlier test in the output directory.
-        #[arg(long)]
-        overwrite: bool,
-        /// Scale the test to this many spheres of the file's sizes: the box (length, width,
-        /// heights) and the shear displacement grow by (N / specimen.count)^(1/3), keeping
-        /// the specimen's shape, packing and shear strain; stresses, speeds and the time
-        /// step stay as in the file (docs/shear.md). A resumed test needs the same N.
-        #[arg(long, value_name = "N")]
-        particles: Option<u32>,
-        /// Start from a saved packing instead of preparing one (CSV, wgdem's .vtu, LAMMPS
-        /// data or dump; e.g. an earlier test's specimen_consolidated.csv): the spheres must
-        /// lie inside the box; consolidation begins at once.
-        #[arg(long, value_name = "FILE", conflicts_with = "resume")]
-        specimen: Option<PathBuf>,
-    },
+    Shear(ShearArgs),
     /// Drive one contact (two spheres, or a plane and a sphere) through the motions of a case
     /// file and write contact.csv: forces on body 2 and the contact's elastic and dissipated
     /// work, one row per step.
@@ -138,6 +108,40 @@ enum Command {
         /// Scene file (TOML).
         scene: PathBuf,
     },
+}
+
+/// What `wgdem shear` is asked for.
+#[derive(Debug, clap::Args)]
+struct ShearArgs {
+    /// Direct shear file (TOML; reference in docs/shear.md, presets in assets/shear/).
+    config: PathBuf,
+    /// Engine that takes the steps.
+    #[arg(long, value_enum, default_value_t = Backend::DEFAULT)]
+    backend: Backend,
+    /// GPU adapter to use (see `wgdem run --help`).
+    #[arg(long, value_name = "NAME")]
+    adapter: Option<String>,
+    /// Output directory (created if missing).
+    #[arg(long, default_value = "out/shear", conflicts_with = "resume")]
+    out: PathBuf,
+    /// Continue the test in this directory from its last checkpoint (same configuration
+    /// file, same backend).
+    #[arg(long, value_name = "DIR")]
+    resume: Option<PathBuf>,
+    /// Replace the results of an earlier test in the output directory.
+    #[arg(long)]
+    overwrite: bool,
+    /// Scale the test to this many spheres of the file's sizes: the box (length, width,
+    /// heights) and the shear displacement grow by (N / specimen.count)^(1/3), keeping
+    /// the specimen's shape, packing and shear strain; stresses, speeds and the time
+    /// step stay as in the file (docs/shear.md). A resumed test needs the same N.
+    #[arg(long, value_name = "N")]
+    particles: Option<u32>,
+    /// Start from a saved packing instead of preparing one (CSV, wgdem's .vtu, LAMMPS
+    /// data or dump; e.g. an earlier test's specimen_consolidated.csv): the spheres must
+    /// lie inside the box; consolidation begins at once.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    specimen: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -307,18 +311,6 @@ fn contact(
         out.join("summary.json").display()
     );
     Ok(())
-}
-
-/// What `wgdem shear` was asked for.
-struct ShearArgs {
-    config: PathBuf,
-    backend: Backend,
-    adapter: Option<String>,
-    out: PathBuf,
-    resume: Option<PathBuf>,
-    overwrite: bool,
-    particles: Option<u32>,
-    specimen: Option<PathBuf>,
 }
 
 fn shear(args: ShearArgs) -> Result<(), String> {
@@ -507,25 +499,7 @@ fn run_scene(
 
 fn execute(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Shear {
-            config,
-            backend,
-            adapter,
-            out,
-            resume,
-            overwrite,
-            particles,
-            specimen,
-        } => shear(ShearArgs {
-            config,
-            backend,
-            adapter,
-            out,
-            resume,
-            overwrite,
-            particles,
-            specimen,
-        }),
+        Command::Shear(args) => shear(args),
         Command::Contact {
             case,
             backend,

@@ -9,8 +9,13 @@ impl ContactCase {
         Self::parse(&text, &path.display().to_string())
     }
 
-    /// Parses and validates case text; `file` names it in errors.
+    /// Parses and validates case text; `file` names it in errors (with the line of the
+    /// offending field).
     pub fn parse(text: &str, file: &str) -> Result<Self> {
+        Self::parse_unlined(text, file).map_err(|e| crate::scene::with_line(e, text))
+    }
+
+    fn parse_unlined(text: &str, file: &str) -> Result<Self> {
         let config: CaseConfig = parse_toml(text, file)?;
         let err = |field: &str, message: String| Error::invalid(file, field, message);
         let positive = |field: &str, x: f64, unit: &str| {

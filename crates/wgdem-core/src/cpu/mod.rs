@@ -207,6 +207,19 @@ impl Simulation {
         }
     }
 
+    /// Sets the neighbour-list skin to its default for the current radii (a fraction of the
+    /// smallest diameter), after particles were resized or replaced. Forces the next step to
+    /// rebuild.
+    pub fn set_default_skin(&mut self) {
+        let r_min = self
+            .particles
+            .radius
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        self.set_neighbour_skin(DEFAULT_SKIN_FRACTION * 2.0 * r_min);
+    }
+
     /// Sets the neighbour-list skin (m); 0 rebuilds the list every step. Forces the next step
     /// to rebuild.
     pub fn set_neighbour_skin(&mut self, skin: f64) {

@@ -498,6 +498,64 @@ fn parse_error(file: &str, text: &str, field: &str, e: &toml::de::Error) -> Erro
     }
 }
 
+/// The 1-based line of `field` (a dotted path such as `loads[0].force` or
+/// `particles[1].spheres[2].radius`) in the TOML `text`, where the text has it.
+pub fn field_line(text: &str, field: &str) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).ok()?;
+    let mut span = root.span();
+    let mut value: Option<&DeValue<'_>>;
+    let mut table = Some(root.get_ref());
+    for part in field.split('.') {
+        let (key, indices) = match part.find('[') {
+            Some(at) => (&part[..at], &part[at..]),
+            None => (part, ""),
+        };
+        let (_, v) = table?.iter().find(|(k, _)| k.get_ref().as_ref() == key)?;
+        span = v.span();
+        value = Some(v.get_ref());
+        for index in indices.split(']').filter(|x| !x.is_empty()) {
+            let k: usize = index.trim_start_matches('[').parse().ok()?;
+            let DeValue::Array(items) = value? else {
+                return None;
+            };
+            let item = items.get(k)?;
+            span = item.span();
+            value = Some(item.get_ref());
+        }
+        table = match value? {
+            DeValue::Table(t) => Some(t),
+            _ => None,
+        };
+    }
+    Some(text[..span.start.min(text.len())].matches('\n').count() + 1)
+}
+
+/// `e` with the line of its field in `text`, where it is a range or consistency error
+/// ([`Error::Invalid`]) whose field the text holds.
+pub fn with_line(e: Error, text: &str) -> Error {
+    match e {
+        Error::Invalid {
+            file,
+            field,
+            message,
+        } => match field_line(text, &field) {
+            Some(line) => Error::Parse {
+                file,
+                line,
+                field,
+                message,
+            },
+            None => Error::Invalid {
+                file,
+                field,
+                message,
+            },
+        },
+        e => e,
+    }
+}
+
 /// Loads, validates and builds a scene file (without packing files: see [`load_scene_with`]).
 pub fn load_scene(path: &Path) -> Result<Scene> {
     load_scene_with(path, &crate::packing::NoPackingReader)
@@ -505,13 +563,29 @@ pub fn load_scene(path: &Path) -> Result<Scene> {
 
 /// Loads, validates and builds a scene file whose `kind = "file"` groups `reader` reads.
 pub fn load_scene_with(path: &Path, reader: &dyn crate::packing::PackingReader) -> Result<Scene> {
-    let config = SceneConfig::load(path)?;
-    build_scene_with(config, &path.display().to_string(), reader)
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let file = path.display().to_string();
+    let config = SceneConfig::parse(&text, &file)?;
+    build_scene_with(config, &file, reader).map_err(|e| with_line(e, &text))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A field's line: keys of tables, arrays of tables and inline arrays.
+    #[test]
+    fn fields_are_found_by_line() {
+        let text = "[simulation]\nduration = 1.0\n\n[[particles]]\nkind = \"a\"\n\n[[particles]]\nspheres = [\n  { radius = 1.0 },\n  { radius = -1.0 },\n]\n[[loads]]\nparticles = [0]\nforce = { times = [0.0], values = [[1.0, 0.0, 0.0]] }\n";
+        assert_eq!(field_line(text, "simulation.duration"), Some(2));
+        assert_eq!(field_line(text, "particles[1].spheres[1].radius"), Some(10));
+        assert_eq!(field_line(text, "particles[1].spheres[1]"), Some(10));
+        assert_eq!(field_line(text, "loads[0].force"), Some(14));
+        assert_eq!(field_line(text, "loads[0].lock"), None);
+        assert_eq!(field_line(text, "particles[5]"), None);
+        let e = with_line(Error::invalid("f.toml", "loads[0].particles", "bad"), text);
+        assert_eq!(e.to_string(), "f.toml, line 13: `loads[0].particles`: bad");
+    }
 
     /// A sample of the log-normal gradation has, by mass, the requested D50 and Cu = D60/D10.
     /// 40 000 spheres; the ±3σ truncation removes 0.27 % of the number (and shifts the mass

@@ -323,7 +323,7 @@ impl ShearSetup {
     pub fn parse_scaled(text: &str, file: &str, particles: Option<u32>) -> Result<Self> {
         let config: ShearConfig = crate::scene::parse_toml(text, file)?;
         let Some(n) = particles else {
-            return build(config, text, file);
+            return build(config, text, file).map_err(|e| crate::scene::with_line(e, text));
         };
         if n == 0 {
             return Err(Error::invalid(
@@ -343,7 +343,8 @@ impl ShearSetup {
         let source = file;
         let file = format!("{file} scaled to {n} spheres");
         let text = format!("{text}\n# scaled to {n} spheres\n");
-        let mut setup = build(scaled, &text, &file)?;
+        let mut setup =
+            build(scaled, &text, &file).map_err(|e| crate::scene::with_line(e, &text))?;
         setup.provenance.input_file = source.to_owned();
         let b = &setup.config.shear_box;
         let across = b.length.min(b.width) / setup.mean_diameter;

@@ -239,18 +239,8 @@ impl ShearRun {
         }
         sim.particles = particles;
         sim.reset_history();
-        let r_min = sim
-            .particles
-            .radius
-            .iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
-        sim.set_neighbour_skin(crate::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min);
-        // Lid on: just above the highest sphere, then the servo takes over.
-        let top = run.fill_height() + 0.05 * setup.mean_diameter;
-        if let WallShape::Plate { center, .. } = &mut run.sim.walls[walls::TOP].shape {
-            center.z = top;
-        }
+        sim.set_default_skin();
+        run.place_lid();
         run.state.reference = (
             run.sim.particles.position.clone(),
             run.sim.particles.orientation.clone(),
@@ -397,12 +387,9 @@ impl ShearRun {
                     self.snapshot(backend)?;
                     self.writer
                         .specimen(&self.out, "specimen_prepared", &self.sim)?;
-                    // Lid on: just above the highest sphere, then the servo takes over.
-                    let top = self.fill_height() + 0.05 * s.mean_diameter;
-                    if let WallShape::Plate { center, .. } = &mut self.sim.walls[walls::TOP].shape {
-                        if s.expansion_height.is_none() {
-                            center.z = top;
-                        }
+                    // An expanded specimen's lid already holds it at the target height.
+                    if s.expansion_height.is_none() {
+                        self.place_lid();
                     }
                     backend.update_walls(&self.sim)?;
                     self.state.servo = Servo {
@@ -530,14 +517,20 @@ impl ShearRun {
             let r = p.radius[i];
             p.set_radius(i, r * f);
         }
-        let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
         self.sim.reset_history();
-        self.sim
-            .set_neighbour_skin(crate::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min);
+        self.sim.set_default_skin();
         backend.reload(&self.sim)?;
         self.state.expansions += 1;
         self.state.last_expansion = self.sim.time;
         Ok(())
+    }
+
+    /// Lid on: the top plate just above the highest sphere (then the servo takes over).
+    fn place_lid(&mut self) {
+        let top = self.fill_height() + 0.05 * self.setup.mean_diameter;
+        if let WallShape::Plate { center, .. } = &mut self.sim.walls[walls::TOP].shape {
+            center.z = top;
+        }
     }
 
     fn snapshot(&mut self, backend: &mut dyn Backend) -> Result<()> {

@@ -247,13 +247,7 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
                 sim.particles.set_radius(i, r * shrink);
                 sim.particles.position[i].z *= shrink;
             }
-            let r_min = sim
-                .particles
-                .radius
-                .iter()
-                .copied()
-                .fold(f64::INFINITY, f64::min);
-            sim.set_neighbour_skin(crate::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min);
+            sim.set_default_skin();
         }
         // The lid holds the expanding specimen at the target height.
         if let crate::wall::WallShape::Plate { center, .. } = &mut sim.walls[walls::TOP].shape {
