@@ -176,3 +176,20 @@ fn bad_loads_and_schedules_are_refused() {
     ));
     assert_names(&e, &["walls[0].velocity_schedule", "increase strictly"]);
 }
+
+/// Message defects: a non-finite friction is called what it is, not "negative"; a gradation
+/// too wide for the default size range names `cu`, the key the file gave, not `min_diameter`.
+#[test]
+fn non_finite_friction_and_too_wide_gradations_are_named() {
+    for bad in ["inf", "nan"] {
+        let e = error_of(&GOOD.replace("friction = 0.18", &format!("friction = {bad}")));
+        assert_names(&e, &["materials[0].friction", "not a finite number"]);
+    }
+    let e = error_of(&GOOD.replace(
+        "spheres = [{ position = [0.01, 0.01, 0.01], radius = 0.003 }]",
+        "count = 5\nregion = { min = [0.0, 0.0, 0.0], max = [0.1, 0.1, 0.1] }\nsize = { distribution = \"lognormal\", d50 = 0.003, cu = 1e300 }",
+    )
+    .replace("kind = \"explicit\"", "kind = \"random\""));
+    assert_names(&e, &["particles[0].size.cu", "too wide"]);
+    assert!(!e.contains("min_diameter`"), "{e}");
+}

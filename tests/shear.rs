@@ -311,3 +311,26 @@ fn a_scaled_test_resumes_only_with_the_same_scaling() {
     .expect("resume");
     assert_eq!(run.simulation().particles.len(), 320);
 }
+
+/// A zero control interval is refused with the default the docs give (20 steps), and the line.
+#[test]
+fn a_zero_control_interval_names_the_documented_default() {
+    let text = std::fs::read_to_string(common::shear_preset("hartl_ooi_quick.toml"))
+        .expect("preset")
+        .replace(
+            "[simulation]\n",
+            "[simulation]\ncontrol_interval_steps = 0\n",
+        );
+    match ShearSetup::parse(&text, "zero.toml") {
+        Ok(_) => panic!("a zero control interval was accepted"),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(
+                e.contains("simulation.control_interval_steps")
+                    && e.contains("default 20")
+                    && e.contains("line "),
+                "{e}"
+            );
+        }
+    }
+}

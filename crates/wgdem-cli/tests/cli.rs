@@ -713,3 +713,32 @@ fn a_saved_specimen_starts_a_new_test() {
         "{e}"
     );
 }
+
+/// Resuming where no checkpoint was written says so and how to start again, for `run` and
+/// `shear`, with the `--resume` flag named.
+#[test]
+fn resuming_without_a_checkpoint_says_why() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(tmp.path(), "scene.toml", SCENE);
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).expect("dir");
+    let config = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/shear/hartl_ooi_quick.toml")
+        .display()
+        .to_string();
+    for args in [
+        vec!["run", &scene, "--backend", "cpu"],
+        vec!["shear", &config, "--backend", "cpu"],
+    ] {
+        let mut args = args;
+        let dir = empty.display().to_string();
+        args.extend(["--resume", &dir]);
+        let o = wgdem(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = stderr(&o);
+        assert!(
+            e.contains("`--resume`") && e.contains("no checkpoint") && e.lines().count() == 1,
+            "{args:?}: {e}"
+        );
+    }
+}

@@ -219,6 +219,24 @@ impl OutputDir {
     }
 }
 
+/// The bytes of the checkpoint at `path`; a missing one is explained (the run stopped before
+/// its first checkpoint, or the directory holds no run) with `again`, how to start over.
+pub fn read_checkpoint(path: &Path, again: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::Invalid {
+                file: path.display().to_string(),
+                field: "resume".to_owned(),
+                message: format!(
+                    "there is no checkpoint: the run stopped before its first one (they are written every `checkpoint_rows` rows) or this directory holds no run; {again}, overwriting the directory"
+                ),
+            }
+        } else {
+            Error::io(path, e)
+        }
+    })
+}
+
 /// Writes `value` as pretty JSON to `path`, atomically.
 pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     let json = serde_json::to_vec_pretty(value).map_err(|e| Error::Encode {

@@ -284,7 +284,7 @@ pub fn resume(
     progress: impl FnMut(Progress),
 ) -> Result<RunSummary> {
     let path = dir.join(RUN_CHECKPOINT);
-    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    let bytes = crate::output::read_checkpoint(&path, "run the scene again")?;
     let refuse = |message: String| Error::Invalid {
         file: path.display().to_string(),
         field: "resume".to_owned(),

@@ -145,6 +145,15 @@ pub(crate) fn sample_diameters(
             let (median, sigma) = lognormal_by_mass(d50, cu);
             let lo = min_diameter.unwrap_or(median * (-3.0 * sigma).exp());
             let hi = max_diameter.unwrap_or(median * (3.0 * sigma).exp());
+            let default_range = min_diameter.is_none() || max_diameter.is_none();
+            if default_range && !(lo > 0.0 && hi.is_finite() && median > 0.0) {
+                return Err(v.err(
+                    &format!("{field}.cu"),
+                    format!(
+                        "{cu} is too wide a gradation: the default size range, the number median × e^(±3σ) with σ = ln Cu / 1.5349, leaves the numbers a computer holds; use a Cu nearer 1, or give min_diameter and max_diameter"
+                    ),
+                ));
+            }
             v.positive(&format!("{field}.min_diameter"), lo, "m")?;
             if hi < lo {
                 return Err(v.err(

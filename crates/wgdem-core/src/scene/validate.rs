@@ -261,10 +261,15 @@ impl Validator<'_> {
                 self.positive(&f("density"), rho, "kg/m³")?;
             }
             if !(m.friction.is_finite() && m.friction >= 0.0) {
+                let what = if m.friction.is_finite() {
+                    "is negative"
+                } else {
+                    "is not a finite number"
+                };
                 return Err(self.err(
                     &f("friction"),
                     format!(
-                        "{} is negative; the friction coefficient μ must be ≥ 0",
+                        "{} {what}; the friction coefficient μ must be a finite number ≥ 0",
                         m.friction
                     ),
                 ));

@@ -154,16 +154,17 @@ impl ShearRun {
         writer: Box<dyn ShearWriter>,
     ) -> Result<Self> {
         let path = out.join(CHECKPOINT);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let cp: Checkpoint = postcard::from_bytes(&bytes).map_err(|e| Error::Encode {
-            path: path.clone(),
-            message: format!("not a readable checkpoint ({e}); start the test again"),
-        })?;
+        let bytes = crate::output::read_checkpoint(&path, "start the test again")?;
         let refuse = |what: String| Error::Invalid {
             file: path.display().to_string(),
             field: "resume".to_owned(),
             message: what,
         };
+        let cp: Checkpoint = postcard::from_bytes(&bytes).map_err(|e| {
+            refuse(format!(
+                "not a readable checkpoint ({e}); start the test again"
+            ))
+        })?;
         if cp.format != CHECKPOINT_FORMAT {
             return Err(refuse(format!(
                 "checkpoint format {} is not this program's {CHECKPOINT_FORMAT}; start the test again",

@@ -82,7 +82,10 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
     if config.simulation.control_interval_steps == 0 {
         return Err(v.err(
             "simulation.control_interval_steps",
-            "must be at least 1 (default 100)".to_owned(),
+            format!(
+                "must be at least 1 (default {})",
+                super::config::default_control_interval()
+            ),
         ));
     }
 
