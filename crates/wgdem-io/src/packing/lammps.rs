@@ -1,0 +1,261 @@
+//! LAMMPS/LIGGGHTS data (`atom_style sphere`) and dump files as packings.
+
+use super::*;
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+/// A LAMMPS/LIGGGHTS data file of `atom_style sphere`: the `Atoms` section
+/// (`id type diameter density x y z [ix iy iz]`; the density is the material's in wgdem) and,
+/// where present, `Velocities` (`id vx vy vz wx wy wz`).
+pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
+    let file = path.display().to_string();
+    let text = read_text(path)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut declared = None;
+    let mut atoms: Vec<(u64, PackedSphere)> = Vec::new();
+    let mut velocities: Vec<(usize, u64, [f64; 6])> = Vec::new();
+    let mut k = 1; // the first line is a title
+    let body = |l: &str| l.split('#').next().unwrap_or("").trim().to_owned();
+    while k < lines.len() {
+        let line = body(lines[k]);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() == 2 && words[1] == "atoms" {
+            declared = Some(number(&file, k + 1, 1, "atoms", words[0])? as usize);
+        }
+        let section = words.first().copied().unwrap_or("");
+        if section == "Atoms" || section == "Velocities" {
+            if section == "Atoms" {
+                if let Some(style) = lines[k].split('#').nth(1).map(str::trim) {
+                    if !style.is_empty() && style != "sphere" {
+                        return Err(at(
+                            &file,
+                            k + 1,
+                            1,
+                            "Atoms",
+                            format!(
+                                "atom style {style:?}; wgdem reads atom_style sphere (id type diameter density x y z)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            // A blank line, then one line per atom until a blank line or the next section.
+            k += 2;
+            while k < lines.len() {
+                let line = body(lines[k]);
+                if line.is_empty() {
+                    break;
+                }
+                let w: Vec<&str> = line.split_whitespace().collect();
+                let n = k + 1;
+                if section == "Atoms" {
+                    if w.len() != 7 && w.len() != 10 {
+                        return Err(at(
+                            &file,
+                            n,
+                            w.len(),
+                            "Atoms",
+                            format!(
+                                "has {} columns; atom_style sphere has 7 (id type diameter density x y z) or 10 (with image flags)",
+                                w.len()
+                            ),
+                        ));
+                    }
+                    let id = number(&file, n, 1, "id", w[0])? as u64;
+                    let t = number(&file, n, 2, "type", w[1])? as u64;
+                    let d = number(&file, n, 3, "diameter", w[2])?;
+                    radius(&file, n, 3, "diameter", d)?;
+                    let x = [
+                        number(&file, n, 5, "x", w[4])?,
+                        number(&file, n, 6, "y", w[5])?,
+                        number(&file, n, 7, "z", w[6])?,
+                    ];
+                    atoms.push((
+                        id,
+                        PackedSphere {
+                            position: DVec3::from_array(x),
+                            radius: 0.5 * d,
+                            velocity: DVec3::ZERO,
+                            angular_velocity: DVec3::ZERO,
+                            material: MaterialRef::Index(t),
+                        },
+                    ));
+                } else {
+                    if w.len() != 7 {
+                        return Err(at(
+                            &file,
+                            n,
+                            w.len(),
+                            "Velocities",
+                            format!(
+                                "has {} columns; atom_style sphere has 7 (id vx vy vz wx wy wz)",
+                                w.len()
+                            ),
+                        ));
+                    }
+                    let id = number(&file, n, 1, "id", w[0])? as u64;
+                    let mut v = [0.0; 6];
+                    for (c, x) in v.iter_mut().enumerate() {
+                        *x = number(
+                            &file,
+                            n,
+                            c + 2,
+                            ["vx", "vy", "vz", "wx", "wy", "wz"][c],
+                            w[c + 1],
+                        )?;
+                    }
+                    velocities.push((n, id, v));
+                }
+                k += 1;
+            }
+            continue;
+        }
+        k += 1;
+    }
+    if let Some(count) = declared {
+        if count != atoms.len() {
+            return Err(Error::Invalid {
+                file: file.clone(),
+                field: "Atoms".to_owned(),
+                message: format!(
+                    "the header declares {count} atoms but the Atoms section lists {}",
+                    atoms.len()
+                ),
+            });
+        }
+    }
+    atoms.sort_by_key(|(id, _)| *id);
+    for (line, id, v) in velocities {
+        let i = atoms.binary_search_by_key(&id, |(a, _)| *a).map_err(|_| {
+            at(
+                &file,
+                line,
+                1,
+                "id",
+                format!("atom {id} is not in the Atoms section"),
+            )
+        })?;
+        atoms[i].1.velocity = DVec3::new(v[0], v[1], v[2]);
+        atoms[i].1.angular_velocity = DVec3::new(v[3], v[4], v[5]);
+    }
+    Ok(Packing {
+        source: file,
+        spheres: atoms.into_iter().map(|(_, s)| s).collect(),
+        lammps_types: true,
+    })
+}
+
+/// A LAMMPS/LIGGGHTS dump file (`dump custom`): its last frame, with columns named by the
+/// `ITEM: ATOMS` line: `x y z` (unscaled) and `radius` or `diameter`; where present `type`,
+/// `vx vy vz` and `omegax omegay omegaz`.
+pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
+    let file = path.display().to_string();
+    let text = read_text(path)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines
+        .iter()
+        .rposition(|l| l.starts_with("ITEM: ATOMS"))
+        .ok_or_else(|| Error::Invalid {
+            file: file.clone(),
+            field: "ITEM: ATOMS".to_owned(),
+            message: "no ITEM: ATOMS section; give a LAMMPS dump custom file".to_owned(),
+        })?;
+    let columns: Vec<&str> = lines[last]["ITEM: ATOMS".len()..]
+        .split_whitespace()
+        .collect();
+    let col = |names: &[&str]| columns.iter().position(|c| names.contains(c));
+    let need = |names: &[&str]| {
+        col(names).ok_or_else(|| {
+            at(
+                &file,
+                last + 1,
+                0,
+                "ITEM: ATOMS",
+                format!(
+                    "has no `{}` column (columns: {})",
+                    names[0],
+                    columns.join(" ")
+                ),
+            )
+        })
+    };
+    if col(&["xs", "xu", "xsu"]).is_some() && col(&["x"]).is_none() {
+        return Err(at(
+            &file,
+            last + 1,
+            0,
+            "ITEM: ATOMS",
+            "holds scaled or unwrapped coordinates only; dump x y z",
+        ));
+    }
+    let (x, y, z) = (need(&["x"])?, need(&["y"])?, need(&["z"])?);
+    let (size, diameter) = match (col(&["radius"]), col(&["diameter"])) {
+        (Some(c), _) => (c, false),
+        (None, Some(c)) => (c, true),
+        _ => {
+            return Err(at(
+                &file,
+                last + 1,
+                0,
+                "ITEM: ATOMS",
+                "has neither a `radius` nor a `diameter` column",
+            ));
+        }
+    };
+    let ty = col(&["type"]);
+    let vel = [col(&["vx"]), col(&["vy"]), col(&["vz"])];
+    let spin = [col(&["omegax"]), col(&["omegay"]), col(&["omegaz"])];
+    let mut spheres = Vec::new();
+    for (k, line) in lines.iter().enumerate().skip(last + 1) {
+        if line.starts_with("ITEM:") {
+            break;
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let n = k + 1;
+        if w.len() != columns.len() {
+            return Err(at(
+                &file,
+                n,
+                w.len(),
+                "row",
+                format!(
+                    "has {} columns; ITEM: ATOMS names {}",
+                    w.len(),
+                    columns.len()
+                ),
+            ));
+        }
+        let get = |c: usize| number(&file, n, c + 1, columns[c], w[c]);
+        let opt = |c: [Option<usize>; 3]| -> Result<DVec3> {
+            let mut v = [0.0; 3];
+            for (x, c) in v.iter_mut().zip(c) {
+                if let Some(c) = c {
+                    *x = get(c)?;
+                }
+            }
+            Ok(DVec3::from_array(v))
+        };
+        let s = get(size)?;
+        radius(&file, n, size + 1, columns[size], s)?;
+        spheres.push(PackedSphere {
+            position: DVec3::new(get(x)?, get(y)?, get(z)?),
+            radius: if diameter { 0.5 * s } else { s },
+            velocity: opt(vel)?,
+            angular_velocity: opt(spin)?,
+            material: match ty {
+                Some(c) => MaterialRef::Index(get(c)? as u64),
+                None => MaterialRef::Default,
+            },
+        });
+    }
+    Ok(Packing {
+        source: file,
+        spheres,
+        lammps_types: true,
+    })
+}

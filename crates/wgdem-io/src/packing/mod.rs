@@ -1,0 +1,135 @@
+//! Packings in and out: spheres read from CSV, wgdem's own `.vtu`, and LAMMPS/LIGGGHTS data
+//! (`atom_style sphere`) and dump files; the specimen of a shear test written as CSV and
+//! `.vtu`. A bad file is refused in one line naming the file, the line and the column.
+
+use std::path::Path;
+
+use glam::DVec3;
+use wgdem_core::cpu::Simulation;
+use wgdem_core::error::{Error, Result};
+use wgdem_core::output::{atomic_write, fmt};
+use wgdem_core::packing::{MaterialRef, PackedSphere, Packing, PackingReader};
+use wgdem_core::scene::{Scene, SceneConfig, build_scene_with};
+
+mod lammps;
+mod table;
+mod vtu;
+
+use lammps::{read_lammps_data, read_lammps_dump};
+use table::read_csv;
+use vtu::read_vtu;
+
+/// Reads packings by their extension: `.csv`, `.vtu`, `.data` or `.lmp` (LAMMPS data),
+/// `.dump` (LAMMPS dump).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PackingFiles;
+
+impl PackingReader for PackingFiles {
+    fn read(&self, path: &Path) -> Result<Packing> {
+        read_packing(path)
+    }
+}
+
+/// Loads, validates and builds a scene file, reading the packing files of its `kind = "file"`
+/// groups.
+pub fn load_scene(path: &Path) -> Result<Scene> {
+    let config = SceneConfig::load(path)?;
+    build_scene_with(config, &path.display().to_string(), &PackingFiles)
+}
+
+/// The spheres of `path`, by its extension.
+pub fn read_packing(path: &Path) -> Result<Packing> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let packing = match ext.as_str() {
+        "csv" => read_csv(path)?,
+        "vtu" => read_vtu(path)?,
+        "data" | "lmp" => read_lammps_data(path)?,
+        "dump" => read_lammps_dump(path)?,
+        _ => {
+            return Err(Error::Invalid {
+                file: path.display().to_string(),
+                field: "path".to_owned(),
+                message: "unknown packing format; give a .csv, .vtu, .data (or .lmp: LAMMPS data) or .dump (LAMMPS dump) file".to_owned(),
+            });
+        }
+    };
+    if packing.spheres.is_empty() {
+        return Err(Error::Invalid {
+            file: packing.source,
+            field: "path".to_owned(),
+            message: "holds no spheres".to_owned(),
+        });
+    }
+    Ok(packing)
+}
+
+/// An error at `line` (1-based) and `column` (1-based, with its name) of `file`.
+fn at(file: &str, line: usize, column: usize, name: &str, message: impl Into<String>) -> Error {
+    Error::Parse {
+        file: file.to_owned(),
+        line,
+        field: format!("column {column} ({name})"),
+        message: message.into(),
+    }
+}
+
+/// A finite number from `text`, or the error naming where it is.
+fn number(file: &str, line: usize, column: usize, name: &str, text: &str) -> Result<f64> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        Ok(x) => Err(at(
+            file,
+            line,
+            column,
+            name,
+            format!("{x} is not a finite number"),
+        )),
+        Err(_) => Err(at(
+            file,
+            line,
+            column,
+            name,
+            format!("{:?} is not a number", text.trim()),
+        )),
+    }
+}
+
+/// A positive radius, or the error naming where it is.
+fn radius(file: &str, line: usize, column: usize, name: &str, r: f64) -> Result<f64> {
+    if r > 0.0 {
+        Ok(r)
+    } else {
+        Err(at(
+            file,
+            line,
+            column,
+            name,
+            format!("radius {r} must be positive (in m)"),
+        ))
+    }
+}
+
+/// Header of the specimen CSV (a packing file `kind = "file"` and `--specimen` read back).
+const SPECIMEN_HEADER: &str =
+    "x_m,y_m,z_m,radius_m,vx_m_s,vy_m_s,vz_m_s,wx_rad_s,wy_rad_s,wz_rad_s,material\n";
+
+/// Writes the particles of `sim` as a packing CSV at `path` (every float printed to read back
+/// exactly), atomically.
+pub fn write_packing_csv(path: &Path, sim: &Simulation) -> Result<()> {
+    let p = &sim.particles;
+    let mut text = String::from(SPECIMEN_HEADER);
+    for i in 0..p.len() {
+        let (x, v, w) = (p.position[i], p.velocity[i], p.angular_velocity[i]);
+        let cells = [x.x, x.y, x.z, p.radius[i], v.x, v.y, v.z, w.x, w.y, w.z].map(fmt);
+        text.push_str(&cells.join(","));
+        text.push_str(&format!(",{}\n", p.material[i]));
+    }
+    atomic_write(path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests;

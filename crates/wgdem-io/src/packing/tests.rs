@@ -1,0 +1,240 @@
+//! Packing readers and writers: formats, exact read-back, scene groups, errors.
+
+use super::*;
+
+fn file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+fn error(path: &Path) -> String {
+    match read_packing(path) {
+        Ok(p) => panic!("{} accepted: {p:?}", path.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A CSV with or without a header, with unit-suffixed names and an id column, or the
+/// documented order; bad cells are refused with line and column.
+#[test]
+fn csv_packings_and_their_errors() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let plain = read_packing(&file(
+        d,
+        "a.csv",
+        "0,0,0.001,0.001\n0.003,0,0.001,0.0015,1,2,3\n",
+    ));
+    assert!(plain.is_err(), "rows of different lengths are refused");
+    let p = read_packing(&file(
+        d,
+        "b.csv",
+        "id,x_m,y_m,z_m,radius_m,vx_m_s,material\n0,0.0,0.0,0.001,0.001,0.5,1\n1,0.003,0.0,0.001,0.0015,0.0,glass\n",
+    ))
+    .expect("b.csv");
+    assert_eq!(p.spheres.len(), 2);
+    assert_eq!(p.spheres[1].radius, 0.0015);
+    assert_eq!(p.spheres[0].velocity, DVec3::new(0.5, 0.0, 0.0));
+    assert_eq!(p.spheres[0].material, MaterialRef::Index(1));
+    assert_eq!(p.spheres[1].material, MaterialRef::Name("glass".into()));
+    let p = read_packing(&file(d, "c.csv", "# x y z r\n1,2,3,0.5\n4,5,6,0.25\n")).expect("c");
+    assert_eq!(p.spheres[1].position, DVec3::new(4.0, 5.0, 6.0));
+    for (name, text, want) in [
+        (
+            "nan.csv",
+            "x,y,z,radius\n0,0,NaN,0.001\n",
+            "line 2: `column 3 (z)`",
+        ),
+        (
+            "neg.csv",
+            "x,y,z,radius\n0,0,0,-0.001\n",
+            "line 2: `column 4 (radius)`",
+        ),
+        (
+            "text.csv",
+            "x,y,z,radius\n0,zero,0,0.001\n",
+            "line 2: `column 2 (y)`",
+        ),
+        ("cols.csv", "x,y,z,radius\n0,0,0,0.001,7\n", "line 2"),
+        ("head.csv", "x,y,z,r\n0,0,0,0.001\n", "column 4 (r)"),
+        ("nor.csv", "x,y,z\n0,0,0\n", "no `radius` column"),
+    ] {
+        let e = error(&file(d, name, text));
+        assert!(e.contains(name) && e.contains(want), "{name}: {e}");
+    }
+}
+
+/// A LAMMPS data file of atom_style sphere (diameters; the velocities section by id) and
+/// a dump file (the last frame; radius or diameter columns).
+#[test]
+fn lammps_data_and_dump() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let data = "LAMMPS data file via write_data\n\n3 atoms\n2 atom types\n\n0 0.1 xlo xhi\n0 0.1 ylo yhi\n0 0.1 zlo zhi\n\nAtoms # sphere\n\n2 1 0.002 2500 0.01 0.01 0.01 0 0 0\n1 2 0.004 2500 0.02 0.01 0.01 0 0 0\n3 1 0.002 2500 0.03 0.01 0.01\n\nVelocities\n\n1 0.1 0 0 0 0 5\n2 0 0 0 0 0 0\n3 0 0 0 0 0 0\n";
+    let p = read_packing(&file(d, "p.data", data)).expect("data");
+    assert!(p.lammps_types);
+    // Sorted by id: atom 1 first, radius half its diameter, its velocities by id.
+    assert_eq!(p.spheres[0].radius, 0.002);
+    assert_eq!(p.spheres[0].material, MaterialRef::Index(2));
+    assert_eq!(p.spheres[0].velocity, DVec3::new(0.1, 0.0, 0.0));
+    assert_eq!(p.spheres[0].angular_velocity, DVec3::new(0.0, 0.0, 5.0));
+    assert_eq!(p.spheres[1].position, DVec3::new(0.01, 0.01, 0.01));
+    let e = error(&file(
+        d,
+        "q.data",
+        &data.replace("3 1 0.002 2500 0.03", "3 1 -0.002 2500 0.03"),
+    ));
+    assert!(e.contains("line 14") && e.contains("diameter"), "{e}");
+    let e = error(&file(d, "r.data", &data.replace("3 atoms", "4 atoms")));
+    assert!(e.contains("declares 4 atoms"), "{e}");
+    let dump = "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n1\nITEM: BOX BOUNDS pp pp pp\n0 1\n0 1\n0 1\nITEM: ATOMS id type x y z radius\n1 1 0.5 0.5 0.5 0.01\nITEM: TIMESTEP\n100\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 1\n0 1\n0 1\nITEM: ATOMS id type x y z diameter vx vy vz\n1 1 0.5 0.5 0.4 0.02 1 0 0\n2 2 0.5 0.5 0.6 0.02 0 0 0\n";
+    let p = read_packing(&file(d, "p.dump", dump)).expect("dump");
+    assert_eq!(p.spheres.len(), 2, "the last frame");
+    assert_eq!(p.spheres[0].radius, 0.01);
+    assert_eq!(p.spheres[0].velocity, DVec3::X);
+    assert_eq!(p.spheres[1].material, MaterialRef::Index(2));
+    let e = error(&file(
+        d,
+        "q.dump",
+        &dump.replace("2 2 0.5 0.5 0.6 0.02 0 0 0", "2 2 0.5 0.5 0.6 0.02 0 0"),
+    ));
+    assert!(e.contains("line 21") && e.contains("has 8 columns"), "{e}");
+}
+
+/// A specimen written as CSV and as `.vtu` reads back bit for bit.
+#[test]
+fn specimens_read_back_exactly() {
+    use wgdem_core::snapshot::{Frame, ParticleField, VtkContent};
+    let sim = wgdem_core::bench::specimen(64, "hertz").expect("specimen");
+    let dir = tempfile::tempdir().expect("dir");
+    let csv = dir.path().join("s.csv");
+    write_packing_csv(&csv, &sim).expect("csv");
+    let content = VtkContent {
+        particle_fields: vec![
+            ParticleField::Radius,
+            ParticleField::Velocity,
+            ParticleField::Material,
+        ],
+        contacts: false,
+        walls: false,
+    };
+    let frame = Frame {
+        sim: &sim,
+        reference: (&sim.particles.position, &sim.particles.orientation),
+        contacts: &[],
+        material_names: &[],
+        content: &content,
+    };
+    let vtu = dir.path().join("s.vtu");
+    crate::vtk::write_particles(&vtu, &frame).expect("vtu");
+    for path in [csv, vtu] {
+        let p = read_packing(&path).expect("read");
+        assert_eq!(p.spheres.len(), sim.particles.len());
+        for (s, i) in p.spheres.iter().zip(0..) {
+            assert_eq!(s.position, sim.particles.position[i], "{}", path.display());
+            assert_eq!(s.radius, sim.particles.radius[i]);
+            assert_eq!(s.velocity, sim.particles.velocity[i]);
+            assert_eq!(
+                s.material,
+                MaterialRef::Index(sim.particles.material[i] as u64)
+            );
+        }
+    }
+}
+
+/// A scene's `kind = "file"` group: spheres behind a wall, or overlapping beyond the
+/// limit, are refused with the count and the worst; LAMMPS types map to materials.
+#[test]
+fn scene_file_groups() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let scene = |packing: &str, extra: &str| {
+        file(
+            d,
+            "scene.toml",
+            &format!(
+                r#"
+                [simulation]
+                duration = 0.001
+                output_interval = 0.001
+                [contact]
+                law = "hertz"
+                history = "true"
+                [[materials]]
+                name = "a"
+                density = 2500.0
+                friction = 0.5
+                young_modulus = 1e8
+                poisson_ratio = 0.25
+                restitution = 0.5
+                [[materials]]
+                name = "b"
+                density = 7800.0
+                friction = 0.5
+                young_modulus = 1e8
+                poisson_ratio = 0.25
+                restitution = 0.5
+                [[particles]]
+                kind = "file"
+                material = "a"
+                path = "{packing}"
+                {extra}
+                [[walls]]
+                kind = "plane"
+                name = "floor"
+                material = "a"
+                point = [0.0, 0.0, 0.0]
+                normal = [0.0, 0.0, 1.0]
+                "#
+            ),
+        )
+    };
+    file(
+        d,
+        "ok.dump",
+        "ITEM: ATOMS id type x y z radius\n1 1 0 0 0.01 0.01\n2 2 0.03 0 0.01 0.01\n",
+    );
+    let s = load_scene(&scene("ok.dump", "types = [\"a\", \"b\"]")).expect("scene");
+    assert_eq!(s.simulation.particles.material, vec![0, 1]);
+    assert!(
+        (s.simulation.particles.mass[1] / s.simulation.particles.mass[0] - 7800.0 / 2500.0).abs()
+            < 1e-12
+    );
+    let e = load_scene(&scene("ok.dump", "types = [\"a\"]"))
+        .expect_err("type 2 unnamed")
+        .to_string();
+    assert!(
+        e.contains("particles[0].types") && e.contains("atom type 2"),
+        "{e}"
+    );
+    file(
+        d,
+        "out.csv",
+        "x,y,z,radius\n0,0,0.01,0.01\n0.1,0,-0.02,0.01\n0.2,0,-0.05,0.01\n",
+    );
+    let e = load_scene(&scene("out.csv", ""))
+        .expect_err("outside")
+        .to_string();
+    assert!(
+        e.contains("2 sphere(s) lie outside") && e.contains("sphere 3") && e.contains("5.000e-2"),
+        "{e}"
+    );
+    file(
+        d,
+        "deep.csv",
+        "x,y,z,radius\n0,0,0.01,0.01\n0.019,0,0.01,0.01\n0.5,0,0.01,0.01\n0.51,0,0.01,0.01\n",
+    );
+    let e = load_scene(&scene("deep.csv", ""))
+        .expect_err("overlap")
+        .to_string();
+    assert!(
+        e.contains("2 pair(s) overlap by more than 0.1") && e.contains("spheres 3 and 4"),
+        "{e}"
+    );
+    assert!(load_scene(&scene("deep.csv", "max_overlap = 1.0")).is_ok());
+    let e = wgdem_core::scene::load_scene(&scene("ok.dump", ""))
+        .expect_err("no reader")
+        .to_string();
+    assert!(e.contains("wgdem_io::load_scene"), "{e}");
+}
