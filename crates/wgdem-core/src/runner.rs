@@ -203,7 +203,7 @@ pub fn run_cpu(
 /// The checkpoint of a run, in its output directory.
 pub const RUN_CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever the run checkpoint's meaning changes.
-const RUN_CHECKPOINT_FORMAT: u32 = 1;
+const RUN_CHECKPOINT_FORMAT: u32 = 2;
 
 /// What `checkpoint.bin` of a run holds: enough to continue it to the same bits.
 #[derive(Serialize, Deserialize)]
@@ -217,7 +217,6 @@ struct RunCheckpoint {
     done: u64,
     stepping: f64,
     series: Series,
-    reference: (Vec<DVec3>, Vec<glam::DQuat>),
     /// Particle CSVs written and bytes of `timeseries.csv`.
     output: (usize, u64),
 }
@@ -318,6 +317,11 @@ pub fn resume(
             cp.backend
         )));
     }
+    // Displacements are measured from the scene's initial state, as in the interrupted run.
+    let reference = (
+        scene.simulation.particles.position.clone(),
+        scene.simulation.particles.orientation.clone(),
+    );
     scene.simulation.restore(cp.sim);
     backend.restore_state(&scene.simulation, &cp.engine)?;
     let mut out = OutputDir::resume(
@@ -330,7 +334,7 @@ pub fn resume(
         done: cp.done,
         stepping: cp.stepping,
         series: cp.series,
-        reference: cp.reference,
+        reference,
     };
     continue_run(scene, backend, &mut out, vtk, progress, provenance, state)
 }
@@ -374,9 +378,6 @@ fn continue_run(
     let total = step_count(scene.duration, sim.dt);
     let every = ((scene.output_interval / sim.dt).round() as u64).max(1);
     let mut rows = state.done / every;
-    if vtk_every.is_some() {
-        std::fs::create_dir_all(out.dir().join("vtk")).map_err(|e| Error::io(out.dir(), e))?;
-    }
     while state.done < total {
         // To the next row or snapshot, whichever comes first.
         let done = state.done;
@@ -412,7 +413,6 @@ fn continue_run(
                 done,
                 stepping: state.stepping,
                 series: state.series.clone(),
-                reference: state.reference.clone(),
                 output: out.position()?,
             };
             let path = out.dir().join(RUN_CHECKPOINT);

@@ -67,110 +67,52 @@ pub fn build_scene_with(
     let mut particles = Particles::default();
     // Each group's particles, by stable id: [start, end).
     let mut group_ranges = Vec::with_capacity(config.particles.len());
-    for (g, group) in config.particles.iter().enumerate() {
-        let field = format!("particles[{g}]");
-        let start = particles.len();
-        if let ParticleGroup::File {
-            material,
-            path,
-            types,
-            max_overlap,
-        } = group
-        {
-            let base = Path::new(file).parent().unwrap_or(Path::new("."));
-            let packing = reader.read(&base.join(path))?;
-            if !(max_overlap.is_finite() && *max_overlap >= 0.0) {
-                return Err(v.err(
-                    &format!("{field}.max_overlap"),
-                    format!("{max_overlap} must be ≥ 0 (a fraction of the smaller radius)"),
-                ));
-            }
-            packing.check(&walls, *max_overlap, &format!("{field}.path"))?;
-            let group_material = lookup(format!("{field}.material"), material)?;
-            let types: Vec<usize> = types
-                .iter()
-                .enumerate()
-                .map(|(k, name)| lookup(format!("{field}.types[{k}]"), name))
-                .collect::<Result<_>>()?;
-            for (k, sphere) in packing.spheres.iter().enumerate() {
-                use crate::packing::MaterialRef;
-                let m = match &sphere.material {
-                    MaterialRef::Default => group_material,
-                    MaterialRef::Index(t) if packing.lammps_types => {
-                        if types.is_empty() {
-                            group_material
-                        } else {
-                            *types.get((*t as usize).wrapping_sub(1)).ok_or_else(|| {
-                                v.err(
-                                    &format!("{field}.types"),
-                                    format!(
-                                        "{}: sphere {} has atom type {t}, but `types` names {} types; name a material for each",
-                                        packing.source,
-                                        k + 1,
-                                        types.len()
-                                    ),
-                                )
-                            })?
-                        }
-                    }
-                    MaterialRef::Index(i) => {
-                        if (*i as usize) < materials.len() {
-                            *i as usize
-                        } else {
-                            return Err(v.err(
-                                &format!("{field}.path"),
-                                format!(
-                                    "{}: sphere {} has material index {i}, but the scene has {} materials (indices from 0)",
-                                    packing.source,
-                                    k + 1,
-                                    materials.len()
-                                ),
-                            ));
-                        }
-                    }
-                    MaterialRef::Name(name) => lookup(format!("{field}.path"), name)?,
-                };
-                let density = materials[m].density.ok_or_else(|| {
-                    v.err(
-                        &format!("materials[{m}].density"),
-                        format!(
-                            "material \"{}\" is used by {field} but has no density; add `density = ...` in kg/m³",
-                            materials[m].name
-                        ),
-                    )
-                })?;
-                let i = particles.push(sphere.position, sphere.radius, density, m);
-                particles.velocity[i] = sphere.velocity;
-                particles.angular_velocity[i] = sphere.angular_velocity;
-            }
-            group_ranges.push(start..particles.len());
-            continue;
-        }
-        let (material_name, material_field) = match group {
-            ParticleGroup::Explicit { material, .. }
-            | ParticleGroup::Lattice { material, .. }
-            | ParticleGroup::Random { material, .. }
-            | ParticleGroup::File { material, .. } => (material, format!("{field}.material")),
-        };
-        let m = lookup(material_field.clone(), material_name)?;
-        let density = materials[m].density.ok_or_else(|| {
+    // Density of material `m`, which a group of `field` uses.
+    let density_of = |m: usize, field: &str| {
+        materials[m].density.ok_or_else(|| {
             v.err(
                 &format!("materials[{m}].density"),
                 format!(
-                    "material \"{material_name}\" is used by {field} but has no density; add `density = ...` in kg/m³"
+                    "material \"{}\" is used by {field} but has no density; add `density = ...` in kg/m³",
+                    materials[m].name
                 ),
             )
-        })?;
-        add_group(
-            &v,
-            &field,
-            group,
-            m,
-            density,
-            &walls,
-            &mut rng,
-            &mut particles,
-        )?;
+        })
+    };
+    for (g, group) in config.particles.iter().enumerate() {
+        let field = format!("particles[{g}]");
+        let start = particles.len();
+        match group {
+            ParticleGroup::File { .. } => {
+                let base = Path::new(file).parent().unwrap_or(Path::new("."));
+                add_file_group(
+                    &v,
+                    &field,
+                    group,
+                    &reader.read(&base.join(group_path(group)))?,
+                    &walls,
+                    materials.len(),
+                    &lookup,
+                    &density_of,
+                    &mut particles,
+                )?;
+            }
+            ParticleGroup::Explicit { material, .. }
+            | ParticleGroup::Lattice { material, .. }
+            | ParticleGroup::Random { material, .. } => {
+                let m = lookup(format!("{field}.material"), material)?;
+                add_group(
+                    &v,
+                    &field,
+                    group,
+                    m,
+                    density_of(m, &field)?,
+                    &walls,
+                    &mut rng,
+                    &mut particles,
+                )?;
+            }
+        }
         group_ranges.push(start..particles.len());
     }
     let (drives, drive_of) = build_loads(&v, &config.loads, &group_ranges, particles.len())?;

@@ -94,7 +94,7 @@ pub(super) fn add_group(
                 particles,
             )?;
         }
-        // Read and placed by `build_scene_with`, which has the reader.
+        // Placed by `add_file_group`, with the packing its reader read.
         ParticleGroup::File { .. } => {}
     }
     Ok(())
@@ -329,6 +329,89 @@ pub(super) fn insert_random(
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// The path of a `kind = "file"` group (empty for the others).
+pub(super) fn group_path(group: &ParticleGroup) -> &str {
+    match group {
+        ParticleGroup::File { path, .. } => path,
+        _ => "",
+    }
+}
+
+/// Places the spheres of a `kind = "file"` group, read into `packing`: checked against the
+/// walls and `max_overlap`, each of the material its file gives (a LAMMPS type through
+/// `types`, a wgdem index or name) or else the group's.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn add_file_group(
+    v: &Validator,
+    field: &str,
+    group: &ParticleGroup,
+    packing: &crate::packing::Packing,
+    walls: &[Wall],
+    n_materials: usize,
+    lookup: &dyn Fn(String, &str) -> Result<usize>,
+    density_of: &dyn Fn(usize, &str) -> Result<f64>,
+    particles: &mut Particles,
+) -> Result<()> {
+    use crate::packing::MaterialRef;
+    let ParticleGroup::File {
+        material,
+        types,
+        max_overlap,
+        ..
+    } = group
+    else {
+        return Ok(());
+    };
+    if !(max_overlap.is_finite() && *max_overlap >= 0.0) {
+        return Err(v.err(
+            &format!("{field}.max_overlap"),
+            format!("{max_overlap} must be ≥ 0 (a fraction of the smaller radius)"),
+        ));
+    }
+    packing.check(walls, *max_overlap, &format!("{field}.path"))?;
+    let group_material = lookup(format!("{field}.material"), material)?;
+    let types: Vec<usize> = types
+        .iter()
+        .enumerate()
+        .map(|(k, name)| lookup(format!("{field}.types[{k}]"), name))
+        .collect::<Result<_>>()?;
+    for (k, sphere) in packing.spheres.iter().enumerate() {
+        let m = match &sphere.material {
+            MaterialRef::Default => group_material,
+            MaterialRef::Index(_) if packing.lammps_types && types.is_empty() => group_material,
+            MaterialRef::Index(t) if packing.lammps_types => {
+                *types.get((*t as usize).wrapping_sub(1)).ok_or_else(|| {
+                    v.err(
+                        &format!("{field}.types"),
+                        format!(
+                            "{}: sphere {} has atom type {t}, but `types` names {} types; name a material for each",
+                            packing.source,
+                            k + 1,
+                            types.len()
+                        ),
+                    )
+                })?
+            }
+            MaterialRef::Index(i) if (*i as usize) < n_materials => *i as usize,
+            MaterialRef::Index(i) => {
+                return Err(v.err(
+                    &format!("{field}.path"),
+                    format!(
+                        "{}: sphere {} has material index {i}, but the scene has {n_materials} materials (indices from 0)",
+                        packing.source,
+                        k + 1
+                    ),
+                ));
+            }
+            MaterialRef::Name(name) => lookup(format!("{field}.path"), name)?,
+        };
+        let i = particles.push(sphere.position, sphere.radius, density_of(m, field)?, m);
+        particles.velocity[i] = sphere.velocity;
+        particles.angular_velocity[i] = sphere.angular_velocity;
     }
     Ok(())
 }
