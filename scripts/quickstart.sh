@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "error: no Rust toolchain: install one (1.87 or newer) from https://rustup.rs, then run this again" >&2
+  echo "error: no Rust toolchain: install one (1.89 or newer) from https://rustup.rs, then run this again" >&2
   exit 1
 fi
 . scripts/vulkan-driver.sh

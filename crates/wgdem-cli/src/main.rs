@@ -213,6 +213,10 @@ fn cli_error(e: wgdem_core::error::Error) -> String {
             "output directory {} already holds results ({found}); choose another --out or pass --overwrite",
             dir.display()
         ),
+        Error::OutputBusy { dir, holder } => format!(
+            "output directory {} is being written by another run ({holder}); wait for it to end or choose another --out",
+            dir.display()
+        ),
         Error::Invalid {
             file,
             field,
@@ -261,17 +265,9 @@ fn contact(
         Backend::Gpu => gpu::contact_evaluator(adapter.as_deref())?,
     };
     let csv = out.join("contact.csv");
-    if !overwrite {
-        if let Some(found) = ["contact.csv", "summary.json"]
-            .iter()
-            .find(|f| out.join(f).exists())
-        {
-            return Err(format!(
-                "output directory {} already holds results ({found}); choose another --out or pass --overwrite",
-                out.display()
-            ));
-        }
-    }
+    let _lock =
+        wgdem_core::output::OutputLock::claim(&out, &wgdem_core::contact_case::ENTRIES, overwrite)
+            .map_err(cli_error)?;
     let rows = case.run_with(evaluator.as_mut()).map_err(cli_error)?;
     write_csv(&out, &rows).map_err(cli_error)?;
     let provenance = Provenance::from_text(&file, &text, None);

@@ -1,57 +1,11 @@
 //! The `wgdem` binary: exit codes, one-line errors, outputs, and no clobbering.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn wgdem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wgdem"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the wgdem binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-const SCENE: &str = r#"
-[simulation]
-duration = 0.002
-output_interval = 0.001
-
-[contact]
-law = "hertz"
-history = "true"
-
-[[materials]]
-name = "glass"
-density = 2550.0
-friction = 0.18
-young_modulus = 4e7
-poisson_ratio = 0.22
-restitution = 0.5
-
-[[particles]]
-kind = "lattice"
-material = "glass"
-radius = 0.003
-origin = [0.003, 0.003, 0.0031]
-counts = [2, 2, 2]
-
-[[walls]]
-kind = "plane"
-name = "bottom"
-material = "glass"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-"#;
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write scene");
-    path.display().to_string()
-}
+use common::{SCENE, gpu_tests_skipped, stderr, wgdem, write};
 
 #[test]
 fn run_writes_outputs_and_refuses_to_clobber_them() {
@@ -177,14 +131,6 @@ fn errors_are_one_line_and_exit_nonzero() {
     let o = wgdem(&["run", "does/not/exist.toml"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("does/not/exist.toml"), "{}", stderr(&o));
-}
-
-fn gpu_tests_skipped() -> bool {
-    let skip = std::env::var("WGDEM_SKIP_GPU_TESTS").is_ok_and(|v| v == "1");
-    if skip {
-        eprintln!("GPU test skipped: WGDEM_SKIP_GPU_TESTS=1");
-    }
-    skip
 }
 
 #[test]

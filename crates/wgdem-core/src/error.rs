@@ -46,6 +46,16 @@ pub enum Error {
         /// A file found in it.
         found: String,
     },
+    /// Another run is writing the requested output directory.
+    #[error(
+        "output directory {dir} is being written by another run ({holder}); wait for it to end or write elsewhere"
+    )]
+    OutputBusy {
+        /// The directory.
+        dir: PathBuf,
+        /// The lock holder's pid and command line.
+        holder: String,
+    },
     /// The engine that takes the steps failed (for the GPU: no adapter, device lost, ...).
     #[error("{0}")]
     Backend(String),

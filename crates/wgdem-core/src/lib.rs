@@ -21,6 +21,7 @@
 pub mod analysis;
 pub mod bench;
 pub mod broadphase;
+pub mod checkpoint;
 pub mod contact;
 pub mod contact_case;
 pub mod cpu;

@@ -4,6 +4,12 @@
 //! then a rename); `timeseries.csv` grows by whole rows, each written with a single `write`
 //! call, so a killed run leaves complete files and complete rows from its last output. A
 //! directory that already holds a run is refused unless the caller asks to overwrite it.
+//!
+//! One run writes to a directory at a time: [`OutputLock`] holds an advisory lock on
+//! `.wgdem.lock` for the run's life (the operating system releases it when the process ends,
+//! killed or not), taken before anything is written. Each run lists the entries it writes in
+//! `manifest.json`; overwriting removes those of the run before (all of them) after taking the
+//! lock and before writing anything new.
 
 use std::fs::File;
 use std::io::Write;
@@ -14,15 +20,118 @@ use serde::Serialize;
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 
-/// Files that mark a directory as holding a run's results.
-const MARKERS: [&str; 6] = [
+/// What `wgdem run` writes in its output directory (besides the lock).
+pub const RUN_ENTRIES: [&str; 7] = [
     "timeseries.csv",
     "summary.json",
     "particles",
     "vtk",
     "input.toml",
     "checkpoint.bin",
+    MANIFEST,
 ];
+
+/// The list of entries a run wrote, for overwriting.
+pub const MANIFEST: &str = "manifest.json";
+/// The lock file; it stays after the run (an unlocked file is no lock).
+pub const LOCK: &str = ".wgdem.lock";
+
+/// `manifest.json`: the entries (files and directories directly in the output directory) that
+/// a run writes, so that overwriting it removes them all.
+#[derive(Serialize, serde::Deserialize)]
+struct Manifest {
+    command_line: String,
+    entries: Vec<String>,
+}
+
+/// The exclusive right to write an output directory, held until dropped (or the process ends).
+#[derive(Debug)]
+pub struct OutputLock {
+    _file: File,
+}
+
+impl OutputLock {
+    /// Takes the lock of `dir` (created if missing). Another process holding it is refused
+    /// with its pid and command line.
+    pub fn take(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(LOCK);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                return Err(Error::OutputBusy {
+                    dir: dir.to_path_buf(),
+                    holder: holder.trim().to_owned(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        let holder = format!(
+            "pid {}: {}",
+            std::process::id(),
+            std::env::args().collect::<Vec<_>>().join(" ")
+        );
+        file.set_len(0).map_err(|e| Error::io(&path, e))?;
+        file.write_all(holder.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(Self { _file: file })
+    }
+
+    /// Takes the lock of `dir` for a new run that writes `entries` there (the manifest among
+    /// them). A directory holding a run's results is refused unless `overwrite`; then every
+    /// entry of the earlier run's manifest (and each of `entries`) is removed first. The new
+    /// manifest is written before the run writes anything else.
+    pub fn claim(dir: &Path, entries: &[&str], overwrite: bool) -> Result<Self> {
+        let lock = Self::take(dir)?;
+        let manifest = dir.join(MANIFEST);
+        let mut old: Vec<String> = entries.iter().map(|e| (*e).to_owned()).collect();
+        if let Ok(text) = std::fs::read_to_string(&manifest) {
+            if let Ok(m) = serde_json::from_str::<Manifest>(&text) {
+                old.extend(m.entries);
+            }
+        }
+        // Only names directly in the directory: a manifest cannot send the removal elsewhere.
+        old.retain(|e| {
+            let p = Path::new(e);
+            p.components().count() == 1
+                && matches!(p.components().next(), Some(std::path::Component::Normal(_)))
+                && e != LOCK
+        });
+        if !overwrite {
+            if let Some(found) = old.iter().find(|m| dir.join(m).exists()) {
+                return Err(Error::OutputExists {
+                    dir: dir.to_path_buf(),
+                    found: found.clone(),
+                });
+            }
+        }
+        for entry in &old {
+            let path = dir.join(entry);
+            let removed = match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+                Ok(_) => std::fs::remove_file(&path),
+                Err(_) => Ok(()),
+            };
+            removed.map_err(|e| Error::io(&path, e))?;
+        }
+        write_json(
+            &manifest,
+            &Manifest {
+                command_line: std::env::args().collect::<Vec<_>>().join(" "),
+                entries: entries.iter().map(|e| (*e).to_owned()).collect(),
+            },
+        )?;
+        Ok(lock)
+    }
+}
 
 /// Writes `bytes` to `path` atomically. The file gets the mode a plain create gives (0666
 /// less the user's umask), not the owner-only mode of a temporary file, so that colleagues
@@ -46,6 +155,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
 /// An output directory being filled by a run.
 #[derive(Debug)]
 pub struct OutputDir {
+    _lock: OutputLock,
     dir: PathBuf,
     series: File,
     snapshots: usize,
@@ -56,14 +166,7 @@ impl OutputDir {
     /// Creates (or reuses, if `overwrite`) `dir` for a run with the given wall names; `work`
     /// adds the contact-work columns (scenes with linear or hill pairs).
     pub fn create(dir: &Path, wall_names: &[String], work: bool, overwrite: bool) -> Result<Self> {
-        if !overwrite {
-            if let Some(found) = MARKERS.iter().find(|m| dir.join(m).exists()) {
-                return Err(Error::OutputExists {
-                    dir: dir.to_path_buf(),
-                    found: (*found).to_owned(),
-                });
-            }
-        }
+        let lock = OutputLock::claim(dir, &RUN_ENTRIES, overwrite)?;
         std::fs::create_dir_all(dir.join("particles")).map_err(|e| Error::io(dir, e))?;
         let mut header: Vec<String> = [
             "step",
@@ -91,6 +194,7 @@ impl OutputDir {
             .write_all(&csv_bytes(&path, &header, &[])?)
             .map_err(|e| Error::io(&path, e))?;
         Ok(Self {
+            _lock: lock,
             dir: dir.to_path_buf(),
             series,
             snapshots: 0,
@@ -101,7 +205,14 @@ impl OutputDir {
     /// Reopens `dir` to continue a run from a checkpoint taken after `snapshots` particle
     /// snapshots and `series_bytes` bytes of `timeseries.csv`: rows written after the
     /// checkpoint are cut off, so that the resumed run writes them again.
-    pub fn resume(dir: &Path, work: bool, snapshots: usize, series_bytes: u64) -> Result<Self> {
+    /// `lock` is the directory's, taken before the checkpoint was read.
+    pub fn resume(
+        lock: OutputLock,
+        dir: &Path,
+        work: bool,
+        snapshots: usize,
+        series_bytes: u64,
+    ) -> Result<Self> {
         let path = dir.join("timeseries.csv");
         let series = std::fs::OpenOptions::new()
             .write(true)
@@ -126,6 +237,7 @@ impl OutputDir {
             .seek(std::io::SeekFrom::End(0))
             .map_err(|e| Error::io(&path, e))?;
         Ok(Self {
+            _lock: lock,
             dir: dir.to_path_buf(),
             series,
             snapshots,

@@ -7,9 +7,10 @@ use std::time::Instant;
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoint;
 use crate::cpu::{Simulation, StepStats};
 use crate::error::{Error, Result};
-use crate::output::{OutputDir, step_time};
+use crate::output::{OutputDir, OutputLock, step_time};
 use crate::provenance::Provenance;
 use crate::scene::Scene;
 use crate::snapshot::{ContactHistories, Series, SnapshotWriter};
@@ -203,14 +204,12 @@ pub fn run_cpu(
 /// The checkpoint of a run, in its output directory.
 pub const RUN_CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever the run checkpoint's meaning changes.
-const RUN_CHECKPOINT_FORMAT: u32 = 2;
+/// (3: in the checksummed envelope of [`checkpoint`], without the scene's text.)
+const RUN_CHECKPOINT_FORMAT: u32 = 3;
 
 /// What `checkpoint.bin` of a run holds: enough to continue it to the same bits.
 #[derive(Serialize, Deserialize)]
 struct RunCheckpoint {
-    format: u32,
-    /// The scene as run (`input.toml`'s text); a resume needs the same.
-    config: String,
     backend: String,
     sim: crate::cpu::SimState,
     engine: Vec<u8>,
@@ -282,6 +281,7 @@ pub fn resume(
     vtk: Option<&dyn SnapshotWriter>,
     progress: impl FnMut(Progress),
 ) -> Result<RunSummary> {
+    let lock = OutputLock::take(dir)?;
     let path = dir.join(RUN_CHECKPOINT);
     let bytes = crate::output::read_checkpoint(&path, "run the scene again")?;
     let refuse = |message: String| Error::Invalid {
@@ -289,28 +289,24 @@ pub fn resume(
         field: "resume".to_owned(),
         message,
     };
-    let cp: RunCheckpoint = postcard::from_bytes(&bytes).map_err(|e| {
-        refuse(format!(
-            "not a readable run checkpoint ({e}); run the scene again"
-        ))
-    })?;
-    if cp.format != RUN_CHECKPOINT_FORMAT {
-        return Err(refuse(format!(
-            "checkpoint format {} is not this program's {RUN_CHECKPOINT_FORMAT}; run the scene again",
-            cp.format
-        )));
-    }
     let provenance = Provenance::new(
         &scene.source,
         &scene.config,
         Some(scene.config.simulation.seed),
     )?;
-    if cp.config != provenance.input_toml {
-        return Err(refuse(
-            "was written for a different scene; resume with the scene file the run started with"
-                .to_owned(),
-        ));
-    }
+    let payload = checkpoint::open(
+        &path,
+        &bytes,
+        checkpoint::Kind::Run,
+        RUN_CHECKPOINT_FORMAT,
+        &provenance.input_toml,
+        "run the scene again",
+    )?;
+    let cp: RunCheckpoint = postcard::from_bytes(payload).map_err(|e| {
+        refuse(format!(
+            "not a readable run checkpoint ({e}); run the scene again"
+        ))
+    })?;
     if cp.backend != backend.name() {
         return Err(refuse(format!(
             "was written by the {} backend; resume on that backend",
@@ -325,6 +321,7 @@ pub fn resume(
     scene.simulation.restore(cp.sim);
     backend.restore_state(&scene.simulation, &cp.engine)?;
     let mut out = OutputDir::resume(
+        lock,
         dir,
         scene.simulation.accounts_work(),
         cp.output.0,
@@ -405,8 +402,6 @@ fn continue_run(
         rows += 1;
         if rows.is_multiple_of(checkpoint_rows) || done == total {
             let cp = RunCheckpoint {
-                format: RUN_CHECKPOINT_FORMAT,
-                config: provenance.input_toml.clone(),
                 backend: backend.name().to_owned(),
                 sim: sim.state(),
                 engine: backend.save_state()?,
@@ -420,7 +415,13 @@ fn continue_run(
                 path: path.clone(),
                 message: e.to_string(),
             })?;
-            crate::output::atomic_write(&path, &bytes)?;
+            let sealed = checkpoint::seal(
+                checkpoint::Kind::Run,
+                RUN_CHECKPOINT_FORMAT,
+                &provenance.input_toml,
+                &bytes,
+            );
+            crate::output::atomic_write(&path, &sealed)?;
         }
         progress(Progress {
             step: done,

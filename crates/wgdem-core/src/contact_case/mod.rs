@@ -479,6 +479,14 @@ pub fn stage_ends(rows: &[CaseRow]) -> Vec<&CaseRow> {
     ends
 }
 
+/// What `wgdem contact` writes in its output directory (besides the lock).
+pub const ENTRIES: [&str; 4] = [
+    "contact.csv",
+    "summary.json",
+    "input.toml",
+    crate::output::MANIFEST,
+];
+
 /// Writes `contact.csv` into `dir` (created if needed), atomically.
 pub fn write_csv(dir: &Path, rows: &[CaseRow]) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

@@ -51,23 +51,36 @@ use crate::analysis::{
 };
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
-use crate::output::atomic_write;
+use crate::output::{OutputLock, atomic_write};
 use crate::runner::Backend;
 use crate::wall::WallShape;
 
 const CHECKPOINT: &str = "checkpoint.bin";
+/// What a shear test writes in its output directory (besides the lock).
+pub const ENTRIES: [&str; 11] = [
+    "shear.csv",
+    "summary.json",
+    CHECKPOINT,
+    "vtk",
+    "plots",
+    "input.toml",
+    "specimen_prepared.csv",
+    "specimen_prepared.vtu",
+    "specimen_consolidated.csv",
+    "specimen_consolidated.vtu",
+    crate::output::MANIFEST,
+];
 /// Raised whenever a checkpoint's meaning changes, not only its layout (3: a GPU engine's wall
 /// slot is its wall's rank among the particle's walls within the skin; 4: a GPU engine's
 /// neighbour slot holds its pair's canonical order in the partner word's top bit; 5: a GPU
 /// engine's rebuild flag is set by the step that moved a particle half the skin, so a
 /// checkpoint may hold it pending for the next step; 6: the snapshots are a `Series` with
-/// step numbers and wall files).
-const CHECKPOINT_FORMAT: u32 = 6;
+/// step numbers and wall files; 7: in the checksummed envelope of [`crate::checkpoint`], without
+/// the configuration's text).
+const CHECKPOINT_FORMAT: u32 = 7;
 
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {
-    format: u32,
-    config: String,
     backend: String,
     driver: DriverState,
     sim: crate::cpu::SimState,
@@ -76,6 +89,7 @@ struct Checkpoint {
 
 /// A direct shear test in progress.
 pub struct ShearRun {
+    _lock: OutputLock,
     setup: std::sync::Arc<ShearSetup>,
     sim: Simulation,
     state: DriverState,
@@ -93,24 +107,7 @@ impl ShearRun {
         overwrite: bool,
         writer: Box<dyn ShearWriter>,
     ) -> Result<Self> {
-        if !overwrite {
-            if let Some(found) = [
-                "shear.csv",
-                "summary.json",
-                CHECKPOINT,
-                "vtk",
-                "input.toml",
-                "specimen_prepared.csv",
-            ]
-            .iter()
-            .find(|m| out.join(m).exists())
-            {
-                return Err(Error::OutputExists {
-                    dir: out.to_path_buf(),
-                    found: (*found).to_owned(),
-                });
-            }
-        }
+        let lock = OutputLock::claim(out, &ENTRIES, overwrite)?;
         std::fs::create_dir_all(out.join("vtk")).map_err(|e| Error::io(out, e))?;
         setup.provenance.write_input(out)?;
         let sim = setup.scene.simulation.clone();
@@ -136,6 +133,7 @@ impl ShearRun {
         };
         let csv = rewrite_csv(out, &[])?;
         Ok(Self {
+            _lock: lock,
             setup: std::sync::Arc::new(setup),
             sim,
             state,
@@ -153,6 +151,7 @@ impl ShearRun {
         backend: &mut dyn Backend,
         writer: Box<dyn ShearWriter>,
     ) -> Result<Self> {
+        let lock = OutputLock::take(out)?;
         let path = out.join(CHECKPOINT);
         let bytes = crate::output::read_checkpoint(&path, "start the test again")?;
         let refuse = |what: String| Error::Invalid {
@@ -160,22 +159,19 @@ impl ShearRun {
             field: "resume".to_owned(),
             message: what,
         };
-        let cp: Checkpoint = postcard::from_bytes(&bytes).map_err(|e| {
+        let payload = crate::checkpoint::open(
+            &path,
+            &bytes,
+            crate::checkpoint::Kind::Shear,
+            CHECKPOINT_FORMAT,
+            &setup.text,
+            "start the test again",
+        )?;
+        let cp: Checkpoint = postcard::from_bytes(payload).map_err(|e| {
             refuse(format!(
                 "not a readable checkpoint ({e}); start the test again"
             ))
         })?;
-        if cp.format != CHECKPOINT_FORMAT {
-            return Err(refuse(format!(
-                "checkpoint format {} is not this program's {CHECKPOINT_FORMAT}; start the test again",
-                cp.format
-            )));
-        }
-        if cp.config != setup.text {
-            return Err(refuse(
-                "was written for a different configuration file; resume with the file (and the particle count) the test started with".to_owned(),
-            ));
-        }
         if cp.backend != backend.name() {
             return Err(refuse(format!(
                 "was written by the {} backend; resume on that backend",
@@ -193,6 +189,7 @@ impl ShearRun {
         backend.restore_state(&sim, &cp.engine)?;
         let csv = rewrite_csv(out, &cp.driver.rows)?;
         let run = Self {
+            _lock: lock,
             setup: std::sync::Arc::new(setup),
             sim,
             state: cp.driver,
@@ -556,15 +553,19 @@ impl ShearRun {
     fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {
         let path = self.out.join(CHECKPOINT);
         let cp = Checkpoint {
-            format: CHECKPOINT_FORMAT,
-            config: self.setup.text.clone(),
             backend: backend.name().to_owned(),
             driver: self.state.clone(),
             sim: self.sim.state(),
             engine: backend.save_state()?,
         };
         let bytes = postcard::to_allocvec(&cp).map_err(|e| encode(&path, e))?;
-        atomic_write(&path, &bytes)
+        let sealed = crate::checkpoint::seal(
+            crate::checkpoint::Kind::Shear,
+            CHECKPOINT_FORMAT,
+            &self.setup.text,
+            &bytes,
+        );
+        atomic_write(&path, &sealed)
     }
 
     fn finish(&mut self, backend: &mut dyn Backend) -> Result<ShearSummary> {

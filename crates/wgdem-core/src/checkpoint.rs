@@ -1,0 +1,198 @@
+//! The envelope around every checkpoint (`checkpoint.bin` of `run` and `shear`): a header that
+//! says what the file is, and hashes that make a damaged file or one from another input refuse
+//! to resume instead of resuming to wrong results.
+//!
+//! Layout (little-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 8  | magic `WGDEMCKP` |
+//! | 4  | envelope version (1) |
+//! | 4  | kind: 1 = run, 2 = shear |
+//! | 4  | payload format (the kind's own version, raised when its meaning changes) |
+//! | 32 | BLAKE3 of the input as run (`input.toml`'s text) |
+//! | 8  | payload length |
+//! | 32 | BLAKE3 of the payload |
+//! | …  | payload (postcard) |
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"WGDEMCKP";
+const ENVELOPE_VERSION: u32 = 1;
+const HEADER_BYTES: usize = 8 + 4 + 4 + 4 + 32 + 8 + 32;
+
+/// What a checkpoint belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `wgdem run`.
+    Run = 1,
+    /// `wgdem shear`.
+    Shear = 2,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Shear => "shear test",
+        }
+    }
+}
+
+/// Wraps `payload` (format `format` of `kind`) for the input `input` in the envelope.
+pub fn seal(kind: Kind, format: u32, input: &str, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_BYTES + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&ENVELOPE_VERSION.to_le_bytes());
+    out.extend_from_slice(&(kind as u32).to_le_bytes());
+    out.extend_from_slice(&format.to_le_bytes());
+    out.extend_from_slice(blake3::hash(input.as_bytes()).as_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(blake3::hash(payload).as_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The payload of the checkpoint `bytes` read from `path`, after checking that it is a
+/// checkpoint of `kind` in `format`, whole and undamaged, and written for `input`. Each
+/// mismatch is refused with one line saying which, ending with `again` (how to start over).
+pub fn open<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    kind: Kind,
+    format: u32,
+    input: &str,
+    again: &str,
+) -> Result<&'a [u8]> {
+    let refuse = |what: String| Error::Invalid {
+        file: path.display().to_string(),
+        field: "resume".to_owned(),
+        message: format!("{what}; {again}"),
+    };
+    if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
+        return Err(refuse("is not a wgdem checkpoint".to_owned()));
+    }
+    let word =
+        |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let version = word(8);
+    if version != ENVELOPE_VERSION {
+        return Err(refuse(format!(
+            "has checkpoint envelope version {version}, not this program's {ENVELOPE_VERSION}"
+        )));
+    }
+    let found = word(12);
+    if found != kind as u32 {
+        let other = match found {
+            1 => Kind::Run.name().to_owned(),
+            2 => Kind::Shear.name().to_owned(),
+            k => format!("kind {k} unknown to this program"),
+        };
+        return Err(refuse(format!(
+            "is the checkpoint of a {other}, not of a {}",
+            kind.name()
+        )));
+    }
+    let found = word(16);
+    if found != format {
+        return Err(refuse(format!(
+            "has checkpoint format {found}, not this program's {format} (written by another wgdem version)"
+        )));
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&bytes[52..60]);
+    let len = u64::from_le_bytes(len);
+    let payload = &bytes[HEADER_BYTES..];
+    if payload.len() as u64 != len {
+        return Err(refuse(format!(
+            "is truncated or extended: it holds {} payload bytes, its header says {len}",
+            payload.len()
+        )));
+    }
+    if blake3::hash(payload).as_bytes() != &bytes[60..92] {
+        return Err(refuse(
+            "is damaged: its content hash (BLAKE3) does not match its contents".to_owned(),
+        ));
+    }
+    if blake3::hash(input.as_bytes()).as_bytes() != &bytes[20..52] {
+        return Err(refuse(
+            "was written for a different input (its input hash differs); resume with the file, the defaults and the particle count the run started with, or start again".to_owned(),
+        ));
+    }
+    Ok(payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(r: Result<&[u8]>) -> String {
+        match r {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_sealed_checkpoint_opens_to_its_payload() {
+        let sealed = seal(Kind::Run, 2, "input", b"payload");
+        let p = Path::new("c.bin");
+        assert_eq!(
+            open(p, &sealed, Kind::Run, 2, "input", "x").ok(),
+            Some(&b"payload"[..])
+        );
+    }
+
+    /// Every bit flipped anywhere in the file is refused, each with its reason.
+    #[test]
+    fn any_flipped_bit_is_refused() {
+        let payload: Vec<u8> = (0..64u8).collect();
+        let sealed = seal(Kind::Shear, 6, "input", &payload);
+        let p = Path::new("c.bin");
+        for byte in 0..sealed.len() {
+            for bit in 0..8 {
+                let mut bad = sealed.clone();
+                bad[byte] ^= 1 << bit;
+                let e = message(open(p, &bad, Kind::Shear, 6, "input", "start again"));
+                assert!(e.ends_with("; start again"), "{e}");
+                let expected = match byte {
+                    0..8 => "not a wgdem checkpoint",
+                    8..12 => "envelope version",
+                    12..16 => "is the checkpoint of a",
+                    16..20 => "checkpoint format",
+                    20..52 => "different input",
+                    52..60 => "truncated",
+                    _ => "damaged",
+                };
+                assert!(e.contains(expected), "byte {byte} bit {bit}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn mismatches_are_named() {
+        let sealed = seal(Kind::Run, 2, "input", b"payload");
+        let p = Path::new("c.bin");
+        let e = message(open(p, &sealed, Kind::Shear, 2, "input", "x"));
+        assert!(
+            e.contains("checkpoint of a run, not of a shear test"),
+            "{e}"
+        );
+        let e = message(open(p, &sealed, Kind::Run, 3, "input", "x"));
+        assert!(e.contains("format 2, not this program's 3"), "{e}");
+        let e = message(open(p, &sealed, Kind::Run, 2, "other", "x"));
+        assert!(e.contains("different input"), "{e}");
+        let e = message(open(
+            p,
+            &sealed[..sealed.len() - 1],
+            Kind::Run,
+            2,
+            "input",
+            "x",
+        ));
+        assert!(e.contains("truncated"), "{e}");
+        let e = message(open(p, b"hello", Kind::Run, 2, "input", "x"));
+        assert!(e.contains("not a wgdem checkpoint"), "{e}");
+    }
+}
