@@ -93,10 +93,10 @@ impl OutputLock {
         let lock = Self::take(dir)?;
         let manifest = dir.join(MANIFEST);
         let mut old: Vec<String> = entries.iter().map(|e| (*e).to_owned()).collect();
-        if let Ok(text) = std::fs::read_to_string(&manifest) {
-            if let Ok(m) = serde_json::from_str::<Manifest>(&text) {
-                old.extend(m.entries);
-            }
+        if let Ok(text) = std::fs::read_to_string(&manifest)
+            && let Ok(m) = serde_json::from_str::<Manifest>(&text)
+        {
+            old.extend(m.entries);
         }
         // Only names directly in the directory: a manifest cannot send the removal elsewhere.
         old.retain(|e| {
@@ -105,13 +105,11 @@ impl OutputLock {
                 && matches!(p.components().next(), Some(std::path::Component::Normal(_)))
                 && e != LOCK
         });
-        if !overwrite {
-            if let Some(found) = old.iter().find(|m| dir.join(m).exists()) {
-                return Err(Error::OutputExists {
-                    dir: dir.to_path_buf(),
-                    found: found.clone(),
-                });
-            }
+        if !overwrite && let Some(found) = old.iter().find(|m| dir.join(m).exists()) {
+            return Err(Error::OutputExists {
+                dir: dir.to_path_buf(),
+                found: found.clone(),
+            });
         }
         for entry in &old {
             let path = dir.join(entry);

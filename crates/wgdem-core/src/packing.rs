@@ -125,14 +125,14 @@ impl Packing {
         let mut worst: Option<(f64, usize, &str)> = None;
         for (k, s) in self.spheres.iter().enumerate() {
             for w in walls {
-                if let Some(d) = w.signed_distance(s.position) {
-                    if d < 0.0 {
-                        outside += 1;
-                        if worst.is_none_or(|(x, ..)| -d > x) {
-                            worst = Some((-d, k, &w.name));
-                        }
-                        break;
+                if let Some(d) = w.signed_distance(s.position)
+                    && d < 0.0
+                {
+                    outside += 1;
+                    if worst.is_none_or(|(x, ..)| -d > x) {
+                        worst = Some((-d, k, &w.name));
                     }
+                    break;
                 }
             }
         }

@@ -387,13 +387,13 @@ fn continue_run(
         state.stepping += t0.elapsed().as_secs_f64();
         state.done += n;
         let done = state.done;
-        if let Some((writer, k)) = vtk_every {
-            if done.is_multiple_of(k) || done == total {
-                let reference = (&state.reference.0[..], &state.reference.1[..]);
-                state
-                    .series
-                    .take(writer, out.dir(), sim, backend, reference, &names, &content)?;
-            }
+        if let Some((writer, k)) = vtk_every
+            && (done.is_multiple_of(k) || done == total)
+        {
+            let reference = (&state.reference.0[..], &state.reference.1[..]);
+            state
+                .series
+                .take(writer, out.dir(), sim, backend, reference, &names, &content)?;
         }
         if !done.is_multiple_of(every) && done != total {
             continue;

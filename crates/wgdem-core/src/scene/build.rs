@@ -20,13 +20,13 @@ pub fn build_scene_with(
     let s = &config.simulation;
     v.positive("simulation.duration", s.duration, "s")?;
     v.positive("simulation.output_interval", s.output_interval, "s")?;
-    if let Some(t) = config.output.vtk_interval {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(v.err(
-                "output.vtk_interval",
-                format!("{t} must be ≥ 0 (in s; 0 writes no ParaView snapshots)"),
-            ));
-        }
+    if let Some(t) = config.output.vtk_interval
+        && !(t.is_finite() && t >= 0.0)
+    {
+        return Err(v.err(
+            "output.vtk_interval",
+            format!("{t} must be ≥ 0 (in s; 0 writes no ParaView snapshots)"),
+        ));
     }
     if !(s.safety_factor > 0.0 && s.safety_factor <= 1.0) {
         return Err(v.err(

@@ -37,16 +37,16 @@ impl Validator<'_> {
 
     pub(super) fn inside_walls(&self, field: &str, x: DVec3, walls: &[Wall]) -> Result<()> {
         for w in walls {
-            if let Some(d) = w.signed_distance(x) {
-                if d < 0.0 {
-                    return Err(self.err(
+            if let Some(d) = w.signed_distance(x)
+                && d < 0.0
+            {
+                return Err(self.err(
                         field,
                         format!(
                             "point ({:.6}, {:.6}, {:.6}) m lies outside wall \"{}\" ({:.3e} m behind it); move it to the side the wall's normal points to",
                             x.x, x.y, x.z, w.name, -d
                         ),
                     ));
-                }
             }
         }
         Ok(())
@@ -344,16 +344,16 @@ impl Validator<'_> {
                     "gives no stiffness; add young_modulus, poisson_ratio and restitution, or kn, kt, gamma_n and gamma_t".to_owned(),
                 ));
             };
-            if let Some(first) = out.first() {
-                if std::mem::discriminant(&first.stiffness) != std::mem::discriminant(&stiffness) {
-                    return Err(self.err(
+            if let Some(first) = out.first()
+                && std::mem::discriminant(&first.stiffness) != std::mem::discriminant(&stiffness)
+            {
+                return Err(self.err(
                         &format!("materials[{k}]"),
                         format!(
                             "gives its stiffness another way than material \"{}\" (elastic constants versus kn/kt/gamma); all materials of a scene must use the same way",
                             first.name
                         ),
                     ));
-                }
             }
             out.push(Material {
                 name: m.name.clone(),

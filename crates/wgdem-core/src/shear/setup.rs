@@ -39,13 +39,13 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
             ),
         ));
     }
-    if let Some(mu) = s.preparation_friction {
-        if !(mu.is_finite() && mu >= 0.0) {
-            return Err(v.err(
-                "specimen.preparation_friction",
-                format!("{mu} must be ≥ 0 (0 gives a dense specimen, 1 a loose one)"),
-            ));
-        }
+    if let Some(mu) = s.preparation_friction
+        && !(mu.is_finite() && mu >= 0.0)
+    {
+        return Err(v.err(
+            "specimen.preparation_friction",
+            format!("{mu} must be ≥ 0 (0 gives a dense specimen, 1 a loose one)"),
+        ));
     }
     let c = &config.consolidation;
     v.positive("consolidation.normal_stress", c.normal_stress, "Pa")?;

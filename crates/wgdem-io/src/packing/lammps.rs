@@ -26,20 +26,20 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
         }
         let section = words.first().copied().unwrap_or("");
         if section == "Atoms" || section == "Velocities" {
-            if section == "Atoms" {
-                if let Some(style) = lines[k].split('#').nth(1).map(str::trim) {
-                    if !style.is_empty() && style != "sphere" {
-                        return Err(at(
-                            &file,
-                            k + 1,
-                            1,
-                            "Atoms",
-                            format!(
-                                "atom style {style:?}; wgdem reads atom_style sphere (id type diameter density x y z)"
-                            ),
-                        ));
-                    }
-                }
+            if section == "Atoms"
+                && let Some(style) = lines[k].split('#').nth(1).map(str::trim)
+                && !style.is_empty()
+                && style != "sphere"
+            {
+                return Err(at(
+                    &file,
+                    k + 1,
+                    1,
+                    "Atoms",
+                    format!(
+                        "atom style {style:?}; wgdem reads atom_style sphere (id type diameter density x y z)"
+                    ),
+                ));
             }
             // A blank line, then one line per atom until a blank line or the next section.
             k += 2;
@@ -114,17 +114,17 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
         }
         k += 1;
     }
-    if let Some(count) = declared {
-        if count != atoms.len() {
-            return Err(Error::Invalid {
-                file: file.clone(),
-                field: "Atoms".to_owned(),
-                message: format!(
-                    "the header declares {count} atoms but the Atoms section lists {}",
-                    atoms.len()
-                ),
-            });
-        }
+    if let Some(count) = declared
+        && count != atoms.len()
+    {
+        return Err(Error::Invalid {
+            file: file.clone(),
+            field: "Atoms".to_owned(),
+            message: format!(
+                "the header declares {count} atoms but the Atoms section lists {}",
+                atoms.len()
+            ),
+        });
     }
     atoms.sort_by_key(|(id, _)| *id);
     for (line, id, v) in velocities {

@@ -36,23 +36,23 @@ pub(super) fn read_vtu(path: &Path) -> Result<Packing> {
     let n = points.len() / 3;
     let array = |names: &[&str], components: usize| -> Result<Option<Vec<f64>>> {
         for a in &piece.data.point {
-            if let Attribute::DataArray(d) = a {
-                if names.contains(&d.name.as_str()) {
-                    let values: Vec<f64> = d
-                        .data
-                        .clone()
-                        .cast_into()
-                        .ok_or_else(|| bad(format!("array `{}` is not numeric", d.name)))?;
-                    if values.len() != n * components {
-                        return Err(bad(format!(
-                            "array `{}` has {} values for {n} points; expected {}",
-                            d.name,
-                            values.len(),
-                            n * components
-                        )));
-                    }
-                    return Ok(Some(values));
+            if let Attribute::DataArray(d) = a
+                && names.contains(&d.name.as_str())
+            {
+                let values: Vec<f64> = d
+                    .data
+                    .clone()
+                    .cast_into()
+                    .ok_or_else(|| bad(format!("array `{}` is not numeric", d.name)))?;
+                if values.len() != n * components {
+                    return Err(bad(format!(
+                        "array `{}` has {} values for {n} points; expected {}",
+                        d.name,
+                        values.len(),
+                        n * components
+                    )));
                 }
+                return Ok(Some(values));
             }
         }
         Ok(None)
