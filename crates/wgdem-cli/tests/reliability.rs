@@ -177,3 +177,187 @@ fn a_damaged_checkpoint_is_refused() {
     let o = wgdem(&["run", &scene, "--backend", "cpu", "--resume", &out_s]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The gpu tests of this file are skipped where `WGDEM_SKIP_GPU_TESTS=1`.
+fn backends() -> Vec<&'static str> {
+    if common::gpu_tests_skipped() {
+        vec!["cpu"]
+    } else {
+        vec!["cpu", "gpu"]
+    }
+}
+
+/// Gravity far out of scale blows the spheres up: on both backends the run stops with one
+/// line naming the step and the first sphere, leaves its state in `blowup.csv`, writes no
+/// summary and no row with a NaN or an infinity.
+#[test]
+fn a_blow_up_stops_the_run_with_one_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(
+        tmp.path(),
+        "huge_gravity.toml",
+        &SCENE.replace(
+            "output_interval = 0.001",
+            "output_interval = 0.001\ngravity = [0.0, 0.0, -1e30]",
+        ),
+    );
+    for backend in backends() {
+        let out = tmp.path().join(backend);
+        let o = wgdem(&[
+            "run",
+            &scene,
+            "--backend",
+            backend,
+            "--out",
+            &out.display().to_string(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{backend}");
+        let e = stderr(&o);
+        let error: Vec<&str> = e.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(error.len(), 1, "{backend}: {e}");
+        assert!(
+            error[0].contains("blew up by step")
+                && error[0].contains("8 sphere(s)")
+                && error[0].contains("sphere 0,")
+                && error[0].contains("blowup.csv"),
+            "{backend}: {e}"
+        );
+        assert!(out.join("blowup.csv").exists(), "{backend}");
+        assert!(!out.join("summary.json").exists(), "{backend}");
+        let series = std::fs::read_to_string(out.join("timeseries.csv")).expect("series");
+        let mut results = series;
+        for entry in std::fs::read_dir(out.join("particles")).expect("particles") {
+            results += &std::fs::read_to_string(entry.expect("entry").path()).expect("csv");
+        }
+        let lower = results.to_lowercase();
+        assert!(
+            !lower.contains("nan") && !lower.contains("inf"),
+            "{backend}"
+        );
+    }
+}
+
+/// Spheres placed overlapping (a lattice spaced at a tenth of a diameter) are refused before
+/// the run, the worst pair named and the key that allows it; `allow_overlap` lets it run.
+#[test]
+fn spheres_placed_overlapping_are_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let packed = SCENE.replace("counts = [2, 2, 2]", "counts = [2, 2, 2]\nspacing = 0.0006");
+    let scene = write(tmp.path(), "overlap.toml", &packed);
+    let o = wgdem(&["check", &scene]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("simulation.allow_overlap")
+            && e.contains("pair(s) of spheres start overlapping")
+            && e.contains("by 1.800 of it")
+            && e.lines().count() == 1,
+        "{e}"
+    );
+    let allowed = packed.replace(
+        "output_interval = 0.001",
+        "output_interval = 0.001\nallow_overlap = 2.0",
+    );
+    let o = wgdem(&["check", &write(tmp.path(), "allowed.toml", &allowed)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Inputs that would hang or abort are refused up front with the quantities that cause them:
+/// a vanishing density or an absurd stiffness (time step), a billion spheres (memory), a size
+/// range in the far tail of a log-normal (nothing to draw).
+#[test]
+fn degenerate_inputs_are_refused_up_front() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let lognormal = SCENE.replace(
+        "kind = \"lattice\"\nmaterial = \"glass\"\nradius = 0.003\norigin = [0.003, 0.003, 0.0031]\ncounts = [2, 2, 2]",
+        "kind = \"random\"\nmaterial = \"glass\"\ncount = 10\nregion = { min = [0.0, 0.0, 0.0], max = [0.1, 0.1, 0.1] }\nsize = { distribution = \"lognormal\", d50 = 0.003, cu = 1.5, min_diameter = 0.02, max_diameter = 0.021 }",
+    );
+    assert_ne!(lognormal, SCENE);
+    for (name, text, says) in [
+        (
+            "density",
+            SCENE.replace("density = 2550.0", "density = 1e-300"),
+            "`simulation.dt`",
+        ),
+        (
+            "stiffness",
+            SCENE.replace("young_modulus = 4e7", "young_modulus = 1e300"),
+            "above the ceiling of 1e12",
+        ),
+        (
+            "billion",
+            SCENE.replace("counts = [2, 2, 2]", "counts = [1000, 1000, 1000]"),
+            "`particles[0].counts`: 1.000e9 spheres in all need about",
+        ),
+        ("lognormal", lognormal, "holds"),
+    ] {
+        let scene = write(tmp.path(), &format!("{name}.toml"), &text);
+        let started = Instant::now();
+        let o = wgdem(&["check", &scene]);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(says) && e.lines().count() == 1, "{name}: {e}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{name} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// A contact case moving a body out of what a computer holds is refused, no NaN rows written.
+#[test]
+fn a_contact_case_out_of_scale_is_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let case =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/contact/hertz_true_slip.toml");
+    let text = std::fs::read_to_string(&case).expect("case");
+    let first = text.find("translate = [").expect("a translating stage");
+    let end = first + text[first..].find(']').expect("]") + 1;
+    let bad = format!(
+        "{}translate = [0.0, 0.0, -1e300]{}",
+        &text[..first],
+        &text[end..]
+    );
+    let path = write(tmp.path(), "far.toml", &bad);
+    let out = tmp.path().join("out");
+    let o = wgdem(&[
+        "contact",
+        &path,
+        "--backend",
+        "cpu",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("out of what a computer holds") && e.lines().count() == 1,
+        "{e}"
+    );
+    assert!(!out.join("contact.csv").exists());
+}
+
+/// Without a Vulkan driver the GPU engine does not fall back to OpenGL unasked: it refuses
+/// with the install hint (naming the GL adapter where one exists).
+#[test]
+fn no_silent_fallback_to_opengl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(tmp.path(), "scene.toml", SCENE);
+    let o = Command::new(env!("CARGO_BIN_EXE_wgdem"))
+        .args(["run", &scene, "--backend", "gpu", "--out"])
+        .arg(tmp.path().join("out"))
+        .env("RUST_LOG", "warn")
+        .env("VK_ICD_FILENAMES", "/nonexistent.json")
+        .env_remove("WGPU_ADAPTER_NAME")
+        .env_remove("WGDEM_ALLOW_GL")
+        .env_remove("WGPU_BACKEND")
+        .output()
+        .expect("wgdem runs");
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("install a Vulkan driver") && e.lines().count() == 1,
+        "{e}"
+    );
+}

@@ -56,6 +56,9 @@ pub enum Error {
         /// The lock holder's pid and command line.
         holder: String,
     },
+    /// The run blew up: spheres with a non-finite state or faster than `max_speed`.
+    #[error("{0}")]
+    BlowUp(String),
     /// The engine that takes the steps failed (for the GPU: no adapter, device lost, ...).
     #[error("{0}")]
     Backend(String),

@@ -26,6 +26,7 @@ pub mod contact;
 pub mod contact_case;
 pub mod cpu;
 pub mod error;
+pub mod guard;
 pub mod loads;
 pub mod material;
 pub mod output;

@@ -21,13 +21,14 @@ use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 
 /// What `wgdem run` writes in its output directory (besides the lock).
-pub const RUN_ENTRIES: [&str; 7] = [
+pub const RUN_ENTRIES: [&str; 8] = [
     "timeseries.csv",
     "summary.json",
     "particles",
     "vtk",
     "input.toml",
     "checkpoint.bin",
+    BLOWUP,
     MANIFEST,
 ];
 
@@ -287,38 +288,11 @@ impl OutputDir {
     }
 
     fn write_snapshot(&mut self, sim: &Simulation) -> Result<()> {
-        let p = &sim.particles;
-        let header: Vec<String> = [
-            "id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s", "wx_rad_s", "wy_rad_s",
-            "wz_rad_s", "radius_m", "material",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        let rows: Vec<Vec<String>> = (0..p.len())
-            .map(|i| {
-                let (x, v, w) = (p.position[i], p.velocity[i], p.angular_velocity[i]);
-                vec![
-                    i.to_string(),
-                    fmt(x.x),
-                    fmt(x.y),
-                    fmt(x.z),
-                    fmt(v.x),
-                    fmt(v.y),
-                    fmt(v.z),
-                    fmt(w.x),
-                    fmt(w.y),
-                    fmt(w.z),
-                    fmt(p.radius[i]),
-                    p.material[i].to_string(),
-                ]
-            })
-            .collect();
         let path = self
             .dir
             .join("particles")
             .join(format!("particles_{:06}.csv", self.snapshots));
-        atomic_write(&path, &csv_bytes(&path, &header, &rows)?)?;
+        write_particles(&path, sim)?;
         self.snapshots += 1;
         Ok(())
     }
@@ -327,6 +301,53 @@ impl OutputDir {
     pub fn write_summary(&self, summary: &impl Serialize) -> Result<()> {
         write_json(&self.dir.join("summary.json"), summary)
     }
+}
+
+/// The file a blown-up run leaves its last state in, for diagnosis (not a result).
+pub const BLOWUP: &str = "blowup.csv";
+
+/// Stops a run that blew up ([`crate::guard`]): writes `sim`'s state to [`BLOWUP`] in `dir`
+/// and returns the error that says so. `Ok` when nothing blew up.
+pub fn stop_if_blown_up(dir: &Path, sim: &Simulation) -> Result<()> {
+    if !crate::guard::blew_up(sim) {
+        return Ok(());
+    }
+    let path = dir.join(BLOWUP);
+    write_particles(&path, sim)?;
+    crate::guard::check(sim, &path.display().to_string())
+}
+
+/// Writes the particles of `sim` as a snapshot CSV (id, position, velocity, angular velocity,
+/// radius, material), atomically.
+fn write_particles(path: &Path, sim: &Simulation) -> Result<()> {
+    let p = &sim.particles;
+    let header: Vec<String> = [
+        "id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s", "wx_rad_s", "wy_rad_s",
+        "wz_rad_s", "radius_m", "material",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let rows: Vec<Vec<String>> = (0..p.len())
+        .map(|i| {
+            let (x, v, w) = (p.position[i], p.velocity[i], p.angular_velocity[i]);
+            vec![
+                i.to_string(),
+                fmt(x.x),
+                fmt(x.y),
+                fmt(x.z),
+                fmt(v.x),
+                fmt(v.y),
+                fmt(v.z),
+                fmt(w.x),
+                fmt(w.y),
+                fmt(w.z),
+                fmt(p.radius[i]),
+                p.material[i].to_string(),
+            ]
+        })
+        .collect();
+    atomic_write(path, &csv_bytes(path, &header, &rows)?)
 }
 
 /// The bytes of the checkpoint at `path`; a missing one is explained (the run stopped before

@@ -21,6 +21,40 @@ pub enum MaterialRef {
     Name(String),
 }
 
+/// Pairs overlapping by more than a limit: how many, and the worst.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Overlaps {
+    /// Pairs beyond the limit.
+    pub count: usize,
+    /// The worst pair (indices).
+    pub pair: (usize, usize),
+    /// Its overlap as a fraction of the smaller radius.
+    pub fraction: f64,
+}
+
+/// The pairs of spheres (`position`, `radius`) overlapping by more than `max_overlap` of the
+/// smaller radius; `None` when there are none.
+pub fn worst_overlap(position: &[DVec3], radius: &[f64], max_overlap: f64) -> Option<Overlaps> {
+    let mut found: Option<Overlaps> = None;
+    for (i, j) in pairs_within(position, radius, 0.0) {
+        let (a, b) = (i as usize, j as usize);
+        let overlap = radius[a] + radius[b] - (position[b] - position[a]).length();
+        let fraction = overlap / radius[a].min(radius[b]);
+        if fraction > max_overlap {
+            let count = found.map_or(0, |f| f.count) + 1;
+            found = Some(match found {
+                Some(f) if fraction <= f.fraction => Overlaps { count, ..f },
+                _ => Overlaps {
+                    count,
+                    pair: (a, b),
+                    fraction,
+                },
+            });
+        }
+    }
+    found
+}
+
 /// One sphere of a packing (SI units).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PackedSphere {
@@ -144,24 +178,13 @@ impl Packing {
         }
         let position: Vec<DVec3> = self.spheres.iter().map(|s| s.position).collect();
         let radius: Vec<f64> = self.spheres.iter().map(|s| s.radius).collect();
-        let mut over = 0;
-        let mut worst: Option<(f64, u32, u32)> = None;
-        for (i, j) in pairs_within(&position, &radius, 0.0) {
-            let (a, b) = (i as usize, j as usize);
-            let overlap = radius[a] + radius[b] - (position[b] - position[a]).length();
-            let fraction = overlap / radius[a].min(radius[b]);
-            if fraction > max_overlap {
-                over += 1;
-                if worst.is_none_or(|(x, ..)| fraction > x) {
-                    worst = Some((fraction, i, j));
-                }
-            }
-        }
-        if let Some((f, i, j)) = worst {
+        if let Some(w) = worst_overlap(&position, &radius, max_overlap) {
             return Err(err(format!(
-                "{over} pair(s) overlap by more than {max_overlap} of the smaller radius; the worst, spheres {} and {}, by {f:.3} of it: relax the packing, or raise max_overlap if that is intended",
-                i + 1,
-                j + 1
+                "{} pair(s) overlap by more than {max_overlap} of the smaller radius; the worst, spheres {} and {}, by {:.3} of it: relax the packing, or raise max_overlap if that is intended",
+                w.count,
+                w.pair.0 + 1,
+                w.pair.1 + 1,
+                w.fraction
             )));
         }
         Ok(())

@@ -384,6 +384,7 @@ fn continue_run(
         }
         let t0 = Instant::now();
         backend.advance(sim, n)?;
+        crate::output::stop_if_blown_up(out.dir(), sim)?;
         state.stepping += t0.elapsed().as_secs_f64();
         state.done += n;
         let done = state.done;

@@ -17,6 +17,14 @@ pub enum GpuError {
         "no GPU adapter found; install a Vulkan driver (without a GPU, `bash scripts/install-lavapipe.sh` as root from the wgdem sources, or `apt-get install mesa-vulkan-drivers` on Debian/Ubuntu, gives the lavapipe software driver)"
     )]
     NoAdapter,
+    /// The only adapter found drives the GPU through OpenGL, and it was not asked for.
+    #[error(
+        "the only GPU adapter found is \"{adapter}\" through OpenGL, on which the engine runs about a hundred times slower than through Vulkan, Metal or DX12; install a Vulkan driver (without a GPU, `bash scripts/install-lavapipe.sh` as root from the wgdem sources, or `apt-get install mesa-vulkan-drivers` on Debian/Ubuntu), or use it anyway by naming it as the adapter or setting WGDEM_ALLOW_GL=1"
+    )]
+    OnlyGl {
+        /// The adapter's name.
+        adapter: String,
+    },
     /// The adapter refused to create a device.
     #[error("the GPU adapter could not create a device: {0}")]
     Device(String),

@@ -309,7 +309,7 @@ impl ContactCase {
         let mut last_force = DVec3::ZERO;
         let mut params = self.initial_params();
         let stages = self.config.stages.clone();
-        for stage in &stages {
+        for (index, stage) in stages.iter().enumerate() {
             params = self.stage_params(params, stage);
             let (overlap_now, ..) = self.geometry();
             let action = stage
@@ -338,8 +338,22 @@ impl ContactCase {
                 let count = batch.min(stage.steps - done);
                 let mut kin = Vec::with_capacity(count as usize);
                 let mut arms = Vec::with_capacity(count as usize);
-                for _ in 0..count {
+                for n in 0..count {
                     let (k, arm) = self.advance(rigid_w, dt);
+                    let finite = k.overlap.is_finite()
+                        && k.normal.is_finite()
+                        && k.velocity.is_finite()
+                        && k.displacement.is_finite()
+                        && k.twirl.is_finite();
+                    if !finite {
+                        return Err(Error::BlowUp(format!(
+                            "stage \"{}\" (stages[{index}]) moves the bodies out of what a computer holds at step {} (overlap {:e} m, relative velocity {} m/s); keep its translate, rotate and rigid_rotation at the scale of the bodies",
+                            stage.name,
+                            step_no + n + 1,
+                            k.overlap,
+                            k.velocity
+                        )));
+                    }
                     kin.push(k);
                     arms.push(arm);
                 }

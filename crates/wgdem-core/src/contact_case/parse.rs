@@ -408,6 +408,18 @@ impl ContactCase {
                 ));
             }
         }
+        // One row per step is kept (and a prescribed stage's kinematics while it is
+        // evaluated): refuse what cannot fit before allocating it.
+        let steps: f64 = config.stages.iter().map(|s| s.steps as f64).sum();
+        let row = (std::mem::size_of::<super::CaseRow>()
+            + std::mem::size_of::<super::StepKinematics>()
+            + std::mem::size_of::<glam::DVec3>()) as f64;
+        crate::guard::check_memory(
+            file,
+            "stages",
+            steps * row,
+            &format!("{steps:.3e} steps (one row each)"),
+        )?;
         Ok(Self {
             config,
             bodies,

@@ -117,6 +117,9 @@ pub struct Simulation {
     pub stats: StepStats,
     /// Work of the linear and hill contacts (the CPU engine accounts it; see [`ContactWork`]).
     pub work: ContactWork,
+    /// Speed (m/s) above which a sphere counts as blown up ([`crate::guard`]); default
+    /// [`crate::guard::default_max_speed`].
+    pub max_speed: f64,
     /// Cundall's local (non-viscous) damping factor α in [0, 1): each force and torque
     /// component is reduced by `α |F| sign(v)` (PFC's local damping).
     pub local_damping: f64,
@@ -173,7 +176,7 @@ impl Simulation {
             "pair_params must be a square table"
         );
         let range = bridge_range(&pair_params, &particles.radius);
-        Self {
+        let mut sim = Self {
             particles,
             walls,
             model,
@@ -204,7 +207,10 @@ impl Simulation {
                 0.0
             },
             neighbour_builds: 0,
-        }
+            max_speed: f64::MAX,
+        };
+        sim.max_speed = crate::guard::default_max_speed(&sim);
+        sim
     }
 
     /// Sets the neighbour-list skin to its default for the current radii (a fraction of the

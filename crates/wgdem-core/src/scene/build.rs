@@ -62,6 +62,33 @@ pub fn build_scene_with(
         })
     };
 
+    // Memory for the spheres asked for, before any is made (a file group's are read first).
+    // Each group's count and the key that sets it; the largest group is named.
+    let asked: Vec<(f64, String)> = config
+        .particles
+        .iter()
+        .enumerate()
+        .map(|(g, group)| match group {
+            ParticleGroup::Explicit { spheres, .. } => {
+                (spheres.len() as f64, format!("particles[{g}].spheres"))
+            }
+            ParticleGroup::Lattice { counts, .. } => (
+                counts.iter().map(|&c| c as f64).product(),
+                format!("particles[{g}].counts"),
+            ),
+            ParticleGroup::Random { count, .. } => (*count as f64, format!("particles[{g}].count")),
+            ParticleGroup::File { .. } => (0.0, format!("particles[{g}]")),
+        })
+        .collect();
+    let total: f64 = asked.iter().map(|(n, _)| n).sum();
+    if let Some((_, field)) = asked.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
+        crate::guard::check_memory(
+            file,
+            field,
+            total * crate::guard::BYTES_PER_SPHERE as f64,
+            &format!("{total:.3e} spheres in all"),
+        )?;
+    }
     let walls = build_walls(&v, &config.walls, &lookup)?;
     let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
     let mut particles = Particles::default();
@@ -114,6 +141,32 @@ pub fn build_scene_with(
             }
         }
         group_ranges.push(start..particles.len());
+    }
+    // Default: what the file groups allow among their own spheres, at least 0.1.
+    let allow = s.allow_overlap.unwrap_or_else(|| {
+        config
+            .particles
+            .iter()
+            .filter_map(|g| match g {
+                ParticleGroup::File { max_overlap, .. } => Some(*max_overlap),
+                _ => None,
+            })
+            .fold(crate::packing::DEFAULT_MAX_OVERLAP, f64::max)
+    });
+    if !(allow.is_finite() && allow >= 0.0) {
+        return Err(v.err(
+            "simulation.allow_overlap",
+            format!("{allow} must be ≥ 0 (a fraction of the smaller radius)"),
+        ));
+    }
+    if let Some(w) = crate::packing::worst_overlap(&particles.position, &particles.radius, allow) {
+        return Err(v.err(
+            "simulation.allow_overlap",
+            format!(
+                "{} pair(s) of spheres start overlapping by more than {allow} of the smaller radius; the worst, spheres {} and {} (ids), by {:.3} of it: place them apart (a lattice's spacing at least a diameter), or raise allow_overlap if that is meant",
+                w.count, w.pair.0, w.pair.1, w.fraction
+            ),
+        ));
     }
     let (drives, drive_of) = build_loads(&v, &config.loads, &group_ranges, particles.len())?;
     let wall_schedules = config
@@ -249,6 +302,15 @@ pub fn build_scene_with(
         }
     };
 
+    crate::guard::check_steps(
+        file,
+        "simulation.dt",
+        s.duration,
+        dt,
+        &format!(
+            "the critical time step {critical_dt:.3e} s comes from the smallest sphere's mass and the stiffest contact: check the materials' density and young_modulus (or dt, or duration)"
+        ),
+    )?;
     let model = ContactModel {
         law,
         history: config.contact.history,
@@ -260,6 +322,13 @@ pub fn build_scene_with(
     simulation.drives = drives;
     simulation.drive_of = drive_of;
     simulation.wall_schedules = wall_schedules;
+    simulation.max_speed = match s.max_speed {
+        Some(bound) => {
+            v.positive("simulation.max_speed", bound, "m/s")?;
+            bound
+        }
+        None => crate::guard::default_max_speed(&simulation),
+    };
     Ok(Scene {
         simulation,
         duration: s.duration,

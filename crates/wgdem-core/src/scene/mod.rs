@@ -130,6 +130,14 @@ pub struct SimulationConfig {
     /// default 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub local_damping: f64,
+    /// Speed (m/s) above which a sphere counts as blown up and the run stops; default 100 ×
+    /// the largest expected speed (see `guard::default_max_speed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_speed: Option<f64>,
+    /// Largest initial overlap allowed between two spheres, as a fraction of the smaller
+    /// radius (default 0.1): deeper ones would be thrown apart on the first step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_overlap: Option<f64>,
 }
 
 fn is_zero(x: &f64) -> bool {

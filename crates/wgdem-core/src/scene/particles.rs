@@ -161,6 +161,20 @@ pub(crate) fn sample_diameters(
                     "is smaller than `min_diameter`".to_owned(),
                 ));
             }
+            // Sizes are drawn and kept when in range: a range holding almost none of the
+            // distribution would never fill the count.
+            let cdf =
+                |d: f64| 0.5 * libm::erfc(-(d / median).ln() / (sigma * std::f64::consts::SQRT_2));
+            let held = cdf(hi) - cdf(lo);
+            let enough = held >= MIN_RANGE_MASS;
+            if sigma > 0.0 && !enough {
+                return Err(v.err(
+                    &format!("{field}.min_diameter"),
+                    format!(
+                        "the range [{lo:e}, {hi:e}] m holds {held:.3e} of the log-normal's spheres (number median {median:.3e} m, σ {sigma:.3}), below {MIN_RANGE_MASS}: too few to draw; move min_diameter and max_diameter towards d50 or change d50 and cu"
+                    ),
+                ));
+            }
             if sigma == 0.0 {
                 vec![d50; count as usize]
             } else {
@@ -239,6 +253,10 @@ pub(super) fn gradation_table(
     }
     Ok(out)
 }
+
+/// Smallest share of a log-normal's spheres (by number) that a truncated size range must hold:
+/// sizes outside it are drawn again, so a thousand draws per kept sphere at most.
+const MIN_RANGE_MASS: f64 = 1e-3;
 
 /// Number-median diameter and σ of ln d for a log-normal gradation given by mass.
 ///

@@ -58,6 +58,10 @@ pub struct ShearSimulationConfig {
     /// Steps between servo updates (and GPU submits).
     #[serde(default = "default_control_interval")]
     pub control_interval_steps: u64,
+    /// Speed (m/s) above which a sphere counts as blown up and the test stops; default 100 ×
+    /// the largest expected speed (see `guard::default_max_speed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_speed: Option<f64>,
 }
 
 /// `[box]`: the lower box (bottom and four sides) moves along +x at the shear speed; the

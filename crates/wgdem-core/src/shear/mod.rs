@@ -57,7 +57,7 @@ use crate::wall::WallShape;
 
 const CHECKPOINT: &str = "checkpoint.bin";
 /// What a shear test writes in its output directory (besides the lock).
-pub const ENTRIES: [&str; 11] = [
+pub const ENTRIES: [&str; 12] = [
     "shear.csv",
     "summary.json",
     CHECKPOINT,
@@ -68,6 +68,7 @@ pub const ENTRIES: [&str; 11] = [
     "specimen_prepared.vtu",
     "specimen_consolidated.csv",
     "specimen_consolidated.vtu",
+    crate::output::BLOWUP,
     crate::output::MANIFEST,
 ];
 /// Raised whenever a checkpoint's meaning changes, not only its layout (3: a GPU engine's wall
@@ -299,6 +300,7 @@ impl ShearRun {
                     .into_iter()
                     .collect()
             })?;
+            crate::output::stop_if_blown_up(&self.out, &self.sim)?;
             self.state.wall_seconds += t0.elapsed().as_secs_f64();
             let row = self.measure();
             self.append(row)?;

@@ -203,6 +203,8 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
             seed: config.simulation.seed,
             gravity: config.simulation.gravity,
             local_damping: 0.0,
+            max_speed: config.simulation.max_speed,
+            allow_overlap: None,
         },
         contact: config.contact.clone(),
         materials: config.materials.clone(),
@@ -222,6 +224,17 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
         walls: scene_walls,
     };
     let mut scene = build_scene(scene_config, file).map_err(rename_fields)?;
+    // The longest the test can take: every stage to its limit.
+    let longest = config.specimen.max_time
+        + config.consolidation.max_time
+        + config.shear.displacement / config.shear.speed;
+    crate::guard::check_steps(
+        file,
+        "simulation.dt",
+        longest,
+        scene.simulation.dt,
+        "the stages' longest times (specimen.max_time + consolidation.max_time + shear.displacement / shear.speed) over the time step; check shear.speed and the materials' density and young_modulus",
+    )?;
     let sim = &mut scene.simulation;
     let p_mat = sim.particles.material[0];
     let w_mat = sim.walls[0].material;
