@@ -26,7 +26,7 @@ struct SimParams {
     local_damping: f32,      // α of the local (non-viscous) damping
     bridge_reach: f32,       // extra neighbour reach for liquid bridges (m)
     n_drives: u32,           // drives ([[loads]]); 0: `integrate` looks none up
-    _e3: f32,
+    max_speed_sq: f32,       // a sphere faster than √ of this is blown up (m²/s²)
 }
 
 // The particles [first, first + count) whose neighbour slots live in one buffer: the slot
@@ -200,6 +200,8 @@ struct Counters {
     steps: atomic<u32>,              // steps begun since the host cleared the counters
     base_lo: u32,                    // the host's step count when it cleared them (low,
     base_hi: u32,                    // high word): this step is base + steps − 1
+    runaway: atomic<u32>,            // spheres with a non-finite or too fast state (integrate)
+    first_runaway: atomic<u32>,      // their smallest stable id (cleared to 0xffffffff)
 }
 
 // Whether the next step rebuilds the neighbour lists (`flag`, set by `integrate` or the host,

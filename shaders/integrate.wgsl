@@ -22,16 +22,6 @@
 @group(0) @binding(8) var<storage, read> built_at: array<Vec4Words>;  // positions at the last build
 @group(0) @binding(9) var<storage, read_write> state: RebuildState;
 
-// `Counters` of common.wgsl as plain words (this kernel only reads them).
-struct StepCount {
-    failed: u32,
-    max_neighbours: u32,
-    max_wall_contacts: u32,
-    steps: u32,
-    base_lo: u32,
-    base_hi: u32,
-}
-
 // A particle's loads and constraints: each schedule a range of `points` (count 0: none).
 struct Drive {
     force: vec2<u32>,
@@ -44,7 +34,7 @@ struct Drive {
     _p2: u32,
 }
 
-@group(0) @binding(10) var<storage, read> counters: StepCount;
+@group(0) @binding(10) var<storage, read_write> counters: Counters;
 @group(0) @binding(11) var<storage, read> ids: array<u32>;
 @group(0) @binding(12) var<storage, read> drive_of: array<u32>;   // by stable id
 @group(0) @binding(13) var<storage, read> drives: array<Drive>;
@@ -52,10 +42,16 @@ struct Drive {
 
 const NO_DRIVE: u32 = 0xffffffffu;
 
+// Whether any component is NaN or ±inf (all exponent bits set).
+fn non_finite(x: vec3<f32>) -> bool {
+    let exponent = vec3<u32>(0x7f800000u);
+    return any((bitcast<vec3<u32>>(x) & exponent) == exponent);
+}
+
 // The time of the step being taken (s): its index times Δt.
 fn step_time() -> f32 {
     let index = f32(counters.base_lo) + 4294967296.0 * f32(counters.base_hi)
-        + f32(counters.steps - 1u);
+        + f32(atomicLoad(&counters.steps) - 1u);
     return index * params.dt;
 }
 
@@ -138,6 +134,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         accel = locked(accel, dr.lock, 0u);
     }
     let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
+    // Blow-up guard (`wgdem_core::guard`): counted for the host's check at the batch's end.
+    // Non-finite values are told by their exponent bits, since WGSL lets compilers assume
+    // that NaN and infinity do not occur.
+    if non_finite(v) || non_finite(moved.hi.xyz) || dot(v, v) > params.max_speed_sq {
+        atomicAdd(&counters.runaway, 1u);
+        atomicMin(&counters.first_runaway, ids[i]);
+    }
     pos[i] = position_words(
         Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w)));
     // Moved more than half the skin since the last build: the next step rebuilds the lists.

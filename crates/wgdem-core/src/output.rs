@@ -306,15 +306,23 @@ impl OutputDir {
 /// The file a blown-up run leaves its last state in, for diagnosis (not a result).
 pub const BLOWUP: &str = "blowup.csv";
 
-/// Stops a run that blew up ([`crate::guard`]): writes `sim`'s state to [`BLOWUP`] in `dir`
-/// and returns the error that says so. `Ok` when nothing blew up.
-pub fn stop_if_blown_up(dir: &Path, sim: &Simulation) -> Result<()> {
-    if !crate::guard::blew_up(sim) {
-        return Ok(());
+/// Checks the outcome of a backend's `advance` (`advanced`) and the state it left in `sim`
+/// for a blow-up ([`crate::guard`]; the GPU engine also counts them as it steps): on one,
+/// writes `sim`'s state to [`BLOWUP`] in `dir` and returns the error that says so.
+pub fn guarded(dir: &Path, sim: &Simulation, advanced: Result<()>) -> Result<()> {
+    let engine_saw = matches!(advanced, Err(Error::BlowUp(_)));
+    let host_sees = crate::guard::blew_up(sim);
+    if !(engine_saw || host_sees) {
+        return advanced;
     }
     let path = dir.join(BLOWUP);
     write_particles(&path, sim)?;
-    crate::guard::check(sim, &path.display().to_string())
+    if host_sees {
+        crate::guard::check(sim, &path.display().to_string())
+    } else {
+        // Seen in f32 on the GPU only, at the bound's edge: the engine's own message.
+        advanced.map_err(|e| Error::BlowUp(format!("{e} (state in {})", path.display())))
+    }
 }
 
 /// Writes the particles of `sim` as a snapshot CSV (id, position, velocity, angular velocity,

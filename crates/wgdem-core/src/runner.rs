@@ -383,8 +383,8 @@ fn continue_run(
             n = n.min(k - done % k);
         }
         let t0 = Instant::now();
-        backend.advance(sim, n)?;
-        crate::output::stop_if_blown_up(out.dir(), sim)?;
+        let advanced = backend.advance(sim, n);
+        crate::output::guarded(out.dir(), sim, advanced)?;
         state.stepping += t0.elapsed().as_secs_f64();
         state.done += n;
         let done = state.done;

@@ -27,8 +27,8 @@ impl wgdem_core::runner::Backend for GpuBackend {
         Some(self.engine.memory_bytes())
     }
     fn advance(&mut self, sim: &mut Simulation, steps: u64) -> wgdem_core::Result<()> {
-        self.engine.run(steps).map_err(backend_error)?;
-        self.engine.read_into(sim).map_err(backend_error)
+        let ran = self.engine.run(steps);
+        self.finish(sim, ran)
     }
 
     fn advance_controlled(
@@ -40,20 +40,18 @@ impl wgdem_core::runner::Backend for GpuBackend {
     ) -> wgdem_core::Result<()> {
         self.engine
             .set_batch_steps(interval.clamp(1, u32::MAX as u64) as u32);
-        self.engine
-            .run_streaming(steps, |r, walls| {
-                let readout = Readout {
-                    steps: r.steps,
-                    time: r.time,
-                    walls: &r.walls,
-                    stats: r.stats,
-                };
-                for (w, v) in control(&readout) {
-                    walls.set_velocity(w, v);
-                }
-            })
-            .map_err(backend_error)?;
-        self.engine.read_into(sim).map_err(backend_error)
+        let ran = self.engine.run_streaming(steps, |r, walls| {
+            let readout = Readout {
+                steps: r.steps,
+                time: r.time,
+                walls: &r.walls,
+                stats: r.stats,
+            };
+            for (w, v) in control(&readout) {
+                walls.set_velocity(w, v);
+            }
+        });
+        self.finish(sim, ran)
     }
 
     fn update_walls(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
@@ -87,6 +85,26 @@ impl wgdem_core::runner::Backend for GpuBackend {
             .restore_state(sim, state)
             .map_err(backend_error)?;
         Ok(())
+    }
+}
+
+impl GpuBackend {
+    /// Reads the state back after stepping; a blow-up the GPU counted is reported as
+    /// [`wgdem_core::Error::BlowUp`] with the state read back, so that the caller can write it
+    /// for diagnosis (`wgdem_core::output::guarded`).
+    fn finish(
+        &mut self,
+        sim: &mut Simulation,
+        ran: Result<(), GpuError>,
+    ) -> wgdem_core::Result<()> {
+        match ran {
+            Ok(()) => self.engine.read_into(sim).map_err(backend_error),
+            Err(e @ GpuError::Runaway { .. }) => {
+                self.engine.read_into(sim).map_err(backend_error)?;
+                Err(wgdem_core::Error::BlowUp(e.to_string()))
+            }
+            Err(e) => Err(backend_error(e)),
+        }
     }
 }
 

@@ -55,6 +55,18 @@ pub enum GpuError {
         /// The engine's limit.
         max: u64,
     },
+    /// Spheres left every state a granular run reaches (`wgdem_core::guard`).
+    #[error(
+        "the simulation blew up by step {steps}: {count} sphere-step(s) with a non-finite state or faster than max_speed, the first sphere id {first}"
+    )]
+    Runaway {
+        /// The step at the end of the batch that showed it.
+        steps: u64,
+        /// Spheres counted (once in each step of the batch).
+        count: u32,
+        /// The smallest stable id among them.
+        first: u32,
+    },
     /// A checkpoint does not fit the engine built for its scene.
     #[error("checkpoint does not fit: {0}")]
     Checkpoint(String),

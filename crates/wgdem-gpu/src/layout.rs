@@ -94,8 +94,9 @@ pub struct SimParams {
     pub bridge_reach: f32,
     /// Drives (`[[loads]]`) in the scene; 0 skips their lookup in `integrate`.
     pub n_drives: u32,
-    /// Padding.
-    pub _e3: f32,
+    /// Square of the speed above which a sphere counts as blown up (m²/s²;
+    /// `Simulation::max_speed`, capped at f32's largest).
+    pub max_speed_sq: f32,
 }
 
 mirror!(SimParams {
@@ -119,7 +120,7 @@ mirror!(SimParams {
     local_damping,
     bridge_reach,
     n_drives,
-    _e3,
+    max_speed_sq,
 });
 
 /// `PairRecord`: constants of a material pair.
@@ -366,6 +367,11 @@ pub struct Counters {
     pub base_lo: u32,
     /// High word of the base.
     pub base_hi: u32,
+    /// Spheres `integrate` found with a non-finite position or velocity, or faster than
+    /// `max_speed` (counted once per step each).
+    pub runaway: u32,
+    /// The smallest stable id among them (cleared to `u32::MAX`).
+    pub first_runaway: u32,
 }
 
 mirror!(Counters {
@@ -375,6 +381,8 @@ mirror!(Counters {
     steps,
     base_lo,
     base_hi,
+    runaway,
+    first_runaway,
 });
 
 /// `Drive` (integrate.wgsl): a particle's loads and constraints, each schedule a range of

@@ -292,15 +292,15 @@ impl ShearRun {
             let t0 = Instant::now();
             let servo = &mut self.state.servo;
             let gains = ServoGains::new(&self.setup);
-            backend.advance_controlled(&mut self.sim, every, interval, &mut |r| {
+            let advanced = backend.advance_controlled(&mut self.sim, every, interval, &mut |r| {
                 let force_z = r.walls[walls::TOP].0.z;
                 servo
                     .update(&gains, force_z)
                     .map(|v| (walls::TOP, DVec3::Z * v))
                     .into_iter()
                     .collect()
-            })?;
-            crate::output::stop_if_blown_up(&self.out, &self.sim)?;
+            });
+            crate::output::guarded(&self.out, &self.sim, advanced)?;
             self.state.wall_seconds += t0.elapsed().as_secs_f64();
             let row = self.measure();
             self.append(row)?;

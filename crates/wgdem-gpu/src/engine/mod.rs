@@ -231,7 +231,10 @@ impl GpuEngine {
             local_damping: sim.local_damping as f32,
             bridge_reach: sim.interaction_range() as f32,
             n_drives: sim.drives.len() as u32,
-            _e3: 0.0,
+            max_speed_sq: {
+                let m = sim.max_speed.min(f32::MAX as f64);
+                (m * m).min(f32::MAX as f64) as f32
+            },
         };
 
         let positions: Vec<Position> = (0..n)

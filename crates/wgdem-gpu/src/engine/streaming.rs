@@ -180,6 +180,23 @@ impl GpuEngine {
                     };
                     on_batch(&self.last, &mut control);
                 }
+                Err(counters) if counters.runaway != 0 => {
+                    // A blow-up (checked before overflows: runaway positions overflow the
+                    // tables in the step after). The batches still in flight ran on; the
+                    // state is theirs.
+                    let mut end = batch.start_steps + batch.steps as u64;
+                    for later in in_flight.drain(..) {
+                        let _ = self.wait_for(&later)?;
+                        end = later.start_steps + later.steps as u64;
+                    }
+                    self.steps = end;
+                    self.time = self.time_at(end);
+                    return Err(GpuError::Runaway {
+                        steps: batch.start_steps + batch.steps as u64,
+                        count: counters.runaway,
+                        first: counters.first_runaway,
+                    });
+                }
                 Err(counters) => {
                     // The later batches found the flag set and did nothing.
                     for later in in_flight.drain(..) {
@@ -213,6 +230,7 @@ impl GpuEngine {
         let counters = Counters {
             base_lo: self.steps as u32,
             base_hi: (self.steps >> 32) as u32,
+            first_runaway: u32::MAX,
             ..Counters::default()
         };
         self.queue
@@ -350,7 +368,8 @@ impl GpuEngine {
         }
     }
 
-    /// Waits for a batch's results; `Err(counters)` when a table overflowed.
+    /// Waits for a batch's results; `Err(counters)` when a table overflowed or a sphere ran
+    /// away (`counters.runaway`).
     pub(super) fn wait_for(
         &self,
         batch: &InFlight,
@@ -381,7 +400,7 @@ impl GpuEngine {
                 .get_mapped_range(..)
                 .map_err(|e| readback(e.to_string()))?;
             let counters: Counters = bytemuck::pod_read_unaligned(&view[..size_of::<Counters>()]);
-            if counters.failed != 0 {
+            if counters.failed != 0 || counters.runaway != 0 {
                 Err(counters)
             } else {
                 let d3 = |a: &[f32]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
