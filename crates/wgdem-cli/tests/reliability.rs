@@ -41,6 +41,15 @@ fn start_run(scene: &str, out: &Path) -> Child {
     child
 }
 
+/// The bundled shear preset `name`.
+fn preset(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/shear")
+        .join(name)
+        .display()
+        .to_string()
+}
+
 fn snapshots(out: &Path) -> usize {
     std::fs::read_dir(out.join("particles"))
         .map(|d| d.count())
@@ -74,6 +83,22 @@ fn one_writer_per_output_directory() {
             "{e}"
         );
     }
+    // A shear test is refused there too (the same lock), also with --overwrite.
+    let o = wgdem(&[
+        "shear",
+        &preset("hartl_ooi_quick.toml"),
+        "--backend",
+        "cpu",
+        "--out",
+        &out_s,
+        "--overwrite",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("is being written by another run") && e.lines().count() == 1,
+        "{e}"
+    );
     assert_eq!(std::fs::read(out.join("input.toml")).ok(), Some(input));
     first.kill().expect("kill");
     first.wait().expect("wait");
@@ -235,6 +260,23 @@ fn a_blow_up_stops_the_run_with_one_line() {
             "{backend}"
         );
     }
+    // A shear test stops as well, at its first row, instead of going on at an infinite speed.
+    let config = std::fs::read_to_string(preset("hartl_ooi_quick.toml")).expect("preset");
+    let config = config.replace("[simulation]", "[simulation]\ngravity = [0.0, 0.0, -1e30]");
+    let config = write(tmp.path(), "shear.toml", &config);
+    let out = tmp.path().join("shear");
+    let o = wgdem(&[
+        "shear",
+        &config,
+        "--backend",
+        "cpu",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("blew up by step"), "{e}");
+    assert!(out.join("blowup.csv").exists() && !out.join("summary.json").exists());
 }
 
 /// Spheres placed overlapping (a lattice spaced at a tenth of a diameter) are refused before
@@ -289,7 +331,12 @@ fn degenerate_inputs_are_refused_up_front() {
             SCENE.replace("counts = [2, 2, 2]", "counts = [1000, 1000, 1000]"),
             "`particles[0].counts`: 1.000e9 spheres in all need about",
         ),
-        ("lognormal", lognormal, "holds"),
+        ("lognormal", lognormal.clone(), "holds"),
+        (
+            "count",
+            lognormal.replace("count = 10", "count = 1000000000"),
+            "`particles[0].count`: 1.000e9 spheres in all need about",
+        ),
     ] {
         let scene = write(tmp.path(), &format!("{name}.toml"), &text);
         let started = Instant::now();
@@ -305,7 +352,28 @@ fn degenerate_inputs_are_refused_up_front() {
     }
 }
 
-/// A contact case moving a body out of what a computer holds is refused, no NaN rows written.
+/// `--particles` asking for a billion spheres is refused before anything is allocated.
+#[test]
+fn a_billion_particles_are_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("out").display().to_string();
+    let o = wgdem(&[
+        "shear",
+        &preset("hartl_ooi_quick.toml"),
+        "--backend",
+        "cpu",
+        "--particles",
+        "1000000000",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("need about") && e.lines().count() == 1, "{e}");
+}
+
+/// A contact case moving a body out of what a computer holds is refused, no NaN rows written;
+/// one of four billion steps is refused for its memory before it starts.
 #[test]
 fn a_contact_case_out_of_scale_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -336,6 +404,23 @@ fn a_contact_case_out_of_scale_is_refused() {
         "{e}"
     );
     assert!(!out.join("contact.csv").exists());
+    let long = text.replacen("steps = 20", "steps = 4000000000", 1);
+    assert_ne!(long, text);
+    let path = write(tmp.path(), "long.toml", &long);
+    let o = wgdem(&[
+        "contact",
+        &path,
+        "--backend",
+        "cpu",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("`stages`") && e.contains("need about") && e.lines().count() == 1,
+        "{e}"
+    );
 }
 
 /// Without a Vulkan driver the GPU engine does not fall back to OpenGL unasked: it refuses
