@@ -21,17 +21,11 @@ max_speed = {max_speed}
 law = "hertz"
 history = "true"
 
-[[materials]]
-name = "glass"
-density = 2500.0
-friction = 0.5
-young_modulus = 1e7
-poisson_ratio = 0.3
-restitution = 0.5
+# fixture: material_m
 
 [[particles]]
 kind = "explicit"
-material = "glass"
+material = "m"
 spheres = [
   {{ position = [0.0, 0.0, 0.0], radius = 0.002 }},
   {{ position = [0.01, 0.0, 0.0], radius = 0.002 }},
