@@ -116,9 +116,13 @@ pub fn open<'a>(
         ));
     }
     if blake3::hash(input.as_bytes()).as_bytes() != &bytes[20..52] {
-        return Err(refuse(
-            "was written for a different input (its input hash differs); resume with the file, the defaults and the particle count the run started with, or start again".to_owned(),
-        ));
+        return Err(Error::Invalid {
+            file: path.display().to_string(),
+            field: "resume".to_owned(),
+            message: format!(
+                "was written for a different input (its input hash differs): resume with the file, the defaults and the particle count the run started with, or {again}"
+            ),
+        });
     }
     Ok(payload)
 }
@@ -155,7 +159,7 @@ mod tests {
                 let mut bad = sealed.clone();
                 bad[byte] ^= 1 << bit;
                 let e = message(open(p, &bad, Kind::Shear, 6, "input", "start again"));
-                assert!(e.ends_with("; start again"), "{e}");
+                assert!(e.ends_with("start again"), "{e}");
                 let expected = match byte {
                     0..8 => "not a wgdem checkpoint",
                     8..12 => "envelope version",
