@@ -291,8 +291,7 @@ fn bench_reports_json_on_both_backends() {
 
 /// The quick quartz preset sheared 0.75 mm, checkpoints every 20 rows.
 fn short_shear(dir: &Path) -> String {
-    let preset = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../assets/shear/fleischmann_quick_true.toml");
+    let preset = common::asset("shear/fleischmann_quick_true.toml");
     let text = std::fs::read_to_string(preset)
         .expect("preset")
         .replace("displacement = 3e-3", "displacement = 7.5e-4")
@@ -567,8 +566,7 @@ fn run_writes_a_paraview_series() {
 #[test]
 fn a_saved_specimen_starts_a_new_test() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let preset =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/shear/hartl_ooi_quick.toml");
+    let preset = common::asset("shear/hartl_ooi_quick.toml");
     let text = std::fs::read_to_string(preset).expect("preset");
     assert!(
         text.contains("displacement = 3.6e-3"),
@@ -664,10 +662,7 @@ fn resuming_without_a_checkpoint_says_why() {
     let scene = write(tmp.path(), "scene.toml", SCENE);
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).expect("dir");
-    let config = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../assets/shear/hartl_ooi_quick.toml")
-        .display()
-        .to_string();
+    let config = common::asset("shear/hartl_ooi_quick.toml");
     for args in [
         vec!["run", &scene, "--backend", "cpu"],
         vec!["shear", &config, "--backend", "cpu"],

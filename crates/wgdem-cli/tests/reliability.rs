@@ -47,24 +47,23 @@ fn start_run(scene: &str, out: &Path) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("wgdem starts");
-    let started = Instant::now();
-    while !out.join("particles/particles_000002.csv").exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the run wrote nothing"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let third = out.join("particles/particles_000002.csv");
+    wait_until("the run wrote nothing", || third.exists());
     child
 }
 
 /// The bundled shear preset `name`.
 fn preset(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../assets/shear")
-        .join(name)
-        .display()
-        .to_string()
+    common::asset(&format!("shear/{name}"))
+}
+
+/// Waits (up to a minute) until `done` holds; `what` names it in the failure.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < Duration::from_secs(60), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn snapshots(out: &Path) -> usize {
@@ -115,14 +114,7 @@ fn overwriting_removes_the_earlier_runs_files() {
     let out = tmp.path().join("out");
     let mut first = start_run(&long, &out);
     // More snapshots than the short run will write.
-    let started = Instant::now();
-    while snapshots(&out) < 10 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the run stalled"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("the run stalled", || snapshots(&out) >= 10);
     first.kill().expect("kill");
     first.wait().expect("wait");
     std::fs::write(out.join("notes.txt"), "mine").expect("notes");
@@ -316,9 +308,8 @@ fn a_billion_particles_are_refused() {
 #[test]
 fn a_contact_case_out_of_scale_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let case =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/contact/hertz_true_slip.toml");
-    let text = std::fs::read_to_string(&case).expect("case");
+    let text =
+        std::fs::read_to_string(common::asset("contact/hertz_true_slip.toml")).expect("case");
     let first = text.find("translate = [").expect("a translating stage");
     let end = first + text[first..].find(']').expect("]") + 1;
     let far = "translate = [0.0, 0.0, -1e300]";

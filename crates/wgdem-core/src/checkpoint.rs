@@ -66,11 +66,12 @@ pub fn open<'a>(
     input: &str,
     again: &str,
 ) -> Result<&'a [u8]> {
-    let refuse = |what: String| Error::Invalid {
+    let invalid = |message: String| Error::Invalid {
         file: path.display().to_string(),
         field: "resume".to_owned(),
-        message: format!("{what}; {again}"),
+        message,
     };
+    let refuse = |what: String| invalid(format!("{what}; {again}"));
     if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
         return Err(refuse("is not a wgdem checkpoint".to_owned()));
     }
@@ -116,13 +117,9 @@ pub fn open<'a>(
         ));
     }
     if blake3::hash(input.as_bytes()).as_bytes() != &bytes[20..52] {
-        return Err(Error::Invalid {
-            file: path.display().to_string(),
-            field: "resume".to_owned(),
-            message: format!(
-                "was written for a different input (its input hash differs): resume with the file, the defaults and the particle count the run started with, or {again}"
-            ),
-        });
+        return Err(invalid(format!(
+            "was written for a different input (its input hash differs): resume with the file, the defaults and the particle count the run started with, or {again}"
+        )));
     }
     Ok(payload)
 }

@@ -66,3 +66,12 @@ pub fn gpu_tests_skipped() -> bool {
     }
     skip
 }
+
+/// The path of a bundled input, `assets/NAME` (e.g. `shear/hartl_ooi_quick.toml`).
+pub fn asset(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets")
+        .join(name)
+        .display()
+        .to_string()
+}
