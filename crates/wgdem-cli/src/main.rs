@@ -6,7 +6,6 @@
 mod bench;
 #[cfg_attr(not(feature = "gpu"), path = "nogpu.rs")]
 mod gpu;
-mod progress;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -397,7 +396,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
             bytes as f64 / (1u64 << 20) as f64
         );
     }
-    let mut line = progress::StageLine::new();
+    let mut line = wgdem_io::progress::StageLine::new();
     let summary = run
         .run(engine.as_mut(), None, |p| line.shear(p))
         .map_err(cli_error)?
@@ -458,7 +457,7 @@ fn run_scene(
         },
         dir.display()
     );
-    let mut line = progress::StageLine::new();
+    let mut line = wgdem_io::progress::StageLine::new();
     let show = |p: wgdem_core::runner::Progress| {
         line.show(
             "run",

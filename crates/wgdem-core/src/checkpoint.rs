@@ -8,7 +8,7 @@
 //! |---|---|
 //! | 8  | magic `WGDEMCKP` |
 //! | 4  | envelope version (1) |
-//! | 4  | kind: 1 = run, 2 = shear |
+//! | 4  | kind: 1 = run, 2 = shear, 3 = a simulation saved from Python |
 //! | 4  | payload format (the kind's own version, raised when its meaning changes) |
 //! | 32 | BLAKE3 of the input as run (`input.toml`'s text) |
 //! | 8  | payload length |
@@ -30,6 +30,9 @@ pub enum Kind {
     Run = 1,
     /// `wgdem shear`.
     Shear = 2,
+    /// A simulation saved by the Python package's `Simulation.checkpoint`, whose payload
+    /// carries its own input (see [`open_any_input`]).
+    Simulation = 3,
 }
 
 impl Kind {
@@ -37,6 +40,7 @@ impl Kind {
         match self {
             Kind::Run => "run",
             Kind::Shear => "shear test",
+            Kind::Simulation => "saved simulation",
         }
     }
 }
@@ -66,11 +70,41 @@ pub fn open<'a>(
     input: &str,
     again: &str,
 ) -> Result<&'a [u8]> {
-    let invalid = |message: String| Error::Invalid {
+    let payload = open_any_input(path, bytes, kind, format, again)?;
+    if !written_for(bytes, input) {
+        return Err(invalid(
+            path,
+            format!(
+                "was written for a different input (its input hash differs): resume with the file, the defaults and the particle count the run started with, or {again}"
+            ),
+        ));
+    }
+    Ok(payload)
+}
+
+/// Whether the checkpoint `bytes` (already opened) was written for the input `input`.
+pub fn written_for(bytes: &[u8], input: &str) -> bool {
+    bytes.len() >= HEADER_BYTES && blake3::hash(input.as_bytes()).as_bytes() == &bytes[20..52]
+}
+
+fn invalid(path: &Path, message: String) -> Error {
+    Error::Invalid {
         file: path.display().to_string(),
         field: "resume".to_owned(),
         message,
-    };
+    }
+}
+
+/// [`open`] without the input check, for checkpoints whose payload holds their input (then
+/// checked with [`written_for`]).
+pub fn open_any_input<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    kind: Kind,
+    format: u32,
+    again: &str,
+) -> Result<&'a [u8]> {
+    let invalid = |message: String| invalid(path, message);
     let refuse = |what: String| invalid(format!("{what}; {again}"));
     if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
         return Err(refuse("is not a wgdem checkpoint".to_owned()));
@@ -88,6 +122,7 @@ pub fn open<'a>(
         let other = match found {
             1 => Kind::Run.name().to_owned(),
             2 => Kind::Shear.name().to_owned(),
+            3 => Kind::Simulation.name().to_owned(),
             k => format!("kind {k} unknown to this program"),
         };
         return Err(refuse(format!(
@@ -115,11 +150,6 @@ pub fn open<'a>(
         return Err(refuse(
             "is damaged: its content hash (BLAKE3) does not match its contents".to_owned(),
         ));
-    }
-    if blake3::hash(input.as_bytes()).as_bytes() != &bytes[20..52] {
-        return Err(invalid(format!(
-            "was written for a different input (its input hash differs): resume with the file, the defaults and the particle count the run started with, or {again}"
-        )));
     }
     Ok(payload)
 }

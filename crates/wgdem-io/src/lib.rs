@@ -1,14 +1,17 @@
-//! wgdem's file readers and writers: packings, ParaView (VTK XML) snapshots and plots. The physics crate,
+//! wgdem's file readers and writers: packings, ParaView (VTK XML) snapshots and plots, and the
+//! progress line of long runs, shared by the command-line program and the Python package. The physics crate,
 //! `wgdem-core`, writes CSV and JSON itself and reaches these through
 //! [`wgdem_core::snapshot::SnapshotWriter`] and [`wgdem_core::shear::ShearWriter`], so that it
 //! depends on no file-format crate.
 //!
 //! - [`packing`]: packings in (CSV, `.vtu`, LAMMPS data and dump) and out (CSV);
 //! - [`vtk`]: particles, contacts, walls and the `.pvd` collection;
-//! - [`plots`]: stress ratio and vertical displacement against shear strain (PNG, SVG).
+//! - [`plots`]: stress ratio and vertical displacement against shear strain (PNG, SVG);
+//! - [`progress`]: one line per stage of a long run, with an ETA.
 
 pub mod packing;
 pub mod plots;
+pub mod progress;
 pub mod vtk;
 
 pub use packing::{PackingFiles, load_scene, read_packing};

@@ -527,6 +527,49 @@ impl GpuEngine {
         }
     }
 
+    /// Sets wall `wall`'s velocity (m/s) from the next batch on, as a servo does between
+    /// batches (see [`GpuEngine::run_streaming`] for the same within a run).
+    pub fn set_wall_velocity(&mut self, wall: usize, velocity: DVec3) {
+        write_wall_velocity(&self.queue, &self.buffers.walls, wall, velocity);
+        if let Some(v) = self.wall_velocity.get_mut(wall) {
+            *v = velocity;
+        }
+    }
+
+    /// Uploads the particles' velocities and angular velocities of `sim` (e.g. set by the
+    /// host between batches), keeping positions and contact history. The velocities the
+    /// dashpots see in the next step are predicted from them as from the engine's own: each
+    /// particle keeps the increment `F Δt / 2m` (and `T Δt / 2I`) it had.
+    pub fn write_velocities(&mut self, sim: &Simulation) -> Result<(), GpuError> {
+        let n = self.params.n as usize;
+        let ids = self.particle_order()?;
+        let mut vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
+        let mut omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
+        let mut pred: Vec<Predicted> = self.read(&self.buffers.pred, n)?;
+        for (k, &id) in ids.iter().enumerate() {
+            let v = v4(sim.particles.velocity[id as usize]);
+            let w = v4(sim.particles.angular_velocity[id as usize]);
+            for c in 0..3 {
+                pred[k].v[c] = v[c] + (pred[k].v[c] - vel[k][c]);
+                pred[k].w[c] = w[c] + (pred[k].w[c] - omega[k][c]);
+                vel[k][c] = v[c];
+                omega[k][c] = w[c];
+            }
+            // The spare words' copies of the spin (`spin_of` in common.wgsl).
+            vel[k][3] = w[0];
+            pred[k].v[3] = w[1];
+            pred[k].w[3] = w[2];
+        }
+        let b = &self.buffers;
+        self.queue
+            .write_buffer(&b.vel, 0, bytemuck::cast_slice(&vel));
+        self.queue
+            .write_buffer(&b.omega, 0, bytemuck::cast_slice(&omega));
+        self.queue
+            .write_buffer(&b.pred, 0, bytemuck::cast_slice(&pred));
+        Ok(())
+    }
+
     /// Uploads the material-pair table of `sim` (contact history is kept). The contact kernels
     /// are compiled for the models the pairs use (see [`shaders::Specialization`]): a table
     /// that brings in another model recompiles them; one that needs another slot layout (wider

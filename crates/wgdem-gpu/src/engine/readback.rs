@@ -107,10 +107,8 @@ impl GpuEngine {
         let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
         let omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
         let orientation: Vec<[f32; 4]> = self.read(&self.buffers.orientation, n)?;
-        let walls: Vec<Wall> = self.read(&self.buffers.walls, sim.walls.len())?;
         let ids = self.particle_order()?;
         let p = &mut sim.particles;
-        let d3 = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
         for (k, &id) in ids.iter().enumerate() {
             let i = id as usize;
             p.position[i] = d3(pos[k].hi) + d3(pos[k].lo);
@@ -119,6 +117,26 @@ impl GpuEngine {
             let q = orientation[k];
             p.orientation[i] = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
         }
+        sim.work = if self.slot_words == 8 {
+            // Summed over the particles in f64 (each contact counted on one side).
+            let work: Vec<[f32; 4]> = self.read(&self.buffers.work, n)?;
+            wgdem_core::cpu::ContactWork {
+                elastic: work.iter().map(|w| f64::from(w[0])).sum(),
+                dissipated: work.iter().map(|w| f64::from(w[1]) + f64::from(w[2])).sum(),
+            }
+        } else {
+            // No pair accounts work (the CPU engine's values are zero then too).
+            wgdem_core::cpu::ContactWork::default()
+        };
+        sim.set_moisture_events_applied(self.events_applied);
+        self.read_walls_into(sim)
+    }
+
+    /// The part of [`GpuEngine::read_into`] that a servo needs, without the particles: wall
+    /// positions and velocities, wall forces and contact counts of the last step, time and
+    /// step count. It reads only the walls' buffer back (the forces arrive with each batch).
+    pub fn read_walls_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
+        let walls: Vec<Wall> = self.read(&self.buffers.walls, sim.walls.len())?;
         for (w, g) in sim.walls.iter_mut().zip(&walls) {
             let point = d3(g.point_hi) + d3(g.point_lo);
             match &mut w.shape {
@@ -132,20 +150,22 @@ impl GpuEngine {
             w.torque = torque;
         }
         sim.stats = self.last.stats;
-        sim.work = if self.slot_words == 8 {
-            // Summed over the particles in f64 (each contact counted on one side).
-            let work: Vec<[f32; 4]> = self.read(&self.buffers.work, n)?;
-            wgdem_core::cpu::ContactWork {
-                elastic: work.iter().map(|w| f64::from(w[0])).sum(),
-                dissipated: work.iter().map(|w| f64::from(w[1]) + f64::from(w[2])).sum(),
-            }
-        } else {
-            // No pair accounts work (the CPU engine's values are zero then too).
-            wgdem_core::cpu::ContactWork::default()
-        };
         sim.time = self.time;
         sim.steps = self.steps;
-        sim.set_moisture_events_applied(self.events_applied);
+        Ok(())
+    }
+
+    /// The forces and torques of the last step into `sim`'s particles (gravity, contacts and
+    /// applied loads: what the integration used).
+    pub fn read_forces_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
+        let n = self.params.n as usize;
+        let ids = self.particle_order()?;
+        let ft: Vec<[f32; 8]> = self.read(&self.buffers.ft, n)?;
+        for (k, &id) in ids.iter().enumerate() {
+            let w = &ft[k];
+            sim.particles.force[id as usize] = d3([w[0], w[1], w[2], 0.0]);
+            sim.particles.torque[id as usize] = d3([w[4], w[5], w[6], 0.0]);
+        }
         Ok(())
     }
 
@@ -162,6 +182,7 @@ impl GpuEngine {
         use wgdem_core::contact::model::{ContactKind, SlotHistory};
         let n = self.params.n as usize;
         let ids = self.particle_order()?;
+        self.read_forces_into(sim)?;
         let d3 = |w: &[u32]| {
             DVec3::new(
                 f64::from(f32::from_bits(w[0])),
@@ -169,12 +190,6 @@ impl GpuEngine {
                 f64::from(f32::from_bits(w[2])),
             )
         };
-        let ft: Vec<u32> = self.read(&self.buffers.ft, n * 8)?;
-        for (k, &id) in ids.iter().enumerate() {
-            let w = &ft[8 * k..8 * k + 8];
-            sim.particles.force[id as usize] = d3(&w[0..3]);
-            sim.particles.torque[id as usize] = d3(&w[4..7]);
-        }
         // A slot's tangential vector and first aux word as the CPU's history of `kind`.
         let history = |kind: &ContactKind, tangential: DVec3, aux: u32| match kind {
             ContactKind::Spring(_) => Some(SlotHistory::Spring(tangential)),
@@ -249,4 +264,9 @@ impl GpuEngine {
         }
         Ok(out)
     }
+}
+
+/// The first three components of a device vector, in f64.
+fn d3(a: [f32; 4]) -> DVec3 {
+    DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64)
 }

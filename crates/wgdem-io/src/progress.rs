@@ -19,6 +19,12 @@ pub struct StageLine {
     last_log: Instant,
 }
 
+impl Default for StageLine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl StageLine {
     /// A line on stderr if it is a terminal, else log lines.
     pub fn new() -> Self {
