@@ -252,39 +252,27 @@ fn contact(
     out: PathBuf,
     overwrite: bool,
 ) -> Result<(), String> {
-    use wgdem_core::contact_case::{
-        CaseEvaluator, CaseSummary, ContactCase, CpuEvaluator, stage_ends, write_csv,
-    };
-    use wgdem_core::provenance::Provenance;
+    use wgdem_core::contact_case::{CaseEvaluator, CpuEvaluator, run_case, stage_ends};
     let file = case.display().to_string();
     let text = std::fs::read_to_string(&case).map_err(|e| format!("{file}: {e}"))?;
-    let mut case = ContactCase::parse(&text, &file).map_err(cli_error)?;
     let mut evaluator: Box<dyn CaseEvaluator> = match backend {
         Backend::Cpu => Box::new(CpuEvaluator::default()),
         Backend::Gpu => gpu::contact_evaluator(adapter.as_deref())?,
     };
     let csv = out.join("contact.csv");
-    let _lock =
-        wgdem_core::output::OutputLock::claim(&out, &wgdem_core::contact_case::ENTRIES, overwrite)
-            .map_err(cli_error)?;
-    let rows = case.run_with(evaluator.as_mut()).map_err(cli_error)?;
-    write_csv(&out, &rows).map_err(cli_error)?;
-    let provenance = Provenance::from_text(&file, &text, None);
-    provenance.write_input(&out).map_err(cli_error)?;
-    let summary = CaseSummary {
-        provenance,
-        backend: match backend {
-            Backend::Cpu => "cpu",
-            Backend::Gpu => "gpu",
-        }
-        .to_owned(),
-        evaluator: evaluator.name(),
-        contact_model: case.model(),
-        dt_s: case.dt(),
-        steps: rows.last().map_or(0, |r| r.step),
-        stage_ends: stage_ends(&rows).into_iter().cloned().collect(),
+    let name = match backend {
+        Backend::Cpu => "cpu",
+        Backend::Gpu => "gpu",
     };
-    wgdem_core::output::write_json(&out.join("summary.json"), &summary).map_err(cli_error)?;
+    let (_, rows) = run_case(
+        &text,
+        &file,
+        evaluator.as_mut(),
+        name,
+        Some(&out),
+        overwrite,
+    )
+    .map_err(cli_error)?;
     println!("contact evaluated on: {}", evaluator.name());
     println!(
         "{:<28} {:>6} {:>14} {:>14} {:>14} {:>14}",

@@ -89,6 +89,19 @@ impl wgdem_core::runner::Backend for GpuBackend {
 }
 
 impl GpuBackend {
+    /// Advances `steps` steps like [`wgdem_core::runner::Backend::advance`] but copies only
+    /// the walls, time and counts into `sim`, not the particles (which [`GpuEngine::read_into`]
+    /// copies when the host wants them): for a host that steers walls between short batches
+    /// and looks at the particles now and then. A blow-up reads the particles back too.
+    pub fn advance_walls_only(
+        &mut self,
+        sim: &mut Simulation,
+        steps: u64,
+    ) -> wgdem_core::Result<()> {
+        let ran = self.engine.run(steps);
+        self.finish_reading(sim, ran, false)
+    }
+
     /// Reads the state back after stepping; a blow-up the GPU counted is reported as
     /// [`wgdem_core::Error::BlowUp`] with the state read back, so that the caller can write it
     /// for diagnosis (`wgdem_core::output::guarded`).
@@ -97,8 +110,18 @@ impl GpuBackend {
         sim: &mut Simulation,
         ran: Result<(), GpuError>,
     ) -> wgdem_core::Result<()> {
+        self.finish_reading(sim, ran, true)
+    }
+
+    fn finish_reading(
+        &mut self,
+        sim: &mut Simulation,
+        ran: Result<(), GpuError>,
+        particles: bool,
+    ) -> wgdem_core::Result<()> {
         match ran {
-            Ok(()) => self.engine.read_into(sim).map_err(backend_error),
+            Ok(()) if particles => self.engine.read_into(sim).map_err(backend_error),
+            Ok(()) => self.engine.read_walls_into(sim).map_err(backend_error),
             Err(e @ GpuError::Runaway { .. }) => {
                 self.engine.read_into(sim).map_err(backend_error)?;
                 Err(wgdem_core::Error::BlowUp(e.to_string()))

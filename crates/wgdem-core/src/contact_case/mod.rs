@@ -482,6 +482,42 @@ pub struct CaseSummary {
     pub stage_ends: Vec<CaseRow>,
 }
 
+/// Runs the case `text` (read from `file`) with `evaluator` on `backend` ("cpu" or "gpu"):
+/// its rows and summary, also written to `out` (`contact.csv`, `summary.json`, `input.toml`)
+/// when given, after taking the directory's lock (refused if it holds results, unless
+/// `overwrite`).
+pub fn run_case(
+    text: &str,
+    file: &str,
+    evaluator: &mut dyn CaseEvaluator,
+    backend: &str,
+    out: Option<&Path>,
+    overwrite: bool,
+) -> Result<(CaseSummary, Vec<CaseRow>)> {
+    let mut case = ContactCase::parse(text, file)?;
+    let lock = out
+        .map(|dir| crate::output::OutputLock::claim(dir, &ENTRIES, overwrite))
+        .transpose()?;
+    let rows = case.run_with(evaluator)?;
+    let provenance = crate::provenance::Provenance::from_text(file, text, None);
+    let summary = CaseSummary {
+        provenance,
+        backend: backend.to_owned(),
+        evaluator: evaluator.name(),
+        contact_model: case.model(),
+        dt_s: case.dt(),
+        steps: rows.last().map_or(0, |r| r.step),
+        stage_ends: stage_ends(&rows).into_iter().cloned().collect(),
+    };
+    if let Some(dir) = out {
+        write_csv(dir, &rows)?;
+        summary.provenance.write_input(dir)?;
+        crate::output::write_json(&dir.join("summary.json"), &summary)?;
+    }
+    drop(lock);
+    Ok((summary, rows))
+}
+
 /// The last row of each stage, for reports.
 pub fn stage_ends(rows: &[CaseRow]) -> Vec<&CaseRow> {
     let mut ends: Vec<&CaseRow> = Vec::new();

@@ -96,7 +96,7 @@ pub struct ShearRun {
     state: DriverState,
     out: PathBuf,
     csv: File,
-    writer: Box<dyn ShearWriter>,
+    writer: Box<dyn ShearWriter + Send>,
 }
 
 impl ShearRun {
@@ -106,7 +106,7 @@ impl ShearRun {
         setup: ShearSetup,
         out: &Path,
         overwrite: bool,
-        writer: Box<dyn ShearWriter>,
+        writer: Box<dyn ShearWriter + Send>,
     ) -> Result<Self> {
         let lock = OutputLock::claim(out, &ENTRIES, overwrite)?;
         std::fs::create_dir_all(out.join("vtk")).map_err(|e| Error::io(out, e))?;
@@ -150,7 +150,7 @@ impl ShearRun {
         setup: ShearSetup,
         out: &Path,
         backend: &mut dyn Backend,
-        writer: Box<dyn ShearWriter>,
+        writer: Box<dyn ShearWriter + Send>,
     ) -> Result<Self> {
         let lock = OutputLock::take(out)?;
         let path = out.join(CHECKPOINT);
@@ -215,7 +215,7 @@ impl ShearRun {
         packing: &crate::packing::Packing,
         out: &Path,
         overwrite: bool,
-        writer: Box<dyn ShearWriter>,
+        writer: Box<dyn ShearWriter + Send>,
     ) -> Result<Self> {
         let mut run = Self::create(setup, out, overwrite, writer)?;
         let setup = std::sync::Arc::clone(&run.setup);

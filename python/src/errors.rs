@@ -1,0 +1,76 @@
+//! wgdem's errors as Python exceptions (the classes live in `wgdem/errors.py`), each with the
+//! one-line message the command-line program prints, its flags named as this package's
+//! keyword arguments.
+
+use pyo3::PyErr;
+use pyo3::import_exception;
+use wgdem_core::error::Error;
+use wgdem_gpu::GpuError;
+
+import_exception!(wgdem.errors, ConfigError);
+import_exception!(wgdem.errors, EngineError);
+import_exception!(wgdem.errors, BlowUpError);
+import_exception!(wgdem.errors, FileError);
+
+/// Library arguments the command line sets from a flag, as this package's keywords.
+const KEYWORDS: [(&str, &str); 3] = [
+    ("particles", "particles="),
+    ("model", "model="),
+    ("resume", "Simulation.restore"),
+];
+
+/// A library error as a Python exception: bad input is a `ConfigError` (a `ValueError`), a
+/// blow-up a `BlowUpError`, an engine failure an `EngineError`, an output directory in the
+/// way or a file that cannot be written an `FileError` (those three are `RuntimeError`s).
+pub fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::OutputExists { dir, found } => FileError::new_err(format!(
+            "output directory {} already holds results ({found}); choose another out= or pass overwrite=True",
+            dir.display()
+        )),
+        Error::OutputBusy { dir, holder } => FileError::new_err(format!(
+            "output directory {} is being written by another run ({holder}); wait for it to end or choose another out=",
+            dir.display()
+        )),
+        Error::Invalid {
+            file,
+            field,
+            message,
+        } => {
+            let keyword = KEYWORDS.iter().find(|(arg, _)| *arg == field);
+            let e = Error::Invalid {
+                file,
+                field: keyword.map_or(field, |(_, k)| (*k).to_owned()),
+                message,
+            };
+            ConfigError::new_err(e.to_string())
+        }
+        e @ Error::Parse { .. } => ConfigError::new_err(e.to_string()),
+        e @ Error::BlowUp(_) => BlowUpError::new_err(e.to_string()),
+        e @ Error::Backend(_) => EngineError::new_err(e.to_string()),
+        e @ (Error::Io { .. } | Error::Encode { .. }) => FileError::new_err(e.to_string()),
+    }
+}
+
+/// A GPU engine error as an `EngineError`, with what the caller can do about it here.
+pub fn gpu_to_py(e: GpuError) -> PyErr {
+    let hint = match &e {
+        GpuError::NoNamedAdapter { .. } => {
+            "pick one of those with adapter= or WGPU_ADAPTER_NAME, or use backend=\"cpu\""
+        }
+        GpuError::NoAdapter => "or use backend=\"cpu\"",
+        GpuError::Device(_) | GpuError::Readback(_) => "",
+        GpuError::Checkpoint(_) => "restore with the backend that wrote it",
+        _ => "backend=\"cpu\" runs it on the CPU reference engine",
+    };
+    if hint.is_empty() {
+        EngineError::new_err(e.to_string())
+    } else {
+        EngineError::new_err(format!("{e}; {hint}"))
+    }
+}
+
+/// A `ConfigError` naming the argument `field` of `what` (a Python call).
+pub fn bad_argument(what: &str, field: &str, message: impl std::fmt::Display) -> PyErr {
+    ConfigError::new_err(format!("{what}: `{field}`: {message}"))
+}

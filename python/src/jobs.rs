@@ -1,0 +1,187 @@
+//! `wgdem.shear` and `wgdem.contact`: the command-line program's jobs, returning their summary
+//! and rows (as JSON text, which `wgdem/__init__.py` turns into a dict and arrays or a pandas
+//! DataFrame).
+
+use std::path::{Path, PathBuf};
+
+use pyo3::prelude::*;
+use wgdem_core::contact_case::{CaseEvaluator, CpuEvaluator, run_case};
+use wgdem_core::runner::{Backend, CpuBackend};
+use wgdem_core::shear::{ShearRun, ShearSetup};
+use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
+
+use crate::errors::{EngineError, bad_argument, gpu_to_py, to_py};
+use crate::scene::read;
+
+/// A TOML argument: text as given (named `text_name` in messages), or the file it names.
+fn toml_argument(arg: &Bound<'_, PyAny>, text_name: &str) -> PyResult<(String, String)> {
+    if let Ok(text) = arg.extract::<String>()
+        && (text.contains('\n') || text.contains('='))
+    {
+        return Ok((text, text_name.to_owned()));
+    }
+    let path: PathBuf = arg.extract()?;
+    Ok((read(&path)?, path.display().to_string()))
+}
+
+fn json(value: &impl serde::Serialize) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| EngineError::new_err(e.to_string()))
+}
+
+/// Where a job writes: `out`, or a temporary directory removed when the job returns.
+enum Output {
+    Kept(PathBuf),
+    Temporary(tempfile::TempDir),
+}
+
+impl Output {
+    fn new(out: Option<PathBuf>) -> PyResult<Self> {
+        match out {
+            Some(dir) => Ok(Self::Kept(dir)),
+            None => tempfile::Builder::new()
+                .prefix("wgdem-")
+                .tempdir()
+                .map(Self::Temporary)
+                .map_err(|e| to_py(wgdem_core::Error::io(std::env::temp_dir(), e))),
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        match self {
+            Self::Kept(dir) => dir,
+            Self::Temporary(t) => t.path(),
+        }
+    }
+
+    /// The directory to report: None for a temporary one.
+    fn kept(&self) -> Option<String> {
+        match self {
+            Self::Kept(dir) => Some(dir.display().to_string()),
+            Self::Temporary(_) => None,
+        }
+    }
+}
+
+fn check_backend(what: &str, backend: &str) -> PyResult<()> {
+    match backend {
+        "cpu" | "gpu" => Ok(()),
+        other => Err(bad_argument(
+            what,
+            "backend",
+            format!("\"{other}\" is not an engine; use \"gpu\" or \"cpu\""),
+        )),
+    }
+}
+
+/// Runs a direct shear test (see `wgdem.shear` in `wgdem/__init__.py`); returns the summary
+/// and the rows as JSON, and the output directory if it is kept.
+#[pyfunction]
+#[pyo3(signature = (config, backend = "gpu", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn shear_json(
+    py: Python<'_>,
+    config: &Bound<'_, PyAny>,
+    backend: &str,
+    adapter: Option<&str>,
+    out: Option<PathBuf>,
+    particles: Option<u32>,
+    progress: bool,
+    overwrite: bool,
+    specimen: Option<PathBuf>,
+) -> PyResult<(String, String, Option<String>)> {
+    check_backend("wgdem.shear", backend)?;
+    let (text, file) = toml_argument(config, "<shear config text>")?;
+    let setup = ShearSetup::parse_scaled(&text, &file, particles).map_err(to_py)?;
+    let specimen = specimen
+        .map(|path| wgdem_io::read_packing(&path))
+        .transpose()
+        .map_err(to_py)?;
+    let output = Output::new(out)?;
+    let dir = output.dir().to_owned();
+    let mut run = match &specimen {
+        Some(packing) => ShearRun::create_from_specimen(
+            setup,
+            packing,
+            &dir,
+            overwrite,
+            Box::new(wgdem_io::ShearFiles),
+        ),
+        None => ShearRun::create(setup, &dir, overwrite, Box::new(wgdem_io::ShearFiles)),
+    }
+    .map_err(to_py)?;
+    let mut engine: Box<dyn Backend + Send> = if backend == "gpu" {
+        let options = GpuOptions {
+            batch_steps: run.setup().config.simulation.control_interval_steps as u32,
+            ..GpuOptions::default()
+        };
+        let sim = run.simulation();
+        py.detach(|| {
+            let ctx = GpuContext::new(adapter)?;
+            let engine = GpuEngine::new(&ctx.device, &ctx.queue, sim, options)?;
+            Ok(Box::new(GpuBackend {
+                engine,
+                adapter: ctx.describe(),
+            }) as Box<dyn Backend + Send>)
+        })
+        .map_err(gpu_to_py)?
+    } else {
+        Box::new(CpuBackend)
+    };
+    let mut line = progress.then(wgdem_io::progress::StageLine::new);
+    // One row per call, so that Ctrl-C stops the test between rows (the output directory
+    // keeps its last checkpoint, from which `wgdem shear --resume` continues).
+    let summary = loop {
+        let done = py
+            .detach(|| {
+                run.run(engine.as_mut(), Some(1), |p| {
+                    if let Some(line) = line.as_mut() {
+                        line.shear(p);
+                    }
+                })
+            })
+            .map_err(to_py)?;
+        if let Some(summary) = done {
+            break summary;
+        }
+        py.check_signals()?;
+    };
+    if let Some(line) = line {
+        line.finish();
+    }
+    Ok((json(&summary)?, json(&run.state().rows)?, output.kept()))
+}
+
+/// Runs a contact case (see `wgdem.contact` in `wgdem/__init__.py`); returns the summary and
+/// the rows as JSON, and the output directory if one was given.
+#[pyfunction]
+#[pyo3(signature = (case, backend = "cpu", adapter = None, out = None, overwrite = false))]
+pub fn contact_json(
+    py: Python<'_>,
+    case: &Bound<'_, PyAny>,
+    backend: &str,
+    adapter: Option<&str>,
+    out: Option<PathBuf>,
+    overwrite: bool,
+) -> PyResult<(String, String, Option<String>)> {
+    check_backend("wgdem.contact", backend)?;
+    let (text, file) = toml_argument(case, "<contact case text>")?;
+    let (summary, rows) = py.detach(|| {
+        let mut evaluator: Box<dyn CaseEvaluator + Send> = if backend == "gpu" {
+            let ctx = GpuContext::new(adapter).map_err(gpu_to_py)?;
+            Box::new(wgdem_gpu::contact_probe::GpuCaseEvaluator::new(&ctx))
+        } else {
+            Box::new(CpuEvaluator::default())
+        };
+        run_case(
+            &text,
+            &file,
+            evaluator.as_mut(),
+            backend,
+            out.as_deref(),
+            overwrite,
+        )
+        .map_err(to_py)
+    })?;
+    let out = out.map(|d| d.display().to_string());
+    Ok((json(&summary)?, json(&rows)?, out))
+}

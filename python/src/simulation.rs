@@ -1,0 +1,673 @@
+//! `wgdem.Simulation`: a scene stepped on the GPU engine or the CPU reference, its state read
+//! as NumPy arrays and steered between batches (particle velocities, wall velocities).
+//!
+//! The GPU engine keeps the particles on the device: stepping copies back only the walls,
+//! their forces, time and counts, and the particle arrays are read back when Python first
+//! asks for one after a step (`Session::sync`). Forces and contacts are read back on their
+//! own, as they cost more. Every array handed to Python is a fresh copy.
+
+use std::path::PathBuf;
+
+use glam::DVec3;
+use numpy::ndarray::{Array1, Array2};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde::{Deserialize, Serialize};
+use wgdem_core::checkpoint::{self, Kind};
+use wgdem_core::cpu::{SimState, Simulation as CpuSimulation};
+use wgdem_core::runner::{Backend, CpuBackend, step_count};
+use wgdem_core::snapshot::{BodyA, ContactHistories, ContactRecord, contacts};
+use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
+
+use crate::errors::{bad_argument, gpu_to_py, to_py};
+use crate::scene::Scene;
+
+/// Particle-steps per uninterrupted call into the engine: between two, Python looks for
+/// Ctrl-C. Chosen so that a call takes well under a second on either engine.
+const CHUNK_PARTICLE_STEPS: u64 = 5_000_000;
+
+/// Format of the payload of [`Kind::Simulation`] checkpoints (raised when its meaning
+/// changes).
+const FORMAT: u32 = 1;
+
+/// What `Simulation.checkpoint` writes (postcard, in the checkpoint envelope).
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    /// The scene as run (its hash is the envelope's input hash).
+    input_toml: String,
+    /// Where the scene came from (packing files are found relative to it).
+    source: String,
+    /// "cpu" or "gpu".
+    backend: String,
+    sim: SimState,
+    /// The GPU engine's buffers (empty for the CPU).
+    engine: Vec<u8>,
+}
+
+/// The engine that takes the steps.
+enum Engine {
+    Cpu,
+    Gpu(Box<GpuBackend>),
+}
+
+/// A simulation and its engine, without Python types (stepped with the GIL released).
+struct Session {
+    sim: CpuSimulation,
+    engine: Engine,
+    /// The scene as run (for checkpoints).
+    input_toml: String,
+    source: String,
+    /// `sim`'s particles are the engine's (the GPU's are read back lazily).
+    synced: bool,
+    /// The step whose forces and torques `sim`'s particles hold, if any.
+    forces_at: Option<u64>,
+}
+
+impl Session {
+    fn new(
+        sim: CpuSimulation,
+        backend: &str,
+        adapter: Option<&str>,
+        input_toml: String,
+        source: String,
+    ) -> PyResult<Self> {
+        let engine = match backend {
+            "cpu" => Engine::Cpu,
+            "gpu" => {
+                let ctx = GpuContext::new(adapter).map_err(gpu_to_py)?;
+                let engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
+                    .map_err(gpu_to_py)?;
+                Engine::Gpu(Box::new(GpuBackend {
+                    engine,
+                    adapter: ctx.describe(),
+                }))
+            }
+            other => {
+                return Err(bad_argument(
+                    "Simulation",
+                    "backend",
+                    format!("\"{other}\" is not an engine; use \"gpu\" or \"cpu\""),
+                ));
+            }
+        };
+        Ok(Self {
+            sim,
+            engine,
+            input_toml,
+            source,
+            synced: true,
+            forces_at: None,
+        })
+    }
+
+    fn backend(&self) -> &'static str {
+        match self.engine {
+            Engine::Cpu => "cpu",
+            Engine::Gpu(_) => "gpu",
+        }
+    }
+
+    /// Steps per call into the engine (a whole number of GPU batches).
+    fn chunk(&self) -> u64 {
+        let n = self.sim.particles.len().max(1) as u64;
+        let batch = u64::from(GpuOptions::default().batch_steps);
+        (CHUNK_PARTICLE_STEPS / n).div_ceil(batch).max(1) * batch
+    }
+
+    /// Advances `steps` steps with no readback of the particles on the GPU.
+    fn advance(&mut self, steps: u64) -> wgdem_core::Result<()> {
+        self.forces_at = None;
+        match &mut self.engine {
+            Engine::Cpu => {
+                CpuBackend.advance(&mut self.sim, steps)?;
+                wgdem_core::guard::check(&self.sim, "the Simulation's arrays")
+            }
+            Engine::Gpu(gpu) => {
+                self.synced = false;
+                let ran = gpu.advance_walls_only(&mut self.sim, steps);
+                if ran.is_err() {
+                    // A blow-up reads the particles back with it.
+                    self.synced = true;
+                }
+                ran
+            }
+        }
+    }
+
+    /// `sim`'s particles as the engine holds them.
+    fn sync(&mut self) -> PyResult<()> {
+        if !self.synced
+            && let Engine::Gpu(gpu) = &self.engine
+        {
+            gpu.engine.read_into(&mut self.sim).map_err(gpu_to_py)?;
+        }
+        self.synced = true;
+        Ok(())
+    }
+
+    /// `sim`'s particles with the forces and torques of the last step. Before the first step
+    /// they are evaluated on a copy (so the contacts' history does not advance).
+    fn sync_forces(&mut self) -> PyResult<()> {
+        self.sync()?;
+        if self.forces_at == Some(self.sim.steps) {
+            return Ok(());
+        }
+        if self.sim.steps == 0 {
+            let mut initial = self.sim.clone();
+            initial.compute_forces();
+            self.sim.particles.force = initial.particles.force;
+            self.sim.particles.torque = initial.particles.torque;
+        } else if let Engine::Gpu(gpu) = &self.engine {
+            gpu.engine
+                .read_forces_into(&mut self.sim)
+                .map_err(gpu_to_py)?;
+        }
+        self.forces_at = Some(self.sim.steps);
+        Ok(())
+    }
+
+    /// Every touching contact, with the forces its model gives from the stored history.
+    fn contacts(&mut self) -> PyResult<Vec<ContactRecord>> {
+        self.sync()?;
+        let histories: ContactHistories = match &mut self.engine {
+            Engine::Cpu => self.sim.contact_histories(),
+            Engine::Gpu(gpu) => gpu.contact_histories(&mut self.sim).map_err(to_py)?,
+        };
+        Ok(contacts(&self.sim, &histories))
+    }
+
+    /// The checkpoint file's bytes.
+    fn save(&mut self) -> PyResult<Vec<u8>> {
+        // The last step's forces go with the particles (the GPU does not keep them in the
+        // buffers it saves).
+        self.sync_forces()?;
+        let engine = match &mut self.engine {
+            Engine::Cpu => Vec::new(),
+            Engine::Gpu(gpu) => gpu.save_state().map_err(to_py)?,
+        };
+        let saved = Saved {
+            input_toml: self.input_toml.clone(),
+            source: self.source.clone(),
+            backend: self.backend().to_owned(),
+            sim: self.sim.state(),
+            engine,
+        };
+        let payload = postcard::to_allocvec(&saved)
+            .map_err(|e| crate::errors::EngineError::new_err(e.to_string()))?;
+        Ok(checkpoint::seal(
+            Kind::Simulation,
+            FORMAT,
+            &self.input_toml,
+            &payload,
+        ))
+    }
+}
+
+/// A scene stepped on the GPU engine (`backend="gpu"`, the default) or the f64 CPU reference
+/// (`backend="cpu"`), its state read as NumPy arrays (SI units, rows by sphere id) and
+/// steered between calls to `step`.
+#[pyclass(module = "wgdem._wgdem")]
+pub struct Simulation {
+    session: Session,
+}
+
+/// Reads an `(n, 3)` float64 array argument, refusing another shape or non-finite values.
+fn vectors(
+    what: &str,
+    field: &str,
+    array: &PyReadonlyArray2<'_, f64>,
+    n: usize,
+) -> PyResult<Vec<DVec3>> {
+    let a = array.as_array();
+    if a.shape() != [n, 3] {
+        return Err(bad_argument(
+            what,
+            field,
+            format!(
+                "has shape {:?}; it must be ({n}, 3), one row per sphere",
+                a.shape()
+            ),
+        ));
+    }
+    let rows: Vec<DVec3> = a
+        .rows()
+        .into_iter()
+        .map(|r| DVec3::new(r[0], r[1], r[2]))
+        .collect();
+    if let Some(i) = rows.iter().position(|v| !v.is_finite()) {
+        return Err(bad_argument(
+            what,
+            field,
+            format!("row {i} is not finite ({})", rows[i]),
+        ));
+    }
+    Ok(rows)
+}
+
+/// A 3-vector argument, refusing another length or non-finite values.
+fn vector(what: &str, field: &str, array: &PyReadonlyArray1<'_, f64>) -> PyResult<DVec3> {
+    let a = array.as_array();
+    if a.len() != 3 || !a.iter().all(|x| x.is_finite()) {
+        return Err(bad_argument(
+            what,
+            field,
+            format!("{a} must be 3 finite numbers (m/s)"),
+        ));
+    }
+    Ok(DVec3::new(a[0], a[1], a[2]))
+}
+
+fn array3<'py>(py: Python<'py>, rows: impl Iterator<Item = DVec3>) -> Bound<'py, PyArray2<f64>> {
+    let rows: Vec<DVec3> = rows.collect();
+    let array = Array2::from_shape_fn((rows.len(), 3), |(i, k)| rows[i][k]);
+    PyArray2::from_owned_array(py, array)
+}
+
+fn array1<'py, T: numpy::Element>(py: Python<'py>, values: Vec<T>) -> Bound<'py, PyArray1<T>> {
+    PyArray1::from_owned_array(py, Array1::from_vec(values))
+}
+
+/// Contact records as a dict of arrays; `first` names and gives body A's column.
+fn contact_dict<'py>(
+    py: Python<'py>,
+    records: &[&ContactRecord],
+    first: (&str, Vec<i64>),
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(first.0, array1(py, first.1))?;
+    d.set_item(
+        "particle",
+        array1(py, records.iter().map(|c| i64::from(c.b)).collect()),
+    )?;
+    d.set_item("point", array3(py, records.iter().map(|c| c.point)))?;
+    d.set_item("normal", array3(py, records.iter().map(|c| c.normal)))?;
+    d.set_item(
+        "overlap",
+        array1(py, records.iter().map(|c| c.overlap).collect()),
+    )?;
+    d.set_item(
+        "normal_force",
+        array3(py, records.iter().map(|c| c.normal_force)),
+    )?;
+    d.set_item(
+        "tangential_force",
+        array3(py, records.iter().map(|c| c.tangential_force)),
+    )?;
+    d.set_item(
+        "sliding",
+        array1(py, records.iter().map(|c| c.sliding).collect()),
+    )?;
+    Ok(d)
+}
+
+impl Simulation {
+    fn wall_index(&self, what: &str, wall: usize) -> PyResult<usize> {
+        let n = self.session.sim.walls.len();
+        if wall >= n {
+            return Err(bad_argument(
+                what,
+                "wall",
+                format!("{wall} is not a wall index; the scene has {n} wall(s)"),
+            ));
+        }
+        Ok(wall)
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    /// A simulation of `scene` at time 0 on `backend` ("gpu" or "cpu"); `adapter` picks a GPU
+    /// by (part of) its name, as `--adapter` does. Raises `EngineError` when no GPU adapter
+    /// can be used (with what to install), `ConfigError` for an unknown backend.
+    #[new]
+    #[pyo3(signature = (scene, backend = "gpu", adapter = None))]
+    fn new(py: Python<'_>, scene: &Scene, backend: &str, adapter: Option<&str>) -> PyResult<Self> {
+        let input_toml = scene.input_toml()?;
+        let sim = scene.scene.simulation.clone();
+        let source = scene.scene.source.clone();
+        let session = py.detach(|| Session::new(sim, backend, adapter, input_toml, source))?;
+        Ok(Self { session })
+    }
+
+    /// Advances `n` steps. The GIL is released meanwhile; Ctrl-C stops it at the next
+    /// engine call (at most about a second) with `KeyboardInterrupt`, the simulation left
+    /// usable at the step it reached. Raises `BlowUpError` when spheres leave every state a
+    /// granular run reaches (see `simulation.max_speed`).
+    fn step(&mut self, py: Python<'_>, n: i64) -> PyResult<()> {
+        let Ok(mut left) = u64::try_from(n) else {
+            return Err(bad_argument(
+                "Simulation.step",
+                "n",
+                format!("{n} is negative"),
+            ));
+        };
+        let chunk = self.session.chunk();
+        while left > 0 {
+            let k = left.min(chunk);
+            let session = &mut self.session;
+            py.detach(|| session.advance(k)).map_err(to_py)?;
+            left -= k;
+            py.check_signals()?;
+        }
+        Ok(())
+    }
+
+    /// Advances to simulated time `until` (s): the steps that reach it, the last one possibly
+    /// ending past it. `until` before the current time is a `ConfigError`.
+    fn run(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
+        let s = &self.session.sim;
+        if !until.is_finite() || until < s.time {
+            return Err(bad_argument(
+                "Simulation.run",
+                "until",
+                format!(
+                    "{until} s is not a time at or after the current one, {} s",
+                    s.time
+                ),
+            ));
+        }
+        let steps = step_count(until - s.time, s.dt);
+        self.step(py, steps.min(i64::MAX as u64) as i64)
+    }
+
+    /// Simulated time (s).
+    #[getter]
+    fn time(&self) -> f64 {
+        self.session.sim.time
+    }
+
+    /// Time step (s).
+    #[getter]
+    fn dt(&self) -> f64 {
+        self.session.sim.dt
+    }
+
+    /// Steps taken.
+    #[getter]
+    fn steps(&self) -> u64 {
+        self.session.sim.steps
+    }
+
+    /// Number of spheres.
+    #[getter]
+    fn n_particles(&self) -> usize {
+        self.session.sim.particles.len()
+    }
+
+    /// "gpu" or "cpu".
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.session.backend()
+    }
+
+    /// The GPU adapter that runs the steps (None on the CPU).
+    #[getter]
+    fn adapter(&self) -> Option<String> {
+        match &self.session.engine {
+            Engine::Cpu => None,
+            Engine::Gpu(gpu) => Some(gpu.adapter.clone()),
+        }
+    }
+
+    /// Stable sphere ids, 0 … N−1 (the row order of every particle array), int64 (N,).
+    fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        array1(py, (0..self.session.sim.particles.len() as i64).collect())
+    }
+
+    /// Centres (m), float64 (N, 3).
+    fn positions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.session.sync()?;
+        Ok(array3(
+            py,
+            self.session.sim.particles.position.iter().copied(),
+        ))
+    }
+
+    /// Velocities (m/s), float64 (N, 3): those of the half step after the last one
+    /// (leapfrog), which the next step's positions advance with.
+    fn velocities<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.session.sync()?;
+        Ok(array3(
+            py,
+            self.session.sim.particles.velocity.iter().copied(),
+        ))
+    }
+
+    /// Angular velocities (rad/s), float64 (N, 3).
+    fn angular_velocities<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.session.sync()?;
+        let p = &self.session.sim.particles;
+        Ok(array3(py, p.angular_velocity.iter().copied()))
+    }
+
+    /// Radii (m), float64 (N,).
+    fn radii<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        array1(py, self.session.sim.particles.radius.clone())
+    }
+
+    /// Masses (kg), float64 (N,).
+    fn masses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        array1(py, self.session.sim.particles.mass.clone())
+    }
+
+    /// Material index of each sphere into `Scene.materials`, int64 (N,).
+    fn materials<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let m = &self.session.sim.particles.material;
+        array1(py, m.iter().map(|&m| m as i64).collect())
+    }
+
+    /// Total force on each sphere in the last step (N): gravity, contacts and applied
+    /// loads, float64 (N, 3). Before the first step, those of the initial state.
+    fn forces<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.session.sync_forces()?;
+        Ok(array3(py, self.session.sim.particles.force.iter().copied()))
+    }
+
+    /// Total torque on each sphere in the last step (N·m), float64 (N, 3).
+    fn torques<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.session.sync_forces()?;
+        Ok(array3(
+            py,
+            self.session.sim.particles.torque.iter().copied(),
+        ))
+    }
+
+    /// Sets every sphere's velocity (m/s) from a float64 (N, 3) array, from the next step on;
+    /// positions and contact history are kept.
+    fn set_velocities(&mut self, velocities: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+        let n = self.session.sim.particles.len();
+        let v = vectors("Simulation.set_velocities", "velocities", &velocities, n)?;
+        self.session.sync()?;
+        self.session.sim.particles.velocity = v;
+        self.upload_velocities()
+    }
+
+    /// Sets every sphere's angular velocity (rad/s) from a float64 (N, 3) array.
+    fn set_angular_velocities(
+        &mut self,
+        angular_velocities: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<()> {
+        let n = self.session.sim.particles.len();
+        let w = vectors(
+            "Simulation.set_angular_velocities",
+            "angular_velocities",
+            &angular_velocities,
+            n,
+        )?;
+        self.session.sync()?;
+        self.session.sim.particles.angular_velocity = w;
+        self.upload_velocities()
+    }
+
+    /// Every touching sphere–sphere contact of the current state, as a dict of arrays (M
+    /// rows): `other` and `particle` (the pair's stable ids, other < particle), `point` (m),
+    /// `normal` (unit, from `other` to `particle`), `overlap` (m), `normal_force` and
+    /// `tangential_force` (N, on `particle`), `sliding` (bool, at the Coulomb limit).
+    fn contacts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let all = self.session.contacts()?;
+        let (pairs, ids): (Vec<&ContactRecord>, Vec<i64>) = all
+            .iter()
+            .filter_map(|c| match c.a {
+                BodyA::Particle(i) => Some((c, i64::from(i))),
+                BodyA::Wall(_) => None,
+            })
+            .unzip();
+        contact_dict(py, &pairs, ("other", ids))
+    }
+
+    /// Every touching sphere–wall contact, as `contacts` gives them with `wall` (the wall's
+    /// index) in place of `other`; the normal points from the wall to the sphere.
+    fn wall_contacts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let all = self.session.contacts()?;
+        let (touching, walls): (Vec<&ContactRecord>, Vec<i64>) = all
+            .iter()
+            .filter_map(|c| match c.a {
+                BodyA::Wall(w) => Some((c, i64::from(w))),
+                BodyA::Particle(_) => None,
+            })
+            .unzip();
+        contact_dict(py, &touching, ("wall", walls))
+    }
+
+    /// Wall names, in scene order.
+    #[getter]
+    fn walls(&self) -> Vec<String> {
+        self.session
+            .sim
+            .walls
+            .iter()
+            .map(|w| w.name.clone())
+            .collect()
+    }
+
+    /// Each wall's reference point (m): a plane's point, a plate's centre; float64 (W, 3).
+    fn wall_positions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        array3(
+            py,
+            self.session.sim.walls.iter().map(|w| w.reference_point()),
+        )
+    }
+
+    /// Wall velocities (m/s), float64 (W, 3).
+    fn wall_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        array3(py, self.session.sim.walls.iter().map(|w| w.velocity))
+    }
+
+    /// Force the spheres exert on each wall in the last step (N), float64 (W, 3).
+    fn wall_forces<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        array3(py, self.session.sim.walls.iter().map(|w| w.force))
+    }
+
+    /// Torque on each wall about its reference point in the last step (N·m), float64 (W, 3).
+    fn wall_torques<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        array3(py, self.session.sim.walls.iter().map(|w| w.torque))
+    }
+
+    /// Sets wall `wall`'s velocity (m/s, 3 numbers) from the next step on: a servo or a
+    /// loading programme written in Python. A wall with a `velocity_schedule` is refused.
+    fn set_wall_velocity(
+        &mut self,
+        wall: usize,
+        velocity: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<()> {
+        let what = "Simulation.set_wall_velocity";
+        let wall = self.wall_index(what, wall)?;
+        let v = vector(what, "velocity", &velocity)?;
+        if self
+            .session
+            .sim
+            .wall_schedules
+            .get(wall)
+            .is_some_and(Option::is_some)
+        {
+            return Err(bad_argument(
+                what,
+                "wall",
+                format!(
+                    "wall {wall} (\"{}\") follows its velocity_schedule; remove the schedule from the scene to steer it",
+                    self.session.sim.walls[wall].name
+                ),
+            ));
+        }
+        self.session.sim.walls[wall].velocity = v;
+        if let Engine::Gpu(gpu) = &mut self.session.engine {
+            gpu.engine.set_wall_velocity(wall, v);
+        }
+        Ok(())
+    }
+
+    /// Writes the whole state to `path` (atomically): restoring it with
+    /// `Simulation.restore(path)` continues to the same bits as this simulation would.
+    fn checkpoint(&mut self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let session = &mut self.session;
+        let bytes = session.save()?;
+        py.detach(|| wgdem_core::output::atomic_write(&path, &bytes))
+            .map_err(to_py)
+    }
+
+    /// The simulation saved in `path` by `Simulation.checkpoint`, on the backend that saved
+    /// it (a GPU state restores on a GPU; `adapter` picks one). The scene is rebuilt from the
+    /// copy the checkpoint holds (packing files must still be where they were). A damaged
+    /// file, or one that is not such a checkpoint, is a `ConfigError` saying which.
+    #[staticmethod]
+    #[pyo3(signature = (path, adapter = None))]
+    fn restore(py: Python<'_>, path: PathBuf, adapter: Option<&str>) -> PyResult<Self> {
+        let again = "start the simulation again from its scene";
+        let bytes = std::fs::read(&path).map_err(|e| to_py(wgdem_core::Error::io(&path, e)))?;
+        let payload = checkpoint::open_any_input(&path, &bytes, Kind::Simulation, FORMAT, again)
+            .map_err(to_py)?;
+        let refuse = |message: String| {
+            to_py(wgdem_core::Error::invalid(
+                &path.display().to_string(),
+                "resume",
+                message,
+            ))
+        };
+        let saved: Saved = postcard::from_bytes(payload)
+            .map_err(|e| refuse(format!("not a readable saved simulation ({e}); {again}")))?;
+        if !checkpoint::written_for(&bytes, &saved.input_toml) {
+            return Err(refuse(format!(
+                "its scene does not match its input hash; {again}"
+            )));
+        }
+        let scene = Scene::build(&saved.input_toml, &saved.source)?;
+        let mut sim = scene.scene.simulation.clone();
+        sim.restore(saved.sim);
+        py.detach(|| {
+            let mut session =
+                Session::new(sim, &saved.backend, adapter, saved.input_toml, saved.source)?;
+            if let Engine::Gpu(gpu) = &mut session.engine {
+                gpu.restore_state(&session.sim, &saved.engine)
+                    .map_err(to_py)?;
+            }
+            // The saved particles hold the last step's forces.
+            session.forces_at = Some(session.sim.steps);
+            Ok(Self { session })
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        let s = &self.session.sim;
+        format!(
+            "Simulation({} spheres, {} walls on {}, step {}, t = {:e} s)",
+            s.particles.len(),
+            s.walls.len(),
+            self.session.backend(),
+            s.steps,
+            s.time
+        )
+    }
+}
+
+impl Simulation {
+    /// Hands `sim`'s velocities and angular velocities to the engine (the CPU steps `sim`).
+    fn upload_velocities(&mut self) -> PyResult<()> {
+        if let Engine::Gpu(gpu) = &mut self.session.engine {
+            gpu.engine
+                .write_velocities(&self.session.sim)
+                .map_err(gpu_to_py)?;
+        }
+        Ok(())
+    }
+}

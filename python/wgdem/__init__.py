@@ -1,0 +1,136 @@
+"""wgdem: a discrete element method (DEM) engine for granular materials, on the GPU.
+
+Spheres touch through soft contacts that carry their tangential history; planes and plates
+make boxes and loading plates. SI units throughout.
+
+- ``Scene.from_toml(path_or_text)`` builds a scene (the format of ``wgdem run``);
+- ``Simulation(scene, backend="gpu"|"cpu")`` steps it, with its state as NumPy arrays and
+  particle and wall velocities settable between calls to ``step``;
+- ``shear(config)`` runs a direct shear test, ``contact(case)`` a contact case, each returning
+  ``(summary, series)``.
+
+docs/python.md in the wgdem sources is the guide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, NamedTuple, Optional, Union
+
+import numpy as np
+
+from ._wgdem import Scene, Simulation, __version__
+from ._wgdem import contact_json as _contact_json
+from ._wgdem import shear_json as _shear_json
+from .errors import BlowUpError, ConfigError, EngineError, FileError, WgdemError
+
+__all__ = [
+    "Scene",
+    "Simulation",
+    "shear",
+    "contact",
+    "JobResult",
+    "WgdemError",
+    "ConfigError",
+    "EngineError",
+    "BlowUpError",
+    "FileError",
+    "__version__",
+]
+
+
+class JobResult(NamedTuple):
+    """What ``shear`` and ``contact`` return: unpack as ``summary, series = wgdem.shear(...)``."""
+
+    summary: dict
+    """``summary.json`` as a dict (keys and units in docs/outputs.md)."""
+    series: Any
+    """The rows of ``shear.csv`` / ``contact.csv``: a pandas DataFrame where pandas is
+    installed, else a dict of NumPy arrays (one per column, the CSV's column names)."""
+
+
+def _series(rows_json: str) -> Any:
+    rows = json.loads(rows_json)
+    names = list(rows[0]) if rows else []
+    columns = {}
+    for name in names:
+        values = [row[name] for row in rows]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            dtype = np.int64 if all(isinstance(v, int) for v in values) else np.float64
+            columns[name] = np.array(values, dtype=dtype)
+        else:
+            columns[name] = np.array(values)
+    try:
+        import pandas
+    except ImportError:
+        return columns
+    return pandas.DataFrame(columns)
+
+
+PathOrText = Union[str, "os.PathLike[str]"]
+
+
+def shear(
+    config: PathOrText,
+    backend: str = "gpu",
+    adapter: Optional[str] = None,
+    out: Optional[PathOrText] = None,
+    particles: Optional[int] = None,
+    progress: bool = True,
+    overwrite: bool = False,
+    specimen: Optional[PathOrText] = None,
+) -> JobResult:
+    """Runs a direct shear test, as ``wgdem shear`` does.
+
+    config: a shear configuration file (``assets/shear/*.toml``) or its TOML text.
+    backend: ``"gpu"`` (the default) or ``"cpu"`` (the f64 reference); adapter picks a GPU.
+    out: the output directory (``shear.csv``, ``summary.json``, plots, ParaView files,
+        checkpoint); None writes to a temporary directory removed afterwards. A directory that
+        holds results is refused unless ``overwrite=True``.
+    particles: scales the preset to this many spheres (box, packing and strain kept).
+    progress: shows a line per stage with an ETA on stderr.
+    specimen: starts from a saved packing (preparation skipped).
+
+    Returns ``(summary, series)``: ``summary.json`` as a dict (peak and residual friction
+    angles, dilation, void ratios, ...) and the rows of ``shear.csv``. Ctrl-C stops between
+    rows with ``KeyboardInterrupt``; ``wgdem shear --resume OUT`` continues a kept directory.
+    """
+    summary, rows, _ = _shear_json(
+        config,
+        backend=backend,
+        adapter=adapter,
+        out=None if out is None else str(out),
+        particles=particles,
+        progress=progress,
+        overwrite=overwrite,
+        specimen=None if specimen is None else str(specimen),
+    )
+    return JobResult(json.loads(summary), _series(rows))
+
+
+def contact(
+    case: PathOrText,
+    backend: str = "cpu",
+    adapter: Optional[str] = None,
+    out: Optional[PathOrText] = None,
+    overwrite: bool = False,
+) -> JobResult:
+    """Drives one contact through a case's prescribed motions, as ``wgdem contact`` does.
+
+    case: a contact case file (``assets/contact/*.toml``) or its TOML text.
+    backend: ``"cpu"`` (the default) or ``"gpu"`` (the WGSL contact models).
+    out: where to write ``contact.csv``, ``summary.json`` and ``input.toml``; None writes
+        nothing.
+
+    Returns ``(summary, series)``: the summary as a dict and one row per step (forces,
+    work, overlap, stage).
+    """
+    summary, rows, _ = _contact_json(
+        case,
+        backend=backend,
+        adapter=adapter,
+        out=None if out is None else str(out),
+        overwrite=overwrite,
+    )
+    return JobResult(json.loads(summary), _series(rows))
