@@ -9,7 +9,7 @@ use wgdem_core::cpu::Simulation;
 use wgdem_core::error::{Error, Result};
 use wgdem_core::output::{atomic_write, fmt};
 use wgdem_core::packing::{MaterialRef, PackedSphere, Packing, PackingReader};
-use wgdem_core::scene::{Scene, SceneConfig, build_scene_with};
+use wgdem_core::scene::Scene;
 
 mod lammps;
 mod table;
@@ -33,8 +33,7 @@ impl PackingReader for PackingFiles {
 /// Loads, validates and builds a scene file, reading the packing files of its `kind = "file"`
 /// groups.
 pub fn load_scene(path: &Path) -> Result<Scene> {
-    let config = SceneConfig::load(path)?;
-    build_scene_with(config, &path.display().to_string(), &PackingFiles)
+    wgdem_core::scene::load_scene_with(path, &PackingFiles)
 }
 
 /// The spheres of `path`, by its extension.

@@ -1,0 +1,82 @@
+"""Shared scenes and the GPU switch of the pytest suite (python/tests)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+import wgdem
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+
+# A 5 × 5 × 4 lattice of 2 mm spheres in a 20 mm box under a plate (the lid, wall 5); no
+# gravity unless a test adds it. Used by the servo, steering and checkpoint tests.
+R, SPACING, SIDE = 0.002, 0.004, 0.02
+LATTICE_TOP = R + 3 * SPACING + R
+
+
+def lattice_scene(gravity=(0.0, 0.0, 0.0), lid_gap=1e-4, extra=""):
+    """The lattice scene's TOML text; `extra` is appended (e.g. `[[loads]]`)."""
+    walls = [
+        ("floor", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+        ("xmin", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0)),
+        ("xmax", (SIDE, 0.0, 0.0), (-1.0, 0.0, 0.0)),
+        ("ymin", (0.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
+        ("ymax", (0.0, SIDE, 0.0), (0.0, -1.0, 0.0)),
+    ]
+    planes = "".join(
+        f'[[walls]]\nkind = "plane"\nname = "{n}"\nmaterial = "grain"\n'
+        f"point = {list(p)}\nnormal = {list(q)}\n"
+        for n, p, q in walls
+    )
+    return f"""
+[simulation]
+duration = 0.1
+output_interval = 0.01
+gravity = {list(gravity)}
+[contact]
+law = "hertz"
+history = "true"
+[[materials]]
+name = "grain"
+density = 2650.0
+friction = 0.3
+young_modulus = 5e7
+poisson_ratio = 0.25
+restitution = 0.3
+[[particles]]
+kind = "lattice"
+material = "grain"
+radius = {R}
+origin = [{R}, {R}, {R}]
+spacing = {SPACING}
+counts = [5, 5, 4]
+{planes}
+[[walls]]
+kind = "plate"
+name = "lid"
+material = "grain"
+center = [{SIDE / 2}, {SIDE / 2}, {LATTICE_TOP + lid_gap}]
+normal = [0.0, 0.0, -1.0]
+u_axis = [1.0, 0.0, 0.0]
+half_extents = [{SIDE / 2}, {SIDE / 2}]
+{extra}
+"""
+
+
+def gpu_skipped():
+    return os.environ.get("WGDEM_SKIP_GPU_TESTS") == "1"
+
+
+BACKENDS = [
+    "cpu",
+    pytest.param(
+        "gpu",
+        marks=pytest.mark.skipif(gpu_skipped(), reason="WGDEM_SKIP_GPU_TESTS=1"),
+    ),
+]
+
+
+@pytest.fixture
+def lattice():
+    return wgdem.Scene.from_toml(lattice_scene())

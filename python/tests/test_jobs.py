@@ -1,0 +1,57 @@
+"""wgdem.shear and wgdem.contact: summaries and series as the command line writes them."""
+
+import csv
+
+import numpy as np
+import pytest
+
+import wgdem
+from conftest import ASSETS
+
+
+def column(series, name):
+    return np.asarray(series[name])
+
+
+def test_a_contact_case_returns_its_summary_and_rows(tmp_path):
+    case = ASSETS / "contact" / "kuhn_energy.toml"
+    summary, series = wgdem.contact(case, out=tmp_path / "c")
+    assert summary["backend"] == "cpu" and summary["steps"] == column(series, "step")[-1]
+    # The series is contact.csv, column for column and value for value.
+    with open(tmp_path / "c" / "contact.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(column(series, "step"))
+    for name in ["normal_force_N", "dissipated_work_J", "overlap_m"]:
+        written = np.array([float(r[name]) for r in rows])
+        assert np.array_equal(written, column(series, name)), name
+    assert list(column(series, "stage")) == [r["stage"] for r in rows]
+    # Run again without overwrite=True: the results are kept and the call refused.
+    with pytest.raises(wgdem.FileError, match="pass overwrite=True"):
+        wgdem.contact(case, out=tmp_path / "c")
+
+
+def test_a_quick_shear_test_returns_its_summary_and_series():
+    preset = ASSETS / "shear" / "fleischmann_quick_true.toml"
+    summary, series = wgdem.shear(preset, backend="cpu", progress=False)
+    stage = column(series, "stage")
+    assert list(dict.fromkeys(stage)) == ["preparation", "consolidation", "shear"]
+    shear = stage == "shear"
+    ratio = column(series, "stress_ratio")[shear]
+    d = column(series, "shear_displacement_m")[shear]
+    # The summary is computed from these rows (docs/shear.md): the residual ratio is the mean
+    # over the last fifth of the displacement, the initial void ratio the first shear row's,
+    # and φ_p = atan of the peak ratio (a running mean of 5 rows, so at most the largest).
+    assert summary["residual_stress_ratio"] == pytest.approx(ratio[d >= 0.8 * d[-1]].mean(), rel=1e-12)
+    assert summary["initial_void_ratio"] == column(series, "void_ratio")[shear][0]
+    assert summary["peak_stress_ratio"] <= ratio.max()
+    assert summary["peak_friction_angle_deg"] == pytest.approx(
+        np.degrees(np.arctan(summary["peak_stress_ratio"])), rel=1e-12
+    )
+    # The servo held the consolidation stress (10 kPa) within its tolerance.
+    assert summary["normal_stress_error_max_fraction"] < 0.05
+
+
+def test_a_bad_shear_configuration_is_a_config_error():
+    text = (ASSETS / "shear" / "fleischmann_quick_true.toml").read_text()
+    with pytest.raises(wgdem.ConfigError, match="consolidation.normal_stress"):
+        wgdem.shear(text.replace("normal_stress = 1e4", "normal_stress = -1e4"), backend="cpu")
