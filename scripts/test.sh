@@ -4,8 +4,10 @@
 #   bash scripts/test.sh --long   the long tier only: the tests marked `#[ignore = "long tier: …"]`
 #                                 (100 000-step holds, full shear presets, kill and resume)
 #   bash scripts/test.sh --all    both tiers, one after the other (what CI runs)
-# WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver install). A Python venv with VTK
-# (.venv-test/) lets the tests open the ParaView files with VTK's own readers.
+# The default tier also installs the Python package into .venv-python/ and runs its pytest
+# suite (scripts/python-tests.sh). WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver
+# install). A Python venv with VTK (.venv-test/) lets the tests open the ParaView files with
+# VTK's own readers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tier="${1:-default}"
@@ -17,8 +19,10 @@ esac
 ensure_vulkan_driver
 . scripts/vtk-python.sh
 ensure_vtk_python
+. scripts/python-tests.sh
 if [ "$tier" != --long ]; then
   cargo test --workspace --release
+  run_python_tests
 fi
 if [ "$tier" != default ]; then
   cargo test --workspace --release -- --ignored

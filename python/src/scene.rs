@@ -61,6 +61,16 @@ impl Scene {
         Self::build(&text, &path.display().to_string())
     }
 
+    /// The specimen `wgdem bench` times: about `particles` spheres in a dense lattice in a shear
+    /// box whose lower half moves, with contact model `model` ("hertz", "hooke", "linear" or
+    /// "hill"), so that stepping from Python can be timed against the command line.
+    #[staticmethod]
+    #[pyo3(signature = (particles, model = "hertz"))]
+    fn bench_specimen(particles: u32, model: &str) -> PyResult<Self> {
+        let text = wgdem_core::bench::specimen_toml(particles, model).map_err(to_py)?;
+        Self::build(&text, "bench specimen")
+    }
+
     /// Number of spheres.
     #[getter]
     fn n_particles(&self) -> usize {

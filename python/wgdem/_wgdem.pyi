@@ -1,0 +1,149 @@
+"""Type stubs of wgdem's native module. SI units throughout; particle arrays have one row per
+sphere, in stable-id order (0 … N−1); every array returned is a fresh copy."""
+
+import os
+from typing import Dict, List, Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+PathLike = Union[str, "os.PathLike[str]"]
+Float64Array = npt.NDArray[np.float64]
+Int64Array = npt.NDArray[np.int64]
+
+class Scene:
+    """A scene built from TOML (the format of ``wgdem run``, docs/scene.md), ready to simulate."""
+
+    @staticmethod
+    def from_toml(path_or_text: PathLike) -> "Scene":
+        """Loads a scene from a TOML file or from TOML text (a str holding a newline or ``=``).
+        Raises ConfigError naming the field and line of anything invalid, FileError when the
+        file cannot be read."""
+    @staticmethod
+    def bench_specimen(particles: int, model: str = "hertz") -> "Scene":
+        """The specimen ``wgdem bench`` times (about ``particles`` spheres)."""
+    @property
+    def n_particles(self) -> int:
+        """Number of spheres."""
+    @property
+    def dt(self) -> float:
+        """Time step (s)."""
+    @property
+    def critical_dt(self) -> float:
+        """Critical time step estimate (s)."""
+    @property
+    def duration(self) -> float:
+        """``simulation.duration`` (s)."""
+    @property
+    def materials(self) -> List[str]:
+        """Material names, in file order."""
+    @property
+    def walls(self) -> List[str]:
+        """Wall names, in scene order (the index the wall methods take)."""
+    @property
+    def source(self) -> str:
+        """The scene's file, or ``<scene text>``."""
+    def to_toml(self) -> str:
+        """The scene as TOML with every default written out."""
+
+class Simulation:
+    """A scene stepped on the GPU engine (``backend="gpu"``) or the f64 CPU reference
+    (``backend="cpu"``), read as NumPy arrays and steered between calls to ``step``."""
+
+    def __init__(self, scene: Scene, backend: str = "gpu", adapter: Optional[str] = None) -> None:
+        """Raises EngineError when no GPU adapter can be used, ConfigError for an unknown
+        backend."""
+    def step(self, n: int) -> None:
+        """Advances ``n`` steps with the GIL released; Ctrl-C raises KeyboardInterrupt at the
+        next engine call, leaving the simulation usable. Raises BlowUpError on a blow-up."""
+    def run(self, until: float) -> None:
+        """Advances to simulated time ``until`` (s)."""
+    def reorder(self) -> None:
+        """Sorts the particles in GPU memory by cell at the next step (the engine does so every
+        2 000 steps); the CPU ignores it."""
+    @property
+    def time(self) -> float:
+        """Simulated time (s)."""
+    @property
+    def dt(self) -> float:
+        """Time step (s)."""
+    @property
+    def steps(self) -> int:
+        """Steps taken."""
+    @property
+    def n_particles(self) -> int:
+        """Number of spheres."""
+    @property
+    def backend(self) -> str:
+        """``"gpu"`` or ``"cpu"``."""
+    @property
+    def adapter(self) -> Optional[str]:
+        """The GPU adapter (None on the CPU)."""
+    @property
+    def walls(self) -> List[str]:
+        """Wall names, in scene order."""
+    def ids(self) -> Int64Array:
+        """Stable ids 0 … N−1, (N,)."""
+    def positions(self) -> Float64Array:
+        """Centres (m), (N, 3)."""
+    def velocities(self) -> Float64Array:
+        """Velocities (m/s), (N, 3): the half step after the last one (leapfrog)."""
+    def angular_velocities(self) -> Float64Array:
+        """Angular velocities (rad/s), (N, 3)."""
+    def radii(self) -> Float64Array:
+        """Radii (m), (N,)."""
+    def masses(self) -> Float64Array:
+        """Masses (kg), (N,)."""
+    def materials(self) -> Int64Array:
+        """Material index of each sphere into ``Scene.materials``, (N,)."""
+    def forces(self) -> Float64Array:
+        """Total force of the last step (N): gravity, contacts, loads; (N, 3)."""
+    def torques(self) -> Float64Array:
+        """Total torque of the last step (N·m), (N, 3)."""
+    def set_velocities(self, velocities: Float64Array) -> None:
+        """Sets every velocity (m/s) from a float64 (N, 3) array; history is kept. A wrong
+        shape or a non-finite value is a ConfigError, another dtype a TypeError."""
+    def set_angular_velocities(self, angular_velocities: Float64Array) -> None:
+        """Sets every angular velocity (rad/s) from a float64 (N, 3) array."""
+    def contacts(self) -> Dict[str, npt.NDArray]:
+        """Touching sphere–sphere contacts (M rows): ``other``, ``particle`` (ids, other <
+        particle), ``point`` (m), ``normal`` (other → particle), ``overlap`` (m),
+        ``normal_force``, ``tangential_force`` (N, on ``particle``), ``sliding`` (bool)."""
+    def wall_contacts(self) -> Dict[str, npt.NDArray]:
+        """Touching sphere–wall contacts, as ``contacts`` with ``wall`` for ``other``."""
+    def wall_positions(self) -> Float64Array:
+        """Reference point of each wall (a plane's point, a plate's centre) (m), (W, 3)."""
+    def wall_velocities(self) -> Float64Array:
+        """Wall velocities (m/s), (W, 3)."""
+    def wall_forces(self) -> Float64Array:
+        """Force of the spheres on each wall in the last step (N), (W, 3)."""
+    def wall_torques(self) -> Float64Array:
+        """Torque on each wall about its reference point in the last step (N·m), (W, 3)."""
+    def set_wall_velocity(self, wall: int, velocity: Float64Array) -> None:
+        """Sets wall ``wall``'s velocity (m/s, 3 numbers) from the next step on."""
+    def checkpoint(self, path: PathLike) -> None:
+        """Writes the whole state to ``path``, atomically."""
+    @staticmethod
+    def restore(path: PathLike, adapter: Optional[str] = None) -> "Simulation":
+        """The simulation saved by ``checkpoint``, on the backend that saved it; continues to
+        the same bits. A damaged or foreign file is a ConfigError saying which."""
+
+def shear_json(
+    config: PathLike,
+    backend: str = "gpu",
+    adapter: Optional[str] = None,
+    out: Optional[PathLike] = None,
+    particles: Optional[int] = None,
+    progress: bool = True,
+    overwrite: bool = False,
+    specimen: Optional[PathLike] = None,
+) -> Tuple[str, str, Optional[str]]: ...
+def contact_json(
+    case: PathLike,
+    backend: str = "cpu",
+    adapter: Optional[str] = None,
+    out: Optional[PathLike] = None,
+    overwrite: bool = False,
+) -> Tuple[str, str, Optional[str]]: ...

@@ -1,0 +1,20 @@
+# Sourced by scripts/test.sh: installs the Python package (python/) into .venv-python/ with
+# `pip install ./python[test,pandas]` (maturin builds it) and runs its pytest suite
+# (python/tests) against the release `wgdem` binary of the same tree. A missing python3 or an
+# unreachable package index fails the tests: the package is part of what they check.
+run_python_tests() {
+  local venv=.venv-python
+  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+    # Debian's python3 needs python3-venv for `python3 -m venv`.
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+      apt-get install -y -qq python3-venv >/dev/null
+    fi
+    python3 -m venv "$venv"
+  fi
+  local start=$SECONDS
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q "./python[test,pandas]"
+  echo "python package installed in $((SECONDS - start)) s"
+  cargo build --release -q -p wgdem
+  WGDEM_BIN="$PWD/target/release/wgdem" "$venv/bin/python" -m pytest -q python/tests
+}
