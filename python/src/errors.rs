@@ -2,8 +2,8 @@
 //! one-line message the command-line program prints, its flags named as this package's
 //! keyword arguments.
 
-use pyo3::PyErr;
 use pyo3::import_exception;
+use pyo3::{PyErr, PyResult};
 use wgdem_core::error::Error;
 use wgdem_gpu::GpuError;
 
@@ -21,7 +21,8 @@ const KEYWORDS: [(&str, &str); 3] = [
 
 /// A library error as a Python exception: bad input is a `ConfigError` (a `ValueError`), a
 /// blow-up a `BlowUpError`, an engine failure an `EngineError`, an output directory in the
-/// way or a file that cannot be written an `FileError` (those three are `RuntimeError`s).
+/// way or a file that cannot be read or written a `FileError` (a `RuntimeError` and an
+/// `OSError`; the other two are `RuntimeError`s).
 pub fn to_py(e: Error) -> PyErr {
     match e {
         Error::OutputExists { dir, found } => FileError::new_err(format!(
@@ -32,19 +33,7 @@ pub fn to_py(e: Error) -> PyErr {
             "output directory {} is being written by another run ({holder}); wait for it to end or choose another out=",
             dir.display()
         )),
-        Error::Invalid {
-            file,
-            field,
-            message,
-        } => {
-            let keyword = KEYWORDS.iter().find(|(arg, _)| *arg == field);
-            let e = Error::Invalid {
-                file,
-                field: keyword.map_or(field, |(_, k)| (*k).to_owned()),
-                message,
-            };
-            ConfigError::new_err(e.to_string())
-        }
+        e @ Error::Invalid { .. } => ConfigError::new_err(e.renaming_field(&KEYWORDS).to_string()),
         e @ Error::Parse { .. } => ConfigError::new_err(e.to_string()),
         e @ Error::BlowUp(_) => BlowUpError::new_err(e.to_string()),
         e @ Error::Backend(_) => EngineError::new_err(e.to_string()),
@@ -73,4 +62,18 @@ pub fn gpu_to_py(e: GpuError) -> PyErr {
 /// A `ConfigError` naming the argument `field` of `what` (a Python call).
 pub fn bad_argument(what: &str, field: &str, message: impl std::fmt::Display) -> PyErr {
     ConfigError::new_err(format!("{what}: `{field}`: {message}"))
+}
+
+/// Whether `backend`, an argument of `what`, asks for the GPU engine ("gpu") or the CPU
+/// reference ("cpu"); anything else is a `ConfigError`.
+pub fn is_gpu(what: &str, backend: &str) -> PyResult<bool> {
+    match backend {
+        "gpu" => Ok(true),
+        "cpu" => Ok(false),
+        other => Err(bad_argument(
+            what,
+            "backend",
+            format!("\"{other}\" is not an engine; use \"gpu\" or \"cpu\""),
+        )),
+    }
 }

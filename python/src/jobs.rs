@@ -10,19 +10,8 @@ use wgdem_core::runner::{Backend, CpuBackend};
 use wgdem_core::shear::{ShearRun, ShearSetup};
 use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
 
-use crate::errors::{EngineError, bad_argument, gpu_to_py, to_py};
-use crate::scene::read;
-
-/// A TOML argument: text as given (named `text_name` in messages), or the file it names.
-fn toml_argument(arg: &Bound<'_, PyAny>, text_name: &str) -> PyResult<(String, String)> {
-    if let Ok(text) = arg.extract::<String>()
-        && (text.contains('\n') || text.contains('='))
-    {
-        return Ok((text, text_name.to_owned()));
-    }
-    let path: PathBuf = arg.extract()?;
-    Ok((read(&path)?, path.display().to_string()))
-}
+use crate::errors::{EngineError, gpu_to_py, to_py};
+use crate::scene::toml_argument;
 
 fn json(value: &impl serde::Serialize) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| EngineError::new_err(e.to_string()))
@@ -62,17 +51,6 @@ impl Output {
     }
 }
 
-fn check_backend(what: &str, backend: &str) -> PyResult<()> {
-    match backend {
-        "cpu" | "gpu" => Ok(()),
-        other => Err(bad_argument(
-            what,
-            "backend",
-            format!("\"{other}\" is not an engine; use \"gpu\" or \"cpu\""),
-        )),
-    }
-}
-
 /// Runs a direct shear test (see `wgdem.shear` in `wgdem/__init__.py`); returns the summary
 /// and the rows as JSON, and the output directory if it is kept.
 #[pyfunction]
@@ -89,7 +67,7 @@ pub fn shear_json(
     overwrite: bool,
     specimen: Option<PathBuf>,
 ) -> PyResult<(String, String, Option<String>)> {
-    check_backend("wgdem.shear", backend)?;
+    let gpu = crate::errors::is_gpu("wgdem.shear", backend)?;
     let (text, file) = toml_argument(config, "<shear config text>")?;
     let setup = ShearSetup::parse_scaled(&text, &file, particles).map_err(to_py)?;
     let specimen = specimen
@@ -109,7 +87,7 @@ pub fn shear_json(
         None => ShearRun::create(setup, &dir, overwrite, Box::new(wgdem_io::ShearFiles)),
     }
     .map_err(to_py)?;
-    let mut engine: Box<dyn Backend + Send> = if backend == "gpu" {
+    let mut engine: Box<dyn Backend + Send> = if gpu {
         let options = GpuOptions {
             batch_steps: run.setup().config.simulation.control_interval_steps as u32,
             ..GpuOptions::default()
@@ -163,10 +141,10 @@ pub fn contact_json(
     out: Option<PathBuf>,
     overwrite: bool,
 ) -> PyResult<(String, String, Option<String>)> {
-    check_backend("wgdem.contact", backend)?;
+    let gpu = crate::errors::is_gpu("wgdem.contact", backend)?;
     let (text, file) = toml_argument(case, "<contact case text>")?;
     let (summary, rows) = py.detach(|| {
-        let mut evaluator: Box<dyn CaseEvaluator + Send> = if backend == "gpu" {
+        let mut evaluator: Box<dyn CaseEvaluator + Send> = if gpu {
             let ctx = GpuContext::new(adapter).map_err(gpu_to_py)?;
             Box::new(wgdem_gpu::contact_probe::GpuCaseEvaluator::new(&ctx))
         } else {

@@ -38,9 +38,17 @@ impl Scene {
     }
 }
 
-/// Whether `arg` reads as TOML text rather than a file name.
-fn is_toml_text(arg: &str) -> bool {
-    arg.contains('\n') || arg.contains('=')
+/// A TOML argument from Python: `(text, source)`, the text as given if it reads as TOML
+/// (a str holding a newline or `=`; `source` is then `text_name`), else the file it names
+/// (a str or `os.PathLike`).
+pub fn toml_argument(arg: &Bound<'_, PyAny>, text_name: &str) -> PyResult<(String, String)> {
+    if let Ok(text) = arg.extract::<String>()
+        && (text.contains('\n') || text.contains('='))
+    {
+        return Ok((text, text_name.to_owned()));
+    }
+    let path: PathBuf = arg.extract()?;
+    Ok((read(&path)?, path.display().to_string()))
 }
 
 #[pymethods]
@@ -51,14 +59,8 @@ impl Scene {
     /// anything invalid, `FileError` when the file cannot be read.
     #[staticmethod]
     fn from_toml(path_or_text: &Bound<'_, PyAny>) -> PyResult<Self> {
-        if let Ok(text) = path_or_text.extract::<String>()
-            && is_toml_text(&text)
-        {
-            return Self::build(&text, TEXT_SOURCE);
-        }
-        let path: PathBuf = path_or_text.extract()?;
-        let text = read(&path)?;
-        Self::build(&text, &path.display().to_string())
+        let (text, source) = toml_argument(path_or_text, TEXT_SOURCE)?;
+        Self::build(&text, &source)
     }
 
     /// The specimen `wgdem bench` times: about `particles` spheres in a dense lattice in a shear

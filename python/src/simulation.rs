@@ -74,24 +74,16 @@ impl Session {
         input_toml: String,
         source: String,
     ) -> PyResult<Self> {
-        let engine = match backend {
-            "cpu" => Engine::Cpu,
-            "gpu" => {
-                let ctx = GpuContext::new(adapter).map_err(gpu_to_py)?;
-                let engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
-                    .map_err(gpu_to_py)?;
-                Engine::Gpu(Box::new(GpuBackend {
-                    engine,
-                    adapter: ctx.describe(),
-                }))
-            }
-            other => {
-                return Err(bad_argument(
-                    "Simulation",
-                    "backend",
-                    format!("\"{other}\" is not an engine; use \"gpu\" or \"cpu\""),
-                ));
-            }
+        let engine = if crate::errors::is_gpu("Simulation", backend)? {
+            let ctx = GpuContext::new(adapter).map_err(gpu_to_py)?;
+            let engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
+                .map_err(gpu_to_py)?;
+            Engine::Gpu(Box::new(GpuBackend {
+                engine,
+                adapter: ctx.describe(),
+            }))
+        } else {
+            Engine::Cpu
         };
         Ok(Self {
             sim,

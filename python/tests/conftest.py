@@ -5,8 +5,6 @@ from pathlib import Path
 
 import pytest
 
-import wgdem
-
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 # A 5 × 5 × 4 lattice of 2 mm spheres in a 20 mm box under a plate (the lid, wall 5); no
@@ -15,20 +13,8 @@ R, SPACING, SIDE = 0.002, 0.004, 0.02
 LATTICE_TOP = R + 3 * SPACING + R
 
 
-def lattice_scene(gravity=(0.0, 0.0, 0.0), lid_gap=1e-4, extra=""):
-    """The lattice scene's TOML text; `extra` is appended (e.g. `[[loads]]`)."""
-    walls = [
-        ("floor", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
-        ("xmin", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0)),
-        ("xmax", (SIDE, 0.0, 0.0), (-1.0, 0.0, 0.0)),
-        ("ymin", (0.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
-        ("ymax", (0.0, SIDE, 0.0), (0.0, -1.0, 0.0)),
-    ]
-    planes = "".join(
-        f'[[walls]]\nkind = "plane"\nname = "{n}"\nmaterial = "grain"\n'
-        f"point = {list(p)}\nnormal = {list(q)}\n"
-        for n, p, q in walls
-    )
+def header(gravity=(0.0, 0.0, 0.0)):
+    """`[simulation]`, `[contact]` and the one material, "grain", of the tests' scenes."""
     return f"""
 [simulation]
 duration = 0.1
@@ -44,6 +30,24 @@ friction = 0.3
 young_modulus = 5e7
 poisson_ratio = 0.25
 restitution = 0.3
+"""
+
+
+def lattice_scene(gravity=(0.0, 0.0, 0.0), lid_gap=1e-4):
+    """The lattice scene's TOML text, the lid `lid_gap` (m) above the top spheres."""
+    walls = [
+        ("floor", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+        ("xmin", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0)),
+        ("xmax", (SIDE, 0.0, 0.0), (-1.0, 0.0, 0.0)),
+        ("ymin", (0.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
+        ("ymax", (0.0, SIDE, 0.0), (0.0, -1.0, 0.0)),
+    ]
+    planes = "".join(
+        f'[[walls]]\nkind = "plane"\nname = "{n}"\nmaterial = "grain"\n'
+        f"point = {list(p)}\nnormal = {list(q)}\n"
+        for n, p, q in walls
+    )
+    return f"""{header(gravity)}
 [[particles]]
 kind = "lattice"
 material = "grain"
@@ -60,7 +64,6 @@ center = [{SIDE / 2}, {SIDE / 2}, {LATTICE_TOP + lid_gap}]
 normal = [0.0, 0.0, -1.0]
 u_axis = [1.0, 0.0, 0.0]
 half_extents = [{SIDE / 2}, {SIDE / 2}]
-{extra}
 """
 
 
@@ -76,7 +79,3 @@ BACKENDS = [
     ),
 ]
 
-
-@pytest.fixture
-def lattice():
-    return wgdem.Scene.from_toml(lattice_scene())

@@ -55,3 +55,12 @@ def test_a_bad_shear_configuration_is_a_config_error():
     text = (ASSETS / "shear" / "fleischmann_quick_true.toml").read_text()
     with pytest.raises(wgdem.ConfigError, match="consolidation.normal_stress"):
         wgdem.shear(text.replace("normal_stress = 1e4", "normal_stress = -1e4"), backend="cpu")
+
+
+def test_series_columns_keep_their_types_and_nans():
+    """JSON has no NaN: a number column's nulls come back as NaN, whole numbers as int64."""
+    series = wgdem._series('[{"step": 1, "x": null, "stage": "a"}, {"step": 2, "x": 1.5, "stage": "b"}]')
+    step, x = column(series, "step"), column(series, "x")
+    assert step.dtype == np.int64 and list(step) == [1, 2]
+    assert x.dtype == np.float64 and np.isnan(x[0]) and x[1] == 1.5
+    assert list(column(series, "stage")) == ["a", "b"]

@@ -4,23 +4,9 @@ import numpy as np
 import pytest
 
 import wgdem
-from conftest import BACKENDS, lattice_scene
+from conftest import BACKENDS, header, lattice_scene
 
-ONE_SPHERE = """
-[simulation]
-duration = 1.0
-output_interval = 0.1
-gravity = [0.0, 0.0, 0.0]
-[contact]
-law = "hertz"
-history = "true"
-[[materials]]
-name = "grain"
-density = 2650.0
-friction = 0.3
-young_modulus = 5e7
-poisson_ratio = 0.25
-restitution = 0.3
+ONE_SPHERE = header() + """
 [[particles]]
 kind = "explicit"
 material = "grain"

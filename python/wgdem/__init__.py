@@ -50,15 +50,23 @@ class JobResult(NamedTuple):
     installed, else a dict of NumPy arrays (one per column, the CSV's column names)."""
 
 
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _series(rows_json: str) -> Any:
+    """Rows (JSON objects, as serde writes the CSV's rows) as columns. JSON has no NaN: a
+    number column's nulls are the NaNs the CSV writes as `NaN`."""
     rows = json.loads(rows_json)
     names = list(rows[0]) if rows else []
     columns = {}
     for name in names:
         values = [row[name] for row in rows]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            dtype = np.int64 if all(isinstance(v, int) for v in values) else np.float64
-            columns[name] = np.array(values, dtype=dtype)
+        if all(v is None or _is_number(v) for v in values) and any(_is_number(v) for v in values):
+            if all(isinstance(v, int) for v in values):
+                columns[name] = np.array(values, dtype=np.int64)
+            else:
+                columns[name] = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
         else:
             columns[name] = np.array(values)
     try:

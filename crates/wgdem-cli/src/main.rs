@@ -216,20 +216,7 @@ fn cli_error(e: wgdem_core::error::Error) -> String {
             "output directory {} is being written by another run ({holder}); wait for it to end or choose another --out",
             dir.display()
         ),
-        Error::Invalid {
-            file,
-            field,
-            message,
-        } => {
-            let flag = FLAGS.iter().find(|(arg, _)| *arg == field);
-            Error::Invalid {
-                file,
-                field: flag.map_or(field, |(_, flag)| (*flag).to_owned()),
-                message,
-            }
-            .to_string()
-        }
-        e => e.to_string(),
+        e => e.renaming_field(&FLAGS).to_string(),
     }
 }
 

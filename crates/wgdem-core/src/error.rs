@@ -82,6 +82,26 @@ impl Error {
         }
     }
 
+    /// This error with the field of an [`Error::Invalid`] renamed by `names` (`(field, new
+    /// name)`): a front end names a library argument by the flag or keyword that sets it.
+    pub fn renaming_field(self, names: &[(&str, &str)]) -> Self {
+        match self {
+            Error::Invalid {
+                file,
+                field,
+                message,
+            } => {
+                let renamed = names.iter().find(|(name, _)| *name == field);
+                Error::Invalid {
+                    file,
+                    field: renamed.map_or(field, |(_, new)| (*new).to_owned()),
+                    message,
+                }
+            }
+            e => e,
+        }
+    }
+
     /// An [`Error::Io`] for `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
