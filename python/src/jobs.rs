@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use wgdem_core::contact_case::{CaseEvaluator, CpuEvaluator, run_case};
 use wgdem_core::runner::{Backend, CpuBackend};
 use wgdem_core::shear::{ShearRun, ShearSetup};
-use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
+use wgdem_gpu::{GpuBackend, GpuContext, GpuOptions};
 
 use crate::errors::{EngineError, gpu_to_py, to_py};
 use crate::scene::toml_argument;
@@ -93,15 +93,10 @@ pub fn shear_json(
             ..GpuOptions::default()
         };
         let sim = run.simulation();
-        py.detach(|| {
-            let ctx = GpuContext::new(adapter)?;
-            let engine = GpuEngine::new(&ctx.device, &ctx.queue, sim, options)?;
-            Ok(Box::new(GpuBackend {
-                engine,
-                adapter: ctx.describe(),
-            }) as Box<dyn Backend + Send>)
-        })
-        .map_err(gpu_to_py)?
+        let backend = py
+            .detach(|| GpuBackend::new(adapter, sim, options))
+            .map_err(gpu_to_py)?;
+        Box::new(backend)
     } else {
         Box::new(CpuBackend)
     };

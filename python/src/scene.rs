@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
 use wgdem_core::provenance::Provenance;
-use wgdem_core::scene::{SceneConfig, build_scene_with, with_line};
+use wgdem_core::scene::scene_from_text;
 
 use crate::errors::to_py;
 
@@ -22,9 +22,7 @@ impl Scene {
     /// Builds the scene from `text`, read from `source` (a path, or [`TEXT_SOURCE`]); packing
     /// files are found relative to `source`'s directory.
     pub(crate) fn build(text: &str, source: &str) -> PyResult<Self> {
-        let config = SceneConfig::parse(text, source).map_err(to_py)?;
-        let scene = build_scene_with(config, source, &wgdem_io::PackingFiles)
-            .map_err(|e| to_py(with_line(e, text)))?;
+        let scene = scene_from_text(text, source, &wgdem_io::PackingFiles).map_err(to_py)?;
         Ok(Self { scene })
     }
 

@@ -18,7 +18,7 @@ use wgdem_core::checkpoint::{self, Kind};
 use wgdem_core::cpu::{SimState, Simulation as CpuSimulation};
 use wgdem_core::runner::{Backend, CpuBackend, step_count};
 use wgdem_core::snapshot::{BodyA, ContactHistories, ContactRecord, contacts};
-use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
+use wgdem_gpu::{GpuBackend, GpuOptions};
 
 use crate::errors::{bad_argument, gpu_to_py, to_py};
 use crate::scene::Scene;
@@ -75,13 +75,9 @@ impl Session {
         source: String,
     ) -> PyResult<Self> {
         let engine = if crate::errors::is_gpu("Simulation", backend)? {
-            let ctx = GpuContext::new(adapter).map_err(gpu_to_py)?;
-            let engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, GpuOptions::default())
-                .map_err(gpu_to_py)?;
-            Engine::Gpu(Box::new(GpuBackend {
-                engine,
-                adapter: ctx.describe(),
-            }))
+            let backend =
+                GpuBackend::new(adapter, &sim, GpuOptions::default()).map_err(gpu_to_py)?;
+            Engine::Gpu(Box::new(backend))
         } else {
             Engine::Cpu
         };

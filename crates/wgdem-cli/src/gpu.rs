@@ -5,7 +5,7 @@
 use wgdem_core::contact_case::CaseEvaluator;
 use wgdem_core::cpu::Simulation;
 use wgdem_core::runner::Backend as RunBackend;
-use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuError, GpuOptions};
+use wgdem_gpu::{GpuBackend, GpuContext, GpuError, GpuOptions};
 
 use crate::GpuSettings;
 
@@ -44,12 +44,8 @@ pub fn backend(
     sim: &Simulation,
     settings: GpuSettings,
 ) -> Result<Box<dyn RunBackend>, String> {
-    let ctx = GpuContext::new(adapter).map_err(error)?;
-    let engine = GpuEngine::new(&ctx.device, &ctx.queue, sim, options(settings)).map_err(error)?;
-    Ok(Box::new(GpuBackend {
-        engine,
-        adapter: ctx.describe(),
-    }))
+    let backend = GpuBackend::new(adapter, sim, options(settings)).map_err(error)?;
+    Ok(Box::new(backend))
 }
 
 /// The WGSL contact models on `adapter`, for `wgdem contact`.

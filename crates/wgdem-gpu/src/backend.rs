@@ -89,6 +89,20 @@ impl wgdem_core::runner::Backend for GpuBackend {
 }
 
 impl GpuBackend {
+    /// The engine for `sim` on `adapter` (or the default adapter), with `options`.
+    pub fn new(
+        adapter: Option<&str>,
+        sim: &Simulation,
+        options: crate::GpuOptions,
+    ) -> Result<Self, GpuError> {
+        let ctx = crate::GpuContext::new(adapter)?;
+        let engine = GpuEngine::new(&ctx.device, &ctx.queue, sim, options)?;
+        Ok(Self {
+            engine,
+            adapter: ctx.describe(),
+        })
+    }
+
     /// Advances `steps` steps like [`wgdem_core::runner::Backend::advance`] but copies only
     /// the walls, time and counts into `sim`, not the particles (which [`GpuEngine::read_into`]
     /// copies when the host wants them): for a host that steers walls between short batches

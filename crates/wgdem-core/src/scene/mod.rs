@@ -572,9 +572,18 @@ pub fn load_scene(path: &Path) -> Result<Scene> {
 /// Loads, validates and builds a scene file whose `kind = "file"` groups `reader` reads.
 pub fn load_scene_with(path: &Path, reader: &dyn crate::packing::PackingReader) -> Result<Scene> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let file = path.display().to_string();
-    let config = SceneConfig::parse(&text, &file)?;
-    build_scene_with(config, &file, reader).map_err(|e| with_line(e, &text))
+    scene_from_text(&text, &path.display().to_string(), reader)
+}
+
+/// Parses, validates and builds the scene `text` read from `file` (which names it in errors,
+/// with the line of an invalid value, and whose directory packing files are relative to).
+pub fn scene_from_text(
+    text: &str,
+    file: &str,
+    reader: &dyn crate::packing::PackingReader,
+) -> Result<Scene> {
+    let config = SceneConfig::parse(text, file)?;
+    build_scene_with(config, file, reader).map_err(|e| with_line(e, text))
 }
 
 #[cfg(test)]
