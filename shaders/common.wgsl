@@ -45,7 +45,7 @@ struct PairRecord {
     elastic: u32,
     model: u32,
     flags: u32,
-    _p2: u32,
+    dashpot: u32,       // DAMPING_VISCOELASTIC or DAMPING_TSUJI (spring–dashpot)
     kn: f32,
     kt: f32,
     gamma_n: f32,
@@ -296,6 +296,7 @@ struct ContactParams {
     friction: f32,
     eff_mass: f32,
     eff_radius: f32,
+    dashpot: u32,           // DAMPING_VISCOELASTIC or DAMPING_TSUJI
 }
 
 struct ContactOutcome {
@@ -315,7 +316,8 @@ fn law_factor(law: u32, eff_radius: f32, overlap: f32) -> f32 {
 
 // Twin of `PairParams::contact_params` (see material.rs for the mappings).
 fn contact_params(rec: PairRecord, law: u32, eff_mass: f32, eff_radius: f32) -> ContactParams {
-    var p = ContactParams(rec.kn, rec.kt, rec.gamma_n, rec.gamma_t, rec.friction, eff_mass, eff_radius);
+    var p = ContactParams(rec.kn, rec.kt, rec.gamma_n, rec.gamma_t, rec.friction, eff_mass, eff_radius,
+        rec.dashpot);
     if rec.elastic == 1u {
         // The undamped Hertz maximum overlap at v_c is d* = x^0.4 with
         // x = 15 m* v_c² / (16 E* √R*); the law needs d*^1.5 = x^0.6 (Hertz) or
@@ -324,7 +326,14 @@ fn contact_params(rec: PairRecord, law: u32, eff_mass: f32, eff_radius: f32) -> 
         let v = rec.v_char;
         let sqrt_r = sqrt(eff_radius);
         let x = 15.0 * eff_mass * v * v / (16.0 * rec.e_star * sqrt_r);
-        if law == LAW_HERTZ {
+        if law == LAW_HERTZ && rec.dashpot == DAMPING_TSUJI {
+            // γ_n = b √(16 E* / (15 m*)), γ_t = γ_n √(4 G*/E*) (Tsuji et al. 1992).
+            let g = rec.damping * sqrt(16.0 * rec.e_star / (15.0 * eff_mass));
+            p.kn = 4.0 / 3.0 * rec.e_star;
+            p.kt = 8.0 * rec.g_star;
+            p.gamma_n = g;
+            p.gamma_t = g * sqrt(4.0 * rec.g_star / rec.e_star);
+        } else if law == LAW_HERTZ {
             let g = rec.damping * v / (sqrt_r * pow(x, 0.6));
             p.kn = 4.0 / 3.0 * rec.e_star;
             p.kt = 8.0 * rec.g_star;
@@ -359,7 +368,12 @@ fn contact_force(
     let v_n = normal * dot(normal, rel_velocity);
     let v_t = rel_velocity - v_n;
     let step_t = rel_displacement - normal * dot(normal, rel_displacement);
-    let f_n = (normal * (p.kn * overlap) - v_n * (p.gamma_n * p.eff_mass)) * f;
+    // The dashpots' factor relative to f: 1, or 1/√f for Tsuji's (`Damping::relative_factor`).
+    var g = 1.0;
+    if p.dashpot == DAMPING_TSUJI && f > 0.0 {
+        g = 1.0 / sqrt(f);
+    }
+    let f_n = (normal * (p.kn * overlap) - v_n * (p.gamma_n * p.eff_mass * g)) * f;
     let normal_force = dot(f_n, normal);
 
     var u_t = vec3<f32>(0.0);
@@ -372,7 +386,7 @@ fn contact_force(
     } else if history == HISTORY_PSEUDO {
         u_t = step_t;                            // Eq. 5
     }
-    let damping_t = v_t * (p.gamma_t * p.eff_mass);
+    let damping_t = v_t * (p.gamma_t * p.eff_mass * g);
     var f_t = (-u_t * p.kt - damping_t) * f;
 
     let limit = p.friction * abs(normal_force);

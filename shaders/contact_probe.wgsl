@@ -84,7 +84,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 u_t = vec3<f32>(0.0);
             } else {
                 let p = ContactParams(sp.kn, sp.kt, sp.gamma_n, sp.gamma_t, sp.friction,
-                    sp.eff_mass, sp.eff_radius);
+                    sp.eff_mass, sp.eff_radius, DAMPING_VISCOELASTIC);
                 let o = contact_force(law, sp.law_history >> 8u, overlap, n, k.velocity.xyz,
                     k.movement_twirl.xyz, u_t, vec3<f32>(0.0), 1.0, p);
                 u_t = o.tangential;

@@ -193,3 +193,39 @@ fn non_finite_friction_and_too_wide_gradations_are_named() {
     assert_names(&e, &["particles[0].size.cu", "too wide"]);
     assert!(!e.contains("min_diameter`"), "{e}");
 }
+
+/// Tsuji's dashpot is the Hertz law's and derives from a restitution coefficient: under the
+/// Hooke law, or with materials that give their dashpots directly, it is refused with the
+/// field and the way out.
+#[test]
+fn tsuji_damping_outside_the_hertz_law_with_elastic_materials_is_refused() {
+    let tsuji = GOOD.replace(
+        "history = \"true\"",
+        "history = \"true\"\ndamping = \"tsuji\"",
+    );
+    let c = SceneConfig::parse(&tsuji, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    build_scene(c, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    let hooke = tsuji.replace("law = \"hertz\"", "law = \"hooke\"");
+    assert_names(
+        &error_of(&hooke),
+        &["contact.damping", "hooke", "law = \"hertz\""],
+    );
+    let direct = tsuji.replace(
+        "young_modulus = 4e7\npoisson_ratio = 0.22\nrestitution = 0.5",
+        "kn = 1e9\nkt = 8e8\ngamma_n = 40.0\ngamma_t = 20.0",
+    );
+    assert_names(
+        &error_of(&direct),
+        &[
+            "contact.damping",
+            "\"glass\"",
+            "young_modulus",
+            "restitution",
+        ],
+    );
+    let unknown = GOOD.replace(
+        "history = \"true\"",
+        "history = \"true\"\ndamping = \"stokes\"",
+    );
+    assert_names(&error_of(&unknown), &["damping", "tsuji"]);
+}

@@ -7,7 +7,9 @@ use common::gpu;
 use glam::DVec3;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use wgdem_core::contact::{ContactLaw, ContactModel, HistoryMode, RelativeMotion, contact_force};
+use wgdem_core::contact::{
+    ContactLaw, ContactModel, Damping, HistoryMode, RelativeMotion, contact_force,
+};
 use wgdem_core::material::{Material, PairParams, Stiffness};
 use wgdem_gpu::layout::PairRecord;
 use wgdem_gpu::probe::{ProbeIn, contact_law};
@@ -30,7 +32,8 @@ fn d(a: [f32; 4]) -> DVec3 {
     DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64)
 }
 
-/// 12 000 random states over both laws, all three history modes, elastic and direct pairs
+/// 12 000 random states over both laws (Hertz with either dashpot), all three history modes,
+/// elastic and direct pairs
 /// (the GPU table holds the pairs' constants rounded to f32, a relative change of 6e-8, far
 /// inside the bound below), overlaps 1e-7–1e-4 m, relative speeds up to 1 m/s, stored
 /// tangential displacements up to 1e-4 m (so many states slide).
@@ -75,13 +78,18 @@ fn wgsl_contact_law_matches_the_cpu_law() {
             material(direct(1e12, 8e11, 40.0, 20.0), 0.1),
         ),
     ];
-    let laws = [ContactLaw::Hooke, ContactLaw::Hertz];
+    // Both laws, and the Hertz law with Tsuji's dashpot as well.
+    let laws = [
+        (ContactLaw::Hooke, Damping::Viscoelastic),
+        (ContactLaw::Hertz, Damping::Viscoelastic),
+        (ContactLaw::Hertz, Damping::Tsuji),
+    ];
     // Pair table: for each law, each material pair.
     let mut table = Vec::new();
     let mut cpu_pairs = Vec::new();
-    for &law in &laws {
+    for &(law, dashpot) in &laws {
         for (a, b) in &materials {
-            let p = PairParams::new(law, a, b, 1.0).expect("same kind");
+            let p = PairParams::new(law, dashpot, a, b, 1.0).expect("same kind");
             table.push(record(&p));
             cpu_pairs.push((law, p));
         }
@@ -149,18 +157,19 @@ fn wgsl_contact_law_matches_the_cpu_law() {
         );
 
         let f = law.factor(params.eff_radius, overlap);
+        let g = params.damping.relative_factor(f);
         let speed = motion.velocity.length();
         let scale_f = f
             * (params.kn * overlap
-                + params.gamma_n * params.eff_mass * speed
+                + params.gamma_n * params.eff_mass * g * speed
                 + params.kt * (u_prev.length() + motion.displacement.length())
-                + params.gamma_t * params.eff_mass * speed);
+                + params.gamma_t * params.eff_mass * g * speed);
         let err_f = (d(o.force) - cpu.force).length() / scale_f;
         let scale_u = u_prev.length()
             + motion.displacement.length()
             + if params.kt > 0.0 {
                 params.friction * cpu.normal_force.abs() / (f * params.kt)
-                    + params.gamma_t * params.eff_mass * speed / params.kt
+                    + params.gamma_t * params.eff_mass * g * speed / params.kt
             } else {
                 0.0
             };

@@ -169,9 +169,15 @@ mod tests {
             law: ContactLaw::Hertz,
             history: HistoryMode::True,
         };
-        let params = crate::material::PairParams::new(ContactLaw::Hertz, &material, &material, 1.0)
-            .into_iter()
-            .collect();
+        let params = crate::material::PairParams::new(
+            ContactLaw::Hertz,
+            crate::contact::Damping::Viscoelastic,
+            &material,
+            &material,
+            1.0,
+        )
+        .into_iter()
+        .collect();
         Simulation::new(
             p,
             Vec::new(),

@@ -17,13 +17,19 @@
 //!   - damping from e: Hooke `γ_n = 2ζ √(k_n/m̄)` with ζ from
 //!     [`damping_ratio_from_restitution`] (exact for the linear law); Hertz `γ_n = β v_c /
 //!     (√R̄ δ*^{3/2})` with β from [`hertz_beta_from_restitution`] (exact at v_c);
-//!     `γ_t = γ_n` in both.
+//!     `γ_t = γ_n` in both;
+//!   - with `[contact] damping = "tsuji"`, the Hertz dashpot of Tsuji et al. (1992) instead
+//!     (see [`Damping::Tsuji`]): `γ_n = b √(4 k_n / (5 m̄))` with b from
+//!     [`tsuji_b_from_restitution`], the same restitution at every impact speed, and Tsuji's
+//!     tangential `η_t = α √(m̄ S_t)` with `S_t = 8G*√(R̄δ)`, so `γ_t = γ_n √(4G*/E*)`. The
+//!     Hooke law's dashpot is linear either way.
 //!
 //! Friction and restitution of a pair are the smaller of the two materials' values.
 
 use crate::contact::model::{ContactKind, PairModel};
 use crate::contact::{
-    ContactLaw, ContactParams, damping_ratio_from_restitution, hertz_beta_from_restitution,
+    ContactLaw, ContactParams, Damping, damping_ratio_from_restitution,
+    hertz_beta_from_restitution, tsuji_b_from_restitution,
 };
 
 /// How a material specifies its contact stiffness and damping.
@@ -69,6 +75,7 @@ pub struct Material {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairParams {
     law: ContactLaw,
+    dashpot: Damping,
     friction: f64,
     kind: PairKind,
     model: PairModel,
@@ -93,10 +100,13 @@ pub struct PairRecord {
     pub e_star: f64,
     /// Effective shear modulus G* (Pa), elastic pairs.
     pub g_star: f64,
-    /// ζ (Hooke) or β (Hertz) for the pair's restitution, elastic pairs.
+    /// ζ (Hooke), β (Hertz) or Tsuji's b (Hertz, `dashpot` Tsuji) for the pair's restitution,
+    /// elastic pairs.
     pub damping: f64,
     /// Characteristic impact velocity (m/s), elastic pairs.
     pub v_char: f64,
+    /// How the dashpots scale with overlap.
+    pub dashpot: Damping,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,18 +120,25 @@ enum PairKind {
     Elastic {
         e_star: f64,
         g_star: f64,
-        /// ζ (Hooke) or β (Hertz) for the pair's restitution.
+        /// ζ (Hooke), β (Hertz) or b (Hertz with Tsuji's dashpot) for the pair's restitution.
         damping: f64,
         v_char: f64,
     },
 }
 
 impl PairParams {
-    /// Mixes two materials for `law`; `v_char` is the characteristic impact velocity (m/s).
+    /// Mixes two materials for `law` and `dashpot`; `v_char` is the characteristic impact
+    /// velocity (m/s).
     ///
     /// Returns `None` when one material is elastic and the other direct (the scene validation
     /// refuses such scenes before this is reached).
-    pub fn new(law: ContactLaw, a: &Material, b: &Material, v_char: f64) -> Option<Self> {
+    pub fn new(
+        law: ContactLaw,
+        dashpot: Damping,
+        a: &Material,
+        b: &Material,
+        v_char: f64,
+    ) -> Option<Self> {
         let friction = a.friction.min(b.friction);
         let kind = match (a.stiffness, b.stiffness) {
             (
@@ -157,9 +174,10 @@ impl PairParams {
             ) => {
                 let (e_star, g_star) = effective_moduli((e1, n1), (e2, n2));
                 let e = r1.min(r2);
-                let damping = match law {
-                    ContactLaw::Hooke => damping_ratio_from_restitution(e),
-                    ContactLaw::Hertz => hertz_beta_from_restitution(e),
+                let damping = match (law, dashpot) {
+                    (ContactLaw::Hooke, _) => damping_ratio_from_restitution(e),
+                    (ContactLaw::Hertz, Damping::Viscoelastic) => hertz_beta_from_restitution(e),
+                    (ContactLaw::Hertz, Damping::Tsuji) => tsuji_b_from_restitution(e),
                 };
                 PairKind::Elastic {
                     e_star,
@@ -172,6 +190,7 @@ impl PairParams {
         };
         Some(Self {
             law,
+            dashpot,
             friction,
             kind,
             model: PairModel::Spring,
@@ -225,6 +244,7 @@ impl PairParams {
                 gamma_n,
                 gamma_t,
                 friction: self.friction,
+                dashpot: self.dashpot,
                 ..PairRecord::default()
             },
             PairKind::Elastic {
@@ -239,6 +259,7 @@ impl PairParams {
                 g_star,
                 damping,
                 v_char,
+                dashpot: self.dashpot,
                 ..PairRecord::default()
             },
         }
@@ -263,12 +284,22 @@ impl PairParams {
                 let d_star = (15.0 * eff_mass * v_char * v_char
                     / (16.0 * e_star * eff_radius.sqrt()))
                 .powf(0.4);
-                match self.law {
-                    ContactLaw::Hertz => {
+                match (self.law, self.dashpot) {
+                    (ContactLaw::Hertz, Damping::Viscoelastic) => {
                         let g = damping * v_char / (eff_radius.sqrt() * d_star.powf(1.5));
                         (4.0 / 3.0 * e_star, 8.0 * g_star, g, g)
                     }
-                    ContactLaw::Hooke => {
+                    (ContactLaw::Hertz, Damping::Tsuji) => {
+                        // γ_n = b √(4 k_n / (5 m̄)) with k_n = 4/3 E*; γ_t = γ_n √(4G*/E*).
+                        let g = damping * (16.0 * e_star / (15.0 * eff_mass)).sqrt();
+                        (
+                            4.0 / 3.0 * e_star,
+                            8.0 * g_star,
+                            g,
+                            g * (4.0 * g_star / e_star).sqrt(),
+                        )
+                    }
+                    (ContactLaw::Hooke, _) => {
                         let kn = eff_mass * v_char * v_char / (d_star * d_star);
                         let g = 2.0 * damping * (kn / eff_mass).sqrt();
                         (kn, 4.0 * g_star / e_star * kn, g, g)
@@ -284,6 +315,7 @@ impl PairParams {
             friction: self.friction,
             eff_mass,
             eff_radius,
+            damping: self.dashpot,
         }
     }
 }

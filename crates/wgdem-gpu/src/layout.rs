@@ -4,7 +4,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::shared::model;
+use crate::shared::{damping, model};
 
 /// One field of a mirrored struct: its name, byte offset and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,8 +134,8 @@ pub struct PairRecord {
     pub model: u32,
     /// Linear: bit 0 twirl, bit 1 PFC deformability (E* in `e_star`, κ* in `damping`).
     pub flags: u32,
-    /// Padding.
-    pub _p2: u32,
+    /// Spring–dashpot: [`crate::shared::damping`], how the dashpots scale with overlap.
+    pub dashpot: u32,
     /// Normal stiffness `k_n`.
     pub kn: f32,
     /// Tangential stiffness `k_t`.
@@ -150,7 +150,7 @@ pub struct PairRecord {
     pub e_star: f32,
     /// Effective shear modulus G* (Pa).
     pub g_star: f32,
-    /// Damping (ζ or β).
+    /// Damping (ζ, β or Tsuji's b).
     pub damping: f32,
     /// Characteristic velocity (m/s).
     pub v_char: f32,
@@ -166,7 +166,7 @@ mirror!(PairRecord {
     elastic,
     model,
     flags,
-    _p2,
+    dashpot,
     kn,
     kt,
     gamma_n,
@@ -190,7 +190,10 @@ impl PairRecord {
             elastic: u32::from(r.elastic),
             model: model::SPRING,
             flags: 0,
-            _p2: 0,
+            dashpot: match r.dashpot {
+                wgdem_core::contact::Damping::Viscoelastic => damping::VISCOELASTIC,
+                wgdem_core::contact::Damping::Tsuji => damping::TSUJI,
+            },
             kn: r.kn as f32,
             kt: r.kt as f32,
             gamma_n: r.gamma_n as f32,

@@ -69,6 +69,15 @@ pub mod law {
     pub const HERTZ: u32 = 1;
 }
 
+/// `PairRecord::dashpot`: how the spring–dashpot's dashpots scale with overlap
+/// (`contact::Damping`).
+pub mod damping {
+    /// `γ m̄ f v`: Fleischmann Eq. 1 as written.
+    pub const VISCOELASTIC: u32 = 0;
+    /// `γ m̄ √f v`: Tsuji et al. (1992).
+    pub const TSUJI: u32 = 1;
+}
+
 /// `SimParams::history`: the spring–dashpot's tangential mode (Fleischmann et al.).
 pub mod history {
     /// Multi-step history.
@@ -116,6 +125,8 @@ pub const CONSTANTS: &[(&str, u32)] = &[
     ("MODEL_JAGER", model::JAGER),
     ("LAW_HOOKE", law::HOOKE),
     ("LAW_HERTZ", law::HERTZ),
+    ("DAMPING_VISCOELASTIC", damping::VISCOELASTIC),
+    ("DAMPING_TSUJI", damping::TSUJI),
     ("HISTORY_TRUE", history::TRUE),
     ("HISTORY_PSEUDO", history::PSEUDO),
     ("HISTORY_NONE", history::NONE),

@@ -224,6 +224,7 @@ impl ContactCase {
                         // Undamped without densities: no mass is needed (and none is known).
                         eff_mass: if eff_mass.is_finite() { eff_mass } else { 0.0 },
                         eff_radius,
+                        damping: crate::contact::Damping::Viscoelastic,
                     },
                 )
             }

@@ -195,12 +195,32 @@ pub fn build_scene_with(
     // Pair table and time step.
     let law = config.contact.law;
     let v_char = config.contact.characteristic_velocity;
+    if config.contact.damping == Damping::Tsuji {
+        if law == ContactLaw::Hooke {
+            return Err(v.err(
+                "contact.damping",
+                "\"tsuji\" is a dashpot for the hertz law; the hooke law's dashpot already gives one restitution at every impact speed: remove damping or use law = \"hertz\"".to_owned(),
+            ));
+        }
+        if let Some(m) = materials
+            .iter()
+            .find(|m| matches!(m.stiffness, Stiffness::Direct { .. }))
+        {
+            return Err(v.err(
+                "contact.damping",
+                format!(
+                    "\"tsuji\" derives the dashpot from a restitution coefficient, but material \"{}\" gives gamma_n and gamma_t directly: give it young_modulus, poisson_ratio and restitution, or remove damping",
+                    m.name
+                ),
+            ));
+        }
+    }
     let n_mat = materials.len();
     let mut pair_params = Vec::with_capacity(n_mat * n_mat);
     for a in &materials {
         for b in &materials {
             // Mixed kinds were refused by `Validator::materials`.
-            let p = PairParams::new(law, a, b, v_char)
+            let p = PairParams::new(law, config.contact.damping, a, b, v_char)
                 .ok_or_else(|| v.err("materials", "mixed stiffness kinds".to_owned()))?;
             pair_params.push(p);
         }

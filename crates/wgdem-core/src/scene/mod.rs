@@ -16,6 +16,7 @@
 //! law = "hertz"                # "hooke" | "hertz"
 //! history = "true"             # "true" | "pseudo" | "none"
 //! characteristic_velocity = 1.0  # m/s, optional
+//! damping = "viscoelastic"     # optional; "tsuji": restitution independent of impact speed
 //!
 //! [[materials]]
 //! name = "glass"
@@ -37,7 +38,7 @@ use rand_distr::{Distribution, LogNormal};
 use serde::{Deserialize, Serialize};
 
 use crate::contact::model::{LinearStiffness, PairModel};
-use crate::contact::{ContactLaw, ContactModel, HistoryMode};
+use crate::contact::{ContactLaw, ContactModel, Damping, HistoryMode};
 use crate::cpu::{MoistureEvent, Simulation, critical_time_step};
 use crate::error::{Error, Result};
 use crate::material::{Material, PairParams, Stiffness};
@@ -155,6 +156,9 @@ pub(crate) fn default_gravity() -> [f64; 3] {
 fn default_v_char() -> f64 {
     1.0
 }
+fn is_default_damping(d: &Damping) -> bool {
+    *d == Damping::default()
+}
 
 /// `[contact]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -167,6 +171,10 @@ pub struct ContactConfig {
     /// Impact speed at which elastic materials' restitution is matched (m/s).
     #[serde(default = "default_v_char")]
     pub characteristic_velocity: f64,
+    /// How the spring–dashpot's dashpots scale with overlap: `viscoelastic` (Eq. 1 as written,
+    /// the default) or `tsuji` (the same restitution at every impact speed; elastic materials).
+    #[serde(default, skip_serializing_if = "is_default_damping")]
+    pub damping: Damping,
     /// Contact models chosen per material pair; pairs not listed use `law` and `history`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairs: Vec<PairConfig>,
