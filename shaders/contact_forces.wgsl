@@ -378,10 +378,10 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
     }
     if uses_model(MODEL_JAGER) && rec.model == MODEL_JAGER {
         // Jäger: the history stack and contact frame live in the slot (Jäger slots only). The
-        // pair radius R = 2 r_a r_b / (r_a + r_b); sphere–sphere only (the configuration
-        // refuses Jäger wall pairs).
+        // pair radius R = 2 r_a r_b / (r_a + r_b) = 2 R*, and 2R against a wall of the same
+        // constants (`contact::jager::JagerParams::new`).
         var st = jager_load(slot);
-        let radius = 2.0 * r_a * r_b / (r_a + r_b);
+        let radius = 2.0 * r_eff;
         let jp = JagerParams(rec.kn, rec.kt, rec.friction, radius, rec.dp_max, rec.flags, 0u, 0u);
         let o = jager_step(&st, overlap, normal, rel_displacement, twirl, jp);
         let sliding = o.normal_force > 0.0

@@ -106,7 +106,24 @@ both_backends!(
 );
 
 fn check_two_grains_hill(on: On) {
-    let Some(rows) = case_rows("pfc_two_grains_hill", on) else {
+    check_hill_memo_numbers("pfc_two_grains_hill", on);
+}
+
+both_backends!(
+    a_grain_on_a_wall_gives_the_hill_memo_numbers,
+    gpu_a_grain_on_a_wall_gives_the_hill_memo_numbers,
+    check_grain_wall_hill
+);
+
+/// The memo's two grains turned into a grain of their R_e and m_e on a granite wall (a wall's
+/// radius and mass are infinite, so R_e = R and m_e = m): the same numbers, same tolerance.
+fn check_grain_wall_hill(on: On) {
+    check_hill_memo_numbers("pfc_grain_wall_hill", on);
+}
+
+/// Memo Eq. 24–26 at the ends of the stages of a case shaped like `pfc_two_grains_hill`.
+fn check_hill_memo_numbers(case: &str, on: On) {
+    let Some(rows) = case_rows(case, on) else {
         return;
     };
     let ends = stage_ends(&rows);
@@ -521,7 +538,23 @@ both_backends!(
 );
 
 fn check_mindlin_deresiewicz(on: On) {
-    let Some(rows) = case_rows("jager_mindlin_deresiewicz", on) else {
+    check_mindlin_deresiewicz_case("jager_mindlin_deresiewicz", on);
+}
+
+both_backends!(
+    jager_sphere_on_a_wall_reproduces_mindlin_deresiewicz,
+    gpu_jager_sphere_on_a_wall_reproduces_mindlin_deresiewicz,
+    check_mindlin_deresiewicz_on_a_wall
+);
+
+/// A sphere of half the radius on a wall of the same material: the same pair radius (2R), the
+/// same forces, within the same bounds.
+fn check_mindlin_deresiewicz_on_a_wall(on: On) {
+    check_mindlin_deresiewicz_case("jager_mindlin_deresiewicz_wall", on);
+}
+
+fn check_mindlin_deresiewicz_case(case: &str, on: On) {
+    let Some(rows) = case_rows(case, on) else {
         return;
     };
     let ends = stage_ends(&rows);
@@ -648,7 +681,11 @@ fn case_errors_name_the_field_and_the_fix() {
         "[[bodies]]\nradius = 0.0075",
         "[[bodies]]\nkind = \"plane\"\nnormal = [0.0, 0.0, 1.0]\nradius = 0.0075",
     ));
-    assert!(e.contains("bodies[0].kind") && e.contains("linear"), "{e}");
+    // A hill grain on a plane is a case (pfc_grain_wall_hill), but no liquid bridge to it.
+    assert!(
+        e.contains("contact.suction") && e.contains("between spheres only"),
+        "{e}"
+    );
 }
 
 /// A liquid bridge in a scene (`[[contact.moisture]]`): two hill spheres 1 mm apart, no gravity,
@@ -764,12 +801,13 @@ fn scene_pair_models_refuse_what_they_cannot_do() {
             Err(e) => e.to_string(),
         }
     };
+    // Hill grains may touch a wall through the hill model, but without a liquid bridge.
     let e = error(&base.replace(
         "materials = [\"granite\", \"facet\"]\nmodel = \"linear\"\neffective_modulus = 29e6\nstiffness_ratio = 1.0",
-        "materials = [\"granite\", \"facet\"]\nmodel = \"hill\"",
+        "materials = [\"granite\", \"facet\"]\nmodel = \"hill\"\nsuction = 1e4",
     ));
     assert!(
-        e.contains("contact.pairs[1].model") && e.contains("sphere–sphere"),
+        e.contains("contact.pairs[1].suction") && e.contains("between spheres only"),
         "{e}"
     );
     let e = error(&base.replace("suction = 0.0", "suction = 0.0\ndp_max = 0.1"));
@@ -1339,5 +1377,108 @@ fn hertz_contact_case_errors_name_the_field() {
             Ok(_) => panic!("accepted with {to:?}"),
             Err(e) => assert!(e.to_string().contains(field), "{field}: {e}"),
         }
+    }
+}
+
+/// Two spheres (R = 5 and 2.5 mm, E = 10 MPa, ν = 0.25) settle on a floor of the same material
+/// through the hill or the Jäger model (local damping 0.7), in a scene: the engine's wall path
+/// with `R_e = R`, `m_e = m` (hill) and Jäger's pair radius 2R. Both models are Hertz for the
+/// normal force, so each rests where `4/3 E_e √R δ^{3/2} = m g` with `E_e = E / (2(1−ν²))`.
+fn spheres_on_a_floor(model: &str) -> wgdem_core::scene::Scene {
+    common::scene(&format!(
+        r#"
+[simulation]
+duration = 0.05
+output_interval = 0.05
+local_damping = 0.7
+
+[contact]
+law = "hertz"
+history = "true"
+
+[[contact.pairs]]
+materials = ["soft", "soft"]
+model = "{model}"
+
+[[materials]]
+name = "soft"
+density = 2650.0
+friction = 0.4
+young_modulus = 1e7
+poisson_ratio = 0.25
+restitution = 0.9
+
+[[particles]]
+kind = "explicit"
+material = "soft"
+spheres = [
+  {{ position = [0.0, 0.0, 0.005], radius = 0.005 }},
+  {{ position = [0.05, 0.0, 0.0025], radius = 0.0025 }},
+]
+
+[[walls]]
+kind = "plane"
+name = "floor"
+material = "soft"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+"#
+    ))
+}
+
+/// The overlap of each sphere of [`spheres_on_a_floor`] against the Hertz closed form, within
+/// `tol` relative, and the wall carrying their weight within `tol`.
+fn check_spheres_on_a_floor(what: &str, sim: &wgdem_core::cpu::Simulation, tol: f64) {
+    let g = 9.81;
+    let e_e = 1e7 / (2.0 * (1.0 - 0.25f64 * 0.25));
+    let p = &sim.particles;
+    for i in 0..2 {
+        let r = p.radius[i];
+        let expected = (p.mass[i] * g / (4.0 / 3.0 * e_e * r.sqrt())).powf(2.0 / 3.0);
+        let overlap = r - p.position[i].z;
+        eprintln!(
+            "{what}, R = {r} m: overlap {overlap:.6e} m, closed form {expected:.6e} m ({:.2e})",
+            rel(overlap, expected)
+        );
+        assert!(
+            rel(overlap, expected) < tol,
+            "{what}, R = {r}: overlap {overlap} vs {expected}"
+        );
+    }
+    let weight = (p.mass[0] + p.mass[1]) * g;
+    let carried = sim.walls[0].force.z;
+    assert!(
+        rel(-carried, weight) < tol,
+        "{what}: the floor carries {carried} N of {weight} N"
+    );
+}
+
+/// CPU: f64 throughout; after 0.2 s (some forty periods of the contact's oscillation under
+/// local damping; at 0.05 s the 5 mm sphere still moved its overlap by 8e-7) the sphere is at
+/// rest to f64 rounding: overlap and floor force within 1e-9 (6e-14 measured).
+#[test]
+fn hill_and_jager_spheres_rest_on_a_floor_at_the_hertz_overlap() {
+    for model in ["hill", "jager"] {
+        let mut scene = spheres_on_a_floor(model);
+        let steps = (4.0 * scene.duration / scene.simulation.dt).ceil() as u64;
+        scene.simulation.run(steps);
+        check_spheres_on_a_floor(&format!("CPU {model}"), &scene.simulation, 1e-9);
+    }
+}
+
+/// GPU: within 1e-4. The radii are f32 (0.005 is stored 1.1e-10 m short, 0.0025 5.6e-11 m),
+/// which moves the rest overlaps (8.9e-6 and 2.7e-6 m) by 1.3e-5 and 2.1e-5 of themselves; f32
+/// forces add ~1e-7. The 1e-4 bound is five times the larger, and 100 times below what a wrong
+/// radius or mass in the wall path would give (a factor 2 in R moves δ by a fifth or more).
+#[test]
+fn gpu_hill_and_jager_spheres_rest_on_a_floor_at_the_hertz_overlap() {
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    for model in ["hill", "jager"] {
+        let scene = spheres_on_a_floor(model);
+        let steps = (scene.duration / scene.simulation.dt).ceil() as u64;
+        let (end, _) = common::run_gpu(&ctx, &scene.simulation, steps, Default::default());
+        check_spheres_on_a_floor(&format!("GPU {model}"), &end, 1e-4);
     }
 }

@@ -57,7 +57,14 @@ pub struct JagerParams {
 }
 
 impl JagerParams {
-    /// From the spheres' shear modulus G (Pa), Poisson's ratio ν and radii (m).
+    /// From the spheres' shear modulus G (Pa), Poisson's ratio ν and radii (m; a wall's is
+    /// infinite).
+    ///
+    /// The pair's radius is `R = 2 R₁R₂/(R₁ + R₂)`, R for equal spheres (Eq. 1). Against a wall
+    /// of the same elastic constants, an elastic half-space, it is `2R`: Hertz gives
+    /// `F = 4/3 E* √R* δ^{3/2}` with `E* = E/(2(1−ν²))` and `R* = R`, which Eq. 1's
+    /// `Ē √R ζ^{3/2}` with `ζ = δ/2` (each body indents by half the overlap, as both have the
+    /// same constants) matches for the radius `2R*`; so does Mindlin's tangential compliance.
     pub fn new(
         shear_modulus: f64,
         poisson_ratio: f64,
@@ -71,7 +78,13 @@ impl JagerParams {
             e_bar: 8.0 * shear_modulus / (3.0 * (1.0 - nu)),
             kappa: (2.0 - nu) / (2.0 * (1.0 - nu)),
             friction,
-            radius: 2.0 * radii.0 * radii.1 / (radii.0 + radii.1),
+            radius: if radii.0.is_infinite() {
+                2.0 * radii.1
+            } else if radii.1.is_infinite() {
+                2.0 * radii.0
+            } else {
+                2.0 * radii.0 * radii.1 / (radii.0 + radii.1)
+            },
             dp_max,
             capacity: capacity.max(3),
         }

@@ -44,7 +44,7 @@ pub enum PairModel {
         /// Apply Eq. 23's twirl.
         twirl: bool,
     },
-    /// Potyondy's hill model (sphere–sphere only).
+    /// Potyondy's hill model (against a wall: `R_e = R`, `m_e = m`, no liquid bridge).
     Hill {
         /// `E_e` of the pair (Pa).
         e_e: f64,
@@ -55,7 +55,8 @@ pub enum PairModel {
         /// Suction ψ (Pa).
         suction: f64,
     },
-    /// Jäger's history-stack contact (equal spheres only).
+    /// Jäger's history-stack contact (bodies of equal elastic constants; against a wall of
+    /// them, the pair radius is 2R).
     Jager {
         /// Shear modulus G of the spheres (Pa).
         shear_modulus: f64,

@@ -74,10 +74,10 @@ impl ContactCase {
                         "body 2 must be a sphere; put the plane first".into(),
                     ));
                 }
-                if matches!(c.model, CaseModel::Hill | CaseModel::Jager) {
+                if c.model == CaseModel::Hill && c.suction.is_some_and(|s| s != 0.0) {
                     return Err(err(
-                        &f("kind"),
-                        "the hill and Jäger models have no sphere–plane contact here (the hill memo's footnote 10 and Jäger's equal spheres exclude it); use a sphere, or model = \"linear\", \"hertz\" or \"hooke\"".into(),
+                        "contact.suction",
+                        "liquid bridges form between spheres only: remove suction, or make body 1 a sphere".into(),
                     ));
                 }
                 let n = spec
@@ -92,6 +92,9 @@ impl ContactCase {
                     })?;
                 body.plane = true;
                 body.normal = n;
+                // A plane is a body of infinite radius and mass: the hill model's R_e and m_e
+                // and Jäger's pair radius take the sphere's values (see their `new`).
+                body.radius = f64::INFINITY;
                 continue;
             }
             body.radius = positive(
@@ -266,7 +269,7 @@ impl ContactCase {
                     let e = spec.young_modulus.ok_or_else(|| {
                         err(
                             &format!("bodies[{k}].young_modulus"),
-                            "is missing; the hill and Jäger models need each grain's Young's modulus in Pa"
+                            "is missing; the hill and Jäger models need each body's Young's modulus in Pa (a plane's too)"
                                 .into(),
                         )
                     })?;
@@ -290,7 +293,7 @@ impl ContactCase {
                     if (e1, n1) != (e2, n2) {
                         return Err(err(
                             "bodies[1].young_modulus",
-                            "Jäger's contact is for two spheres of the same material; give both bodies the same young_modulus and poisson_ratio".into(),
+                            "Jäger's contact is for two bodies of the same material; give both bodies the same young_modulus and poisson_ratio".into(),
                         ));
                     }
                     let dp_max = c.dp_max.unwrap_or(0.0);

@@ -167,11 +167,11 @@ impl Validator<'_> {
                         twirl: c.twirl.unwrap_or(true),
                     }
                 }
-                PairModelName::Hill | PairModelName::Jager if touches_wall => {
+                PairModelName::Hill if touches_wall && c.suction.is_some_and(|s| s != 0.0) => {
                     return Err(self.err(
-                        &f("model"),
+                        &f("suction"),
                         format!(
-                            "the {name} model is for sphere–sphere contacts only (material \"{}\" is a wall's); use \"linear\" or \"spring\" for this pair",
+                            "liquid bridges form between spheres only, and material \"{}\" is a wall's: remove suction from this pair (its hill contacts with walls stay dry)",
                             if wall_materials.contains(&a) { &c.materials[0] } else { &c.materials[1] }
                         ),
                     ));
