@@ -1,0 +1,460 @@
+//! Chung & Ooi (2011), "Benchmark tests for verifying discrete element modelling codes at
+//! particle impact level", Granular Matter 13:643–656: the impact tests, on both engines,
+//! against Hertz theory and rigid-body sliding. The materials and speeds are the paper's (as
+//! its test set is commonly scripted); a "rigid" plane is a wall 1000 times stiffer than the
+//! sphere, which lowers E* by 0.1 % and moves the closed forms below by 0.04 %.
+//!
+//! - Test 1: elastic normal impact of two identical spheres (glass, limestone).
+//! - Test 2: elastic normal impact of a sphere with a rigid plane (aluminium and magnesium
+//!   alloys).
+//! - Test 3: normal impact with restitution coefficients from 0.3 to 0.9 (Tsuji's dashpot).
+//! - Test 4: oblique impact on a plane at constant speed, incident angles where the contact
+//!   slides throughout (rigid-body sliding theory).
+//!
+//! Closed forms (Johnson, Contact Mechanics, 1985, §11.1 and §11.4): with relative speed v,
+//! `δ_max = (15 m* v² / (16 E* √R*))^{2/5}`, `F_max = 4/3 E* √R* δ_max^{3/2}` and the contact
+//! time `t_c = 2 (δ_max / v) ∫₀¹ (1 − x^{5/2})^{−1/2} dx = 2.9432 δ_max / v`.
+//!
+//! Each impact is stepped one step at a time on either engine and traced: largest overlap,
+//! largest contact force, steps in contact, and the velocities after separation. Δt is set
+//! so that the shortest contact spans about 2 000 steps; the time-stepping errors of the
+//! traced maxima are then of order (Δt/t_c)² and the contact time is resolved to 1/2 000.
+
+mod common;
+
+use common::{rel, scene};
+use wgdem_core::cpu::Simulation;
+
+#[derive(Clone, Copy, Debug)]
+enum On {
+    Cpu,
+    Gpu,
+}
+
+/// What one impact did.
+struct Trace {
+    /// Largest overlap (m).
+    max_overlap: f64,
+    /// Largest contact force on sphere 0 (N; no gravity, so its whole force).
+    max_force: f64,
+    /// Time in contact (s).
+    contact_time: f64,
+    /// The state after separation.
+    end: Simulation,
+}
+
+/// Steps `sim` until sphere 0 has touched and left, one step at a time on `on`; `overlap`
+/// measures the contact of the state. `None` when GPU tests are skipped.
+fn trace(sim: &Simulation, on: On, overlap: impl Fn(&Simulation) -> f64) -> Option<Trace> {
+    let mut t = Trace {
+        max_overlap: 0.0,
+        max_force: 0.0,
+        contact_time: 0.0,
+        end: sim.clone(),
+    };
+    let mut gpu = match on {
+        On::Cpu => None,
+        On::Gpu => {
+            let ctx = common::gpu()?;
+            let engine =
+                wgdem_gpu::GpuEngine::new(&ctx.device, &ctx.queue, sim, Default::default())
+                    .unwrap_or_else(|e| panic!("{e}"));
+            Some((ctx, engine))
+        }
+    };
+    let mut touched = false;
+    for _ in 0..1_000_000 {
+        match &mut gpu {
+            None => t.end.step(),
+            Some((_, engine)) => {
+                engine.run(1).unwrap_or_else(|e| panic!("{e}"));
+                engine
+                    .read_into(&mut t.end)
+                    .and_then(|()| engine.read_forces_into(&mut t.end))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+        let force = t.end.particles.force[0].length();
+        if force > 0.0 {
+            touched = true;
+            t.contact_time += t.end.dt;
+            t.max_force = t.max_force.max(force);
+            t.max_overlap = t.max_overlap.max(overlap(&t.end));
+        } else if touched {
+            return Some(t);
+        }
+    }
+    panic!("the impact did not end");
+}
+
+/// `∫₀¹ (1 − x^{5/2})^{−1/2} dx` by Simpson's rule after `x = 1 − s²`, which removes the
+/// singularity at x = 1 (the integrand becomes `2s / √(1 − (1 − s²)^{5/2})`, 2/√(5/2) at s = 0).
+fn hertz_time_integral() -> f64 {
+    let g = |s: f64| {
+        if s == 0.0 {
+            2.0 / 2.5f64.sqrt()
+        } else {
+            2.0 * s / (1.0 - (1.0 - s * s).powf(2.5)).sqrt()
+        }
+    };
+    let n = 2000;
+    let h = 1.0 / n as f64;
+    let mut sum = g(0.0) + g(1.0);
+    for k in 1..n {
+        sum += g(k as f64 * h) * if k % 2 == 1 { 4.0 } else { 2.0 };
+    }
+    sum * h / 3.0
+}
+
+/// Hertz impact of effective mass `m`, radius `r`, modulus `e_star` at relative speed `v`:
+/// `(δ_max, F_max, t_c)`.
+fn hertz_impact(m: f64, r: f64, e_star: f64, v: f64) -> (f64, f64, f64) {
+    let d = (15.0 * m * v * v / (16.0 * e_star * r.sqrt())).powf(0.4);
+    let f = 4.0 / 3.0 * e_star * r.sqrt() * d.powf(1.5);
+    (d, f, 2.0 * d / v * hertz_time_integral())
+}
+
+fn sphere_mass(density: f64, r: f64) -> f64 {
+    density * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3)
+}
+
+/// A material table entry.
+struct Material {
+    name: &'static str,
+    young: f64,
+    poisson: f64,
+    density: f64,
+}
+
+/// The traced maxima against the closed forms within `tol`, printed.
+fn check_maxima(what: &str, t: &Trace, closed: (f64, f64, f64), tol: f64) {
+    let (d, f, tc) = closed;
+    eprintln!(
+        "{what}: δ_max {:.6e} m ({d:.6e}), F_max {:.6e} N ({f:.6e}), t_c {:.6e} s ({tc:.6e})",
+        t.max_overlap, t.max_force, t.contact_time
+    );
+    assert!(
+        rel(t.max_overlap, d) < tol,
+        "{what}: δ_max {}",
+        t.max_overlap
+    );
+    assert!(rel(t.max_force, f) < tol, "{what}: F_max {}", t.max_force);
+    assert!(
+        rel(t.contact_time, tc) < tol,
+        "{what}: t_c {}",
+        t.contact_time
+    );
+}
+
+/// Runs `$check` on both engines as `$cpu` and `$gpu`.
+macro_rules! both_engines {
+    ($cpu:ident, $gpu:ident, $check:ident) => {
+        #[test]
+        fn $cpu() {
+            $check(On::Cpu);
+        }
+        #[test]
+        fn $gpu() {
+            $check(On::Gpu);
+        }
+    };
+}
+
+/// Tolerance of the traced maxima and contact time: the paper's theory is Hertz's, which the
+/// Hertz law reproduces exactly, so what is left is time stepping (~2 000 steps per contact:
+/// contact time to 5e-4, maxima far better) and, for a rigid plane, the 0.04 % of the stiff
+/// wall; on the GPU, f32 forces and double-single positions add ~1e-6. 2e-3 covers these
+/// with margin and is below any wrong modulus, radius or mass (a 1 % error in E* moves δ_max
+/// by 0.4 %).
+const MAXIMA_TOL: f64 = 2e-3;
+
+both_engines!(
+    test1_two_identical_spheres_meet_as_hertz_says,
+    gpu_test1_two_identical_spheres_meet_as_hertz_says,
+    check_test1
+);
+
+/// Test 1: R = 10 mm, head-on at 10 m/s each, μ = 0.35, no damping. Glass (E = 48 GPa,
+/// ν = 0.2, 2800 kg/m³) and limestone (20 GPa, 0.25, 2500 kg/m³). E* = E / (2(1−ν²)),
+/// R* = R/2, m* = m/2, relative speed 20 m/s. Both leave at 10 m/s (within 1e-5: an
+/// undamped Hertz contact under the leapfrog gives the energy back to (Δt/t_c)²).
+fn check_test1(on: On) {
+    let r = 0.01;
+    for m in [
+        Material {
+            name: "glass",
+            young: 4.8e10,
+            poisson: 0.2,
+            density: 2800.0,
+        },
+        Material {
+            name: "limestone",
+            young: 2.0e10,
+            poisson: 0.25,
+            density: 2500.0,
+        },
+    ] {
+        let closed = hertz_impact(
+            0.5 * sphere_mass(m.density, r),
+            0.5 * r,
+            m.young / (2.0 * (1.0 - m.poisson * m.poisson)),
+            20.0,
+        );
+        let s = impact_scene(
+            &m,
+            0.35,
+            1.0,
+            closed.2 / 2000.0,
+            &format!(
+                "spheres = [{{ position = [0.0, 0.0, {r}], radius = {r}, velocity = [0.0, 0.0, -10.0] }}, \
+                 {{ position = [0.0, 0.0, -{r}], radius = {r}, velocity = [0.0, 0.0, 10.0] }}]"
+            ),
+            None,
+        );
+        let Some(t) = trace(&s, on, |sim| {
+            2.0 * r - (sim.particles.position[0] - sim.particles.position[1]).length()
+        }) else {
+            return;
+        };
+        let what = format!("Test 1 {} on {on:?}", m.name);
+        check_maxima(&what, &t, closed, MAXIMA_TOL);
+        for (k, v) in t.end.particles.velocity.iter().enumerate() {
+            assert!(
+                (v.z.abs() - 10.0).abs() < 1e-4,
+                "{what}: sphere {k} leaves at {v}"
+            );
+        }
+    }
+}
+
+both_engines!(
+    test2_a_sphere_meets_a_rigid_plane_as_hertz_says,
+    gpu_test2_a_sphere_meets_a_rigid_plane_as_hertz_says,
+    check_test2
+);
+
+/// Test 2: R = 0.1 m onto a rigid plane at 0.2 m/s, frictionless, undamped. Aluminium alloy
+/// (70 GPa, 0.3, 2699 kg/m³) and magnesium alloy (40 GPa, 0.35, 1800 kg/m³); rigid plane:
+/// E* = E/(1−ν²), R* = R, m* = m. It leaves at 0.2 m/s within 1e-5 of it.
+fn check_test2(on: On) {
+    let r = 0.1;
+    for m in [
+        Material {
+            name: "aluminium alloy",
+            young: 7.0e10,
+            poisson: 0.3,
+            density: 2699.0,
+        },
+        Material {
+            name: "magnesium alloy",
+            young: 4.0e10,
+            poisson: 0.35,
+            density: 1800.0,
+        },
+    ] {
+        let closed = hertz_impact(
+            sphere_mass(m.density, r),
+            r,
+            m.young / (1.0 - m.poisson * m.poisson),
+            0.2,
+        );
+        let s = impact_scene(
+            &m,
+            0.0,
+            1.0,
+            closed.2 / 2000.0,
+            &format!(
+                "spheres = [{{ position = [0.0, 0.0, {r}], radius = {r}, velocity = [0.0, 0.0, -0.2] }}]"
+            ),
+            Some(1000.0),
+        );
+        let Some(t) = trace(&s, on, |sim| r - sim.particles.position[0].z) else {
+            return;
+        };
+        let what = format!("Test 2 {} on {on:?}", m.name);
+        check_maxima(&what, &t, closed, MAXIMA_TOL);
+        let v = t.end.particles.velocity[0].z;
+        assert!((v - 0.2).abs() < 2e-6, "{what}: leaves at {v} m/s");
+    }
+}
+
+/// Aluminium oxide of Tests 3 and 4: 380 GPa, ν = 0.23, 4000 kg/m³, R = 2.5 mm, 3.9 m/s.
+const ALUMINA: Material = Material {
+    name: "aluminium oxide",
+    young: 3.8e11,
+    poisson: 0.23,
+    density: 4000.0,
+};
+const ALUMINA_R: f64 = 0.0025;
+const ALUMINA_SPEED: f64 = 3.9;
+
+/// The Δt of Tests 3 and 4: 1/2 000 of the contact time of a normal impact at `v_n`.
+fn alumina_dt(v_n: f64) -> f64 {
+    let m = &ALUMINA;
+    hertz_impact(
+        sphere_mass(m.density, ALUMINA_R),
+        ALUMINA_R,
+        m.young / (1.0 - m.poisson * m.poisson),
+        v_n,
+    )
+    .2 / 2000.0
+}
+
+both_engines!(
+    test3_normal_impacts_rebound_with_their_restitution,
+    gpu_test3_normal_impacts_rebound_with_their_restitution,
+    check_test3
+);
+
+/// Test 3: the alumina sphere at 3.9 m/s onto a rigid plane with e = 0.3, 0.6, 0.9 (Tsuji's
+/// dashpot, `damping = "tsuji"`): rebound within 1 % of e, the bound of
+/// `tests/contact_laws.rs` (time stepping of the dashpot; measured there ≤ 0.9 %).
+fn check_test3(on: On) {
+    for e in [0.3, 0.6, 0.9] {
+        let s = impact_scene(
+            &ALUMINA,
+            0.0,
+            e,
+            alumina_dt(ALUMINA_SPEED),
+            &format!(
+                "spheres = [{{ position = [0.0, 0.0, {ALUMINA_R}], radius = {ALUMINA_R}, velocity = [0.0, 0.0, -{ALUMINA_SPEED}] }}]"
+            ),
+            Some(1000.0),
+        );
+        let Some(t) = trace(&s, on, |sim| ALUMINA_R - sim.particles.position[0].z) else {
+            return;
+        };
+        let measured = t.end.particles.velocity[0].z / ALUMINA_SPEED;
+        eprintln!("Test 3 on {on:?}: e = {e}, measured {measured:.5}");
+        assert!(rel(measured, e) < 0.01, "e = {e}: measured {measured}");
+    }
+}
+
+both_engines!(
+    test4_oblique_impacts_that_slide_throughout_follow_rigid_body_theory,
+    gpu_test4_oblique_impacts_that_slide_throughout_follow_rigid_body_theory,
+    check_test4
+);
+
+/// Test 4: the alumina sphere at 3.9 m/s at incident angles θ from the normal, μ = 0.092,
+/// e_n = 0.98 (Tsuji's dashpot, γ_t from it as well). While the contact point slides
+/// throughout, the tangential impulse is μ times the normal one, `m (1 + e_n) v_n`, whatever
+/// the tangential stiffness, so (rigid-body sliding, the large-angle limit of Maw et al. 1976
+/// that the paper's Test 4 compares with) `v_t' = v_t − μ (1 + e_n) v_n` and
+/// `ω' = 5/2 μ (1 + e_n) v_n / R`. That holds when
+/// `tan θ ≥ 7/2 μ (1 + e_n)` (θ ≥ 32.5°) and, at first touch, when the Mindlin spring cannot
+/// hold the slip (`tan θ > μ k_n / k_t`, a few degrees): θ = 45°, 60°, 75°, 85°. The measured
+/// e_n is used. Within 1 % of v_t'/v_t and of ω': the normal impulse is exact to e_n's
+/// definition, and the tangential one misses μ F_n only in the few steps where the spring's
+/// rescaling trails the falling normal force.
+fn check_test4(on: On) {
+    let mu = 0.092;
+    for deg in [45.0f64, 60.0, 75.0, 85.0] {
+        let th = deg.to_radians();
+        let (v_t, v_n) = (ALUMINA_SPEED * th.sin(), ALUMINA_SPEED * th.cos());
+        let s = impact_scene(
+            &ALUMINA,
+            mu,
+            0.98,
+            alumina_dt(v_n),
+            &format!(
+                "spheres = [{{ position = [0.0, 0.0, {ALUMINA_R}], radius = {ALUMINA_R}, velocity = [{v_t}, 0.0, -{v_n}] }}]"
+            ),
+            Some(1000.0),
+        );
+        let Some(t) = trace(&s, on, |sim| ALUMINA_R - sim.particles.position[0].z) else {
+            return;
+        };
+        let v = t.end.particles.velocity[0];
+        let w = t.end.particles.angular_velocity[0];
+        let e_n = v.z / v_n;
+        let impulse = mu * (1.0 + e_n) * v_n;
+        let (et_theory, w_theory) = (1.0 - impulse / v_t, 2.5 * impulse / ALUMINA_R);
+        eprintln!(
+            "Test 4 on {on:?}, θ = {deg}°: e_n {e_n:.5}, e_t {:.5} (theory {et_theory:.5}), ω {:.3} rad/s (theory {w_theory:.3})",
+            v.x / v_t,
+            w.y
+        );
+        assert!(
+            rel(v.x / v_t, et_theory) < 0.01,
+            "θ = {deg}°: e_t {} against {et_theory}",
+            v.x / v_t
+        );
+        assert!(
+            rel(w.y, w_theory) < 0.01,
+            "θ = {deg}°: ω {} against {w_theory}",
+            w.y
+        );
+        assert!(
+            w.x.abs() + w.z.abs() < 1e-6 * w_theory && v.y.abs() < 1e-9,
+            "θ = {deg}°: motion out of the plane of impact"
+        );
+    }
+}
+
+/// A scene of `spheres` (TOML, one material `m`), no gravity, Hertz law with Tsuji's dashpot
+/// for restitution `e`, friction `mu`, time step `dt`; with `wall_stiffness` a plane at z = 0
+/// of a material that many times stiffer (Young's modulus) and otherwise the same.
+fn impact_scene(
+    m: &Material,
+    mu: f64,
+    e: f64,
+    dt: f64,
+    spheres: &str,
+    wall_stiffness: Option<f64>,
+) -> Simulation {
+    let wall = match wall_stiffness {
+        Some(k) => format!(
+            r#"
+[[materials]]
+name = "plane"
+friction = {mu}
+young_modulus = {young}
+poisson_ratio = {nu}
+restitution = {e}
+
+[[walls]]
+kind = "plane"
+name = "plane"
+material = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+"#,
+            young = m.young * k,
+            nu = m.poisson
+        ),
+        None => String::new(),
+    };
+    scene(&format!(
+        r#"
+[simulation]
+duration = 1.0
+output_interval = 1.0
+dt = {dt}
+gravity = [0.0, 0.0, 0.0]
+
+[contact]
+law = "hertz"
+history = "true"
+damping = "tsuji"
+
+[[materials]]
+name = "grain"
+density = {rho}
+friction = {mu}
+young_modulus = {young}
+poisson_ratio = {nu}
+restitution = {e}
+
+[[particles]]
+kind = "explicit"
+material = "grain"
+{spheres}
+{wall}
+"#,
+        rho = m.density,
+        young = m.young,
+        nu = m.poisson
+    ))
+    .simulation
+}
