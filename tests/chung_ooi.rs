@@ -20,16 +20,11 @@
 //! so that the shortest contact spans about 2 000 steps; the time-stepping errors of the
 //! traced maxima are then of order (Δt/t_c)² and the contact time is resolved to 1/2 000.
 
+#[macro_use]
 mod common;
 
-use common::{rel, scene};
+use common::{On, rel, scene};
 use wgdem_core::cpu::Simulation;
-
-#[derive(Clone, Copy, Debug)]
-enum On {
-    Cpu,
-    Gpu,
-}
 
 /// What one impact did.
 struct Trace {
@@ -146,20 +141,6 @@ fn check_maxima(what: &str, t: &Trace, closed: (f64, f64, f64), tol: f64) {
     );
 }
 
-/// Runs `$check` on both engines as `$cpu` and `$gpu`.
-macro_rules! both_engines {
-    ($cpu:ident, $gpu:ident, $check:ident) => {
-        #[test]
-        fn $cpu() {
-            $check(On::Cpu);
-        }
-        #[test]
-        fn $gpu() {
-            $check(On::Gpu);
-        }
-    };
-}
-
 /// Tolerance of the traced maxima and contact time: the paper's theory is Hertz's, which the
 /// Hertz law reproduces exactly, so what is left is time stepping (~2 000 steps per contact:
 /// contact time to 5e-4, maxima far better) and, for a rigid plane, the 0.04 % of the stiff
@@ -168,7 +149,7 @@ macro_rules! both_engines {
 /// by 0.4 %).
 const MAXIMA_TOL: f64 = 2e-3;
 
-both_engines!(
+both_backends!(
     test1_two_identical_spheres_meet_as_hertz_says,
     gpu_test1_two_identical_spheres_meet_as_hertz_says,
     check_test1
@@ -227,7 +208,7 @@ fn check_test1(on: On) {
     }
 }
 
-both_engines!(
+both_backends!(
     test2_a_sphere_meets_a_rigid_plane_as_hertz_says,
     gpu_test2_a_sphere_meets_a_rigid_plane_as_hertz_says,
     check_test2
@@ -300,7 +281,7 @@ fn alumina_dt(v_n: f64) -> f64 {
     .2 / 2000.0
 }
 
-both_engines!(
+both_backends!(
     test3_normal_impacts_rebound_with_their_restitution,
     gpu_test3_normal_impacts_rebound_with_their_restitution,
     check_test3
@@ -330,7 +311,7 @@ fn check_test3(on: On) {
     }
 }
 
-both_engines!(
+both_backends!(
     test4_oblique_impacts_that_slide_throughout_follow_rigid_body_theory,
     gpu_test4_oblique_impacts_that_slide_throughout_follow_rigid_body_theory,
     check_test4

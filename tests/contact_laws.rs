@@ -64,37 +64,13 @@ fn hertz_normal_force_matches_closed_form() {
 /// the weight acting during the ≈ 0.5 ms contact lowers a 0.3 m/s rebound by g t_c ≈ 5 mm/s
 /// (1.6 %), which is not an error of the contact law. `sf` is the scene's safety factor.
 fn drop_restitution(law: &str, e: f64, sf: f64) -> f64 {
-    let mut s = scene(&format!(
-        r#"
-        [simulation]
-        duration = 1.0
-        output_interval = 1.0
-        safety_factor = {sf}
-        gravity = [0.0, 0.0, 0.0]
-        [contact]
-        law = "{law}"
-        history = "true"
-        characteristic_velocity = 1.0
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.3
-        young_modulus = 1e8
-        poisson_ratio = 0.25
-        restitution = {e}
-        [[particles]]
-        kind = "explicit"
-        material = "m"
-        spheres = [{{ position = [0.0, 0.0, {z}], radius = 0.005, velocity = [0.0, 0.0, -1.0] }}]
-        [[walls]]
-        kind = "plane"
-        name = "floor"
-        material = "m"
-        point = [0.0, 0.0, 0.0]
-        normal = [0.0, 0.0, 1.0]
-        "#,
-        z = 0.0051
-    ));
+    let mut s = floor_scene(
+        law,
+        "viscoelastic",
+        e,
+        &format!("safety_factor = {sf}"),
+        "{ position = [0.0, 0.0, 0.0051], radius = 0.005, velocity = [0.0, 0.0, -1.0] }",
+    );
     let sim = &mut s.simulation;
     let mut v_in = None;
     let mut was_touching = false;
@@ -166,15 +142,22 @@ fn impacts(damping: &str, e: f64) -> Scene {
         })
         .collect::<Vec<_>>()
         .join(", ");
+    floor_scene("hertz", damping, e, "dt = 4.5e-6", &spheres)
+}
+
+/// Spheres (`spheres`, TOML inline tables) of a material with E = 1e8 Pa, ν = 0.25, 2500 kg/m³
+/// and restitution `e` over a floor of the same material, no gravity; `law`, `damping` and
+/// the time step line (`dt = …` or `safety_factor = …`) as given.
+fn floor_scene(law: &str, damping: &str, e: f64, step: &str, spheres: &str) -> Scene {
     scene(&format!(
         r#"
         [simulation]
         duration = 1.0
         output_interval = 1.0
-        dt = 4.5e-6
+        {step}
         gravity = [0.0, 0.0, 0.0]
         [contact]
-        law = "hertz"
+        law = "{law}"
         history = "true"
         characteristic_velocity = 1.0
         damping = "{damping}"

@@ -9,24 +9,18 @@
 //! correct evaluation differs from them by at most half a unit in the fifth figure (≤ 0.005 %,
 //! 0.01 % for 1.5960e3), and f32 adds about 1e-6 relative; 0.1 % is the bound.
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
 
-use common::rel;
+use common::{On, rel};
 use glam::{DMat3, DQuat, DVec3};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wgdem_core::contact::kuhn::{KuhnParams, KuhnState, KuhnStep, kuhn_step};
 use wgdem_core::contact_case::{CaseParams, CaseRow, ContactCase, StepKinematics, stage_ends};
 use wgdem_gpu::contact_probe::{ContactProbe, GpuCaseEvaluator, ProbeSetup, ProbeStep};
-
-/// The engine that evaluates a case.
-#[derive(Clone, Copy, PartialEq)]
-enum On {
-    Cpu,
-    Gpu,
-}
 
 /// Runs a bundled case on `on`; `None` when GPU tests are skipped.
 fn case_rows(name: &str, on: On) -> Option<Vec<CaseRow>> {
@@ -49,20 +43,6 @@ fn run_case(mut case: ContactCase, on: On) -> Option<Vec<CaseRow>> {
             case.run_with(&mut gpu).unwrap_or_else(|e| panic!("{e}"))
         }
     })
-}
-
-/// Declares the CPU test `$name` and its GPU twin `gpu_$name`, both running `$check(on)`.
-macro_rules! both_backends {
-    ($cpu:ident, $gpu:ident, $check:ident) => {
-        #[test]
-        fn $cpu() {
-            $check(On::Cpu);
-        }
-        #[test]
-        fn $gpu() {
-            $check(On::Gpu);
-        }
-    };
 }
 
 fn tangential(row: &CaseRow) -> DVec3 {

@@ -30,6 +30,31 @@ pub fn scene(toml: &str) -> Scene {
     build_scene(config, "test.toml").unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The engine a check runs on (see [`both_backends!`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum On {
+    /// The f64 CPU reference.
+    Cpu,
+    /// The GPU engine.
+    Gpu,
+}
+
+/// Declares the CPU test `$cpu` and its GPU twin `$gpu`, running `$check(On::Cpu)` and
+/// `$check(On::Gpu)` (which returns early where GPU tests are skipped).
+#[allow(unused_macros)]
+macro_rules! both_backends {
+    ($cpu:ident, $gpu:ident, $check:ident) => {
+        #[test]
+        fn $cpu() {
+            $check(On::Cpu);
+        }
+        #[test]
+        fn $gpu() {
+            $check(On::Gpu);
+        }
+    };
+}
+
 /// Relative difference |a − b| / |b|.
 pub fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs()
