@@ -229,3 +229,50 @@ fn tsuji_damping_outside_the_hertz_law_with_elastic_materials_is_refused() {
     );
     assert_names(&error_of(&unknown), &["damping", "tsuji"]);
 }
+
+/// Rolling resistance keys: each wrong combination named with its field and the fix.
+#[test]
+fn bad_rolling_resistance_is_refused_by_field() {
+    let with_pair = |keys: &str| {
+        GOOD.replace(
+            "history = \"true\"",
+            &format!(
+                "history = \"true\"\n[[contact.pairs]]\nmaterials = [\"glass\", \"glass\"]\nmodel = \"spring\"\n{keys}"
+            ),
+        )
+    };
+    let good = with_pair("rolling = \"epsd\"\nrolling_friction = 0.1\nrolling_damping = 0.3");
+    let c = SceneConfig::parse(&good, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    build_scene(c, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_names(
+        &error_of(&with_pair("rolling_friction = 0.1")),
+        &["contact.pairs[0].rolling_friction", "rolling = \"cdt\""],
+    );
+    assert_names(
+        &error_of(&with_pair("rolling = \"cdt\"")),
+        &["contact.pairs[0].rolling_friction", "μ_r"],
+    );
+    assert_names(
+        &error_of(&with_pair(
+            "rolling = \"cdt\"\nrolling_friction = 0.1\nrolling_stiffness = 1.0",
+        )),
+        &["contact.pairs[0].rolling_stiffness", "epsd"],
+    );
+    assert_names(
+        &error_of(&with_pair(
+            "rolling = \"epsd\"\nrolling_friction = 0.1\nrolling_damping = 1.5",
+        )),
+        &["contact.pairs[0].rolling_damping", "[0, 1]"],
+    );
+    assert_names(
+        &error_of(&with_pair("rolling = \"epsd\"\nrolling_friction = -0.1")),
+        &["contact.pairs[0].rolling_friction", "≥ 0"],
+    );
+    assert_names(
+        &error_of(&with_pair("rolling = \"tdc\"\nrolling_friction = 0.1")),
+        &["rolling", "cdt"],
+    );
+    let hill = with_pair("rolling = \"cdt\"\nrolling_friction = 0.1")
+        .replace("model = \"spring\"", "model = \"hill\"");
+    assert_names(&error_of(&hill), &["contact.pairs[0].rolling", "spring"]);
+}

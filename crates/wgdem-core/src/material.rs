@@ -27,6 +27,7 @@
 //! Friction and restitution of a pair are the smaller of the two materials' values.
 
 use crate::contact::model::{ContactKind, PairModel};
+use crate::contact::rolling::{Rolling, RollingParams};
 use crate::contact::{
     ContactLaw, ContactParams, Damping, damping_ratio_from_restitution,
     hertz_beta_from_restitution, tsuji_b_from_restitution,
@@ -79,6 +80,7 @@ pub struct PairParams {
     friction: f64,
     kind: PairKind,
     model: PairModel,
+    rolling: Option<Rolling>,
 }
 
 /// Constants of a material pair as plain data (see [`PairParams::record`]).
@@ -194,6 +196,7 @@ impl PairParams {
             friction,
             kind,
             model: PairModel::Spring,
+            rolling: None,
         })
     }
 
@@ -212,6 +215,16 @@ impl PairParams {
         self.model
     }
 
+    /// The same pair with rolling resistance (or without, `None`).
+    pub fn with_rolling(self, rolling: Option<Rolling>) -> Self {
+        Self { rolling, ..self }
+    }
+
+    /// The pair's rolling resistance.
+    pub fn rolling(&self) -> Option<Rolling> {
+        self.rolling
+    }
+
     /// The pair's friction coefficient.
     pub fn friction(&self) -> f64 {
         self.friction
@@ -220,8 +233,12 @@ impl PairParams {
     /// Per-contact constants of the pair's model for bodies of `radii` and `masses` (m, kg;
     /// a wall is infinite in both).
     pub fn contact_kind(&self, radii: (f64, f64), masses: (f64, f64)) -> ContactKind {
+        let rolling = self.rolling.map(|r| RollingParams::new(r, radii, masses));
         self.model.contact_kind(
-            |m, r| self.contact_params(m, r),
+            |m, r| ContactParams {
+                rolling,
+                ..self.contact_params(m, r)
+            },
             self.friction,
             radii,
             masses,
@@ -316,6 +333,7 @@ impl PairParams {
             eff_mass,
             eff_radius,
             damping: self.dashpot,
+            rolling: None,
         }
     }
 }

@@ -84,6 +84,8 @@ pub fn contacts(sim: &Simulation, histories: &ContactHistories) -> Vec<ContactRe
             displacement: DVec3::ZERO,
         },
         twirl: 0.0,
+        spin: DVec3::ZERO,
+        rotation: DVec3::ZERO,
     };
     let record = |a: BodyA,
                   b: usize,

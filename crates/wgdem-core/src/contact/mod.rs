@@ -43,6 +43,7 @@ pub mod hill;
 pub mod jager;
 pub mod kuhn;
 pub mod model;
+pub mod rolling;
 
 /// Normal force–displacement law, Fleischmann Eq. 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,6 +156,8 @@ pub struct ContactParams {
     pub eff_radius: f64,
     /// How the dashpots scale with overlap.
     pub damping: Damping,
+    /// Rolling resistance, where the pair has it.
+    pub rolling: Option<rolling::RollingParams>,
 }
 
 /// Result of one contact evaluation.
@@ -365,6 +368,7 @@ mod tests {
             eff_mass: 1e-3,
             eff_radius: 1e-3,
             damping: Damping::Viscoelastic,
+            rolling: None,
         }
     }
 

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::hill::{HillParams, HillState, HillStep, Moisture, hill_step};
 use super::jager::{JagerParams, JagerState, JagerStep, jager_step};
 use super::kuhn::{KuhnParams, KuhnState, KuhnStep, kuhn_step};
-use super::{ContactModel, ContactParams, HistoryMode, RelativeMotion, contact_force};
+use super::rolling::{RollingModel, RollingStep, rolling_torque};
+use super::{ContactLaw, ContactModel, ContactParams, HistoryMode, RelativeMotion, contact_force};
 
 /// Stiffness of the linear model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -184,6 +185,9 @@ pub enum SlotHistory {
     Hill(HillState),
     /// Jäger: the equivalent load history and contact frame.
     Jager(Box<JagerState>),
+    /// Fleischmann with type C rolling resistance: `u_t` and the rolling spring torque on B
+    /// (N·m).
+    SpringRolling(DVec3, DVec3),
 }
 
 impl Default for SlotHistory {
@@ -196,6 +200,12 @@ impl SlotHistory {
     /// The history of a contact that has just formed.
     pub fn fresh(kind: &ContactKind) -> Self {
         match kind {
+            ContactKind::Spring(p)
+                if p.rolling
+                    .is_some_and(|r| r.rolling.model == RollingModel::Epsd) =>
+            {
+                SlotHistory::SpringRolling(DVec3::ZERO, DVec3::ZERO)
+            }
             ContactKind::Spring(_) => SlotHistory::Spring(DVec3::ZERO),
             ContactKind::Linear(_) => SlotHistory::Linear(KuhnState {
                 overlap: f64::NEG_INFINITY,
@@ -210,6 +220,7 @@ impl SlotHistory {
     pub fn is_blank(&self) -> bool {
         match self {
             SlotHistory::Spring(u) => *u == DVec3::ZERO,
+            SlotHistory::SpringRolling(u, m) => *u == DVec3::ZERO && *m == DVec3::ZERO,
             SlotHistory::Linear(s) => s.overlap == f64::NEG_INFINITY || s.overlap < 0.0,
             SlotHistory::Hill(s) => *s == HillState::default(),
             SlotHistory::Jager(s) => s.history.is_empty(),
@@ -241,6 +252,11 @@ pub struct Kinematics {
     pub motion: RelativeMotion,
     /// The pair's mean spin about the normal over the step (rad).
     pub twirl: f64,
+    /// Angular velocity of B relative to A at the current time (rad/s), for rolling
+    /// resistance (a wall does not turn).
+    pub spin: DVec3,
+    /// Rotation of B relative to A over the last step, `(ω_B − ω_A)_{n−1/2} Δt` (rad).
+    pub rotation: DVec3,
 }
 
 /// The result of one evaluation.
@@ -257,6 +273,8 @@ pub struct Evaluation {
     pub elastic: f64,
     /// Work dissipated in the contact during the step (J); linear and hill models only.
     pub dissipated: f64,
+    /// Rolling resistance torque on B (N·m); A receives its negative.
+    pub torque: DVec3,
 }
 
 /// Evaluates one contact, updating its history. Returns `None` when the contact exerts no
@@ -286,12 +304,20 @@ pub fn evaluate(
     }
     if !matches!(
         (kind, &*history),
-        (ContactKind::Spring(_), SlotHistory::Spring(_))
-            | (ContactKind::Linear(_), SlotHistory::Linear(_))
+        (
+            ContactKind::Spring(_),
+            SlotHistory::Spring(_) | SlotHistory::SpringRolling(..)
+        ) | (ContactKind::Linear(_), SlotHistory::Linear(_))
             | (ContactKind::Hill(_), SlotHistory::Hill(_))
             | (ContactKind::Jager(_), SlotHistory::Jager(_))
     ) {
         *history = SlotHistory::fresh(kind);
+    }
+    // A spring–dashpot history that has to carry a rolling spring from now on.
+    if let (SlotHistory::Spring(u), SlotHistory::SpringRolling(..)) =
+        (&*history, SlotHistory::fresh(kind))
+    {
+        *history = SlotHistory::SpringRolling(*u, DVec3::ZERO);
     }
     Some(match (kind, history) {
         (ContactKind::Spring(p), SlotHistory::Spring(u)) => {
@@ -300,12 +326,32 @@ pub fn evaluate(
             if spring_model.history != HistoryMode::True {
                 *u = DVec3::ZERO;
             }
+            // Type A rolling resistance keeps no history.
+            let mut no_spring = DVec3::ZERO;
+            let torque = spring_rolling(spring_model, p, k, o.normal_force, &mut no_spring);
             Evaluation {
                 force: o.force,
                 normal_force: o.normal_force,
                 sliding: o.sliding,
                 elastic: 0.0,
                 dissipated: 0.0,
+                torque,
+            }
+        }
+        (ContactKind::Spring(p), SlotHistory::SpringRolling(u, m)) => {
+            let o = contact_force(spring_model, k.overlap, k.normal, k.motion, *u, p);
+            *u = o.tangential_displacement;
+            if spring_model.history != HistoryMode::True {
+                *u = DVec3::ZERO;
+            }
+            let torque = spring_rolling(spring_model, p, k, o.normal_force, m);
+            Evaluation {
+                force: o.force,
+                normal_force: o.normal_force,
+                sliding: o.sliding,
+                elastic: 0.0,
+                dissipated: 0.0,
+                torque,
             }
         }
         (ContactKind::Linear(p), SlotHistory::Linear(s)) => {
@@ -326,6 +372,7 @@ pub fn evaluate(
                 sliding: o.slip_start.is_some(),
                 elastic: o.elastic_work,
                 dissipated: s.dissipated - before,
+                torque: DVec3::ZERO,
             }
         }
         (ContactKind::Hill(p), SlotHistory::Hill(s)) => {
@@ -348,6 +395,7 @@ pub fn evaluate(
                 sliding: o.shear_force.length() >= strength * (1.0 - 1e-12) && strength > 0.0,
                 elastic: o.elastic_work,
                 dissipated: s.dissipated - before,
+                torque: DVec3::ZERO,
             }
         }
         (ContactKind::Jager(p), SlotHistory::Jager(s)) => {
@@ -367,8 +415,39 @@ pub fn evaluate(
                 sliding: o.tangential_local.length() >= p.friction * o.normal_force * (1.0 - 1e-12),
                 elastic: 0.0,
                 dissipated: 0.0,
+                torque: DVec3::ZERO,
             }
         }
         _ => unreachable!("history matched to the kind above"),
     })
+}
+
+/// The rolling resistance torque on B of a spring–dashpot contact (zero without it), with its
+/// spring torque `m` (type C). The normal stiffness is `dF_n/dδ`: `k_n` (Hooke), `3/2 k_n f`
+/// (Hertz, `f = √(R̄δ)`).
+fn spring_rolling(
+    model: ContactModel,
+    p: &ContactParams,
+    k: &Kinematics,
+    normal_force: f64,
+    m: &mut DVec3,
+) -> DVec3 {
+    let Some(r) = p.rolling else {
+        return DVec3::ZERO;
+    };
+    let normal_stiffness = match model.law {
+        ContactLaw::Hooke => p.kn,
+        ContactLaw::Hertz => 1.5 * p.kn * model.law.factor(p.eff_radius, k.overlap),
+    };
+    rolling_torque(
+        &r,
+        m,
+        &RollingStep {
+            normal: k.normal,
+            spin: k.spin,
+            rotation: k.rotation,
+            normal_force,
+            normal_stiffness,
+        },
+    )
 }

@@ -228,6 +228,7 @@ impl ContactCase {
                         eff_mass: if eff_mass.is_finite() { eff_mass } else { 0.0 },
                         eff_radius,
                         damping: crate::contact::Damping::Viscoelastic,
+                        rolling: None,
                     },
                 )
             }

@@ -60,14 +60,16 @@ impl Simulation {
                         * dt,
                 },
                 twirl: 0.5 * (p.angular_velocity[i] + p.angular_velocity[j]).dot(normal) * dt,
+                spin: pw[j] - pw[i],
+                rotation: (p.angular_velocity[j] - p.angular_velocity[i]) * dt,
             };
             let Some(out) = evaluate(model, &slot.params, &mut slot.history, &kinematics) else {
                 continue;
             };
             p.force[i] -= out.force;
             p.force[j] += out.force;
-            p.torque[i] += r_i.cross(-out.force);
-            p.torque[j] += r_j.cross(out.force);
+            p.torque[i] += r_i.cross(-out.force) - out.torque;
+            p.torque[j] += r_j.cross(out.force) + out.torque;
             stats.sliding += usize::from(out.sliding);
             stats.contacts += usize::from(overlap > 0.0);
             elastic += out.elastic;
@@ -96,6 +98,8 @@ impl Simulation {
                             * dt,
                     },
                     twirl: 0.5 * p.angular_velocity[i].dot(c.normal) * dt,
+                    spin: pw[i],
+                    rotation: p.angular_velocity[i] * dt,
                 };
                 let params = self.pair_params[wall.material * self.n_materials + p.material[i]]
                     .contact_kind((f64::INFINITY, p.radius[i]), (f64::INFINITY, p.mass[i]));
@@ -108,9 +112,9 @@ impl Simulation {
                     continue;
                 };
                 p.force[i] += out.force;
-                p.torque[i] += r_p.cross(out.force);
+                p.torque[i] += r_p.cross(out.force) + out.torque;
                 wall.force -= out.force;
-                wall.torque += (p.position[i] + r_p - reference).cross(-out.force);
+                wall.torque += (p.position[i] + r_p - reference).cross(-out.force) - out.torque;
                 stats.sliding += usize::from(out.sliding);
                 elastic += out.elastic;
                 dissipated += out.dissipated;

@@ -223,6 +223,14 @@ pub struct PairConfig {
     pub dp_max: Option<f64>,
     /// Jäger: history capacity in points (default 32).
     pub capacity: Option<usize>,
+    /// Rolling resistance (spring pairs): `cdt` (Ai et al.'s type A) or `epsd` (type C).
+    pub rolling: Option<crate::contact::rolling::RollingModel>,
+    /// Rolling friction coefficient μ_r ≥ 0 (with `rolling`).
+    pub rolling_friction: Option<f64>,
+    /// Rolling stiffness k_r (N·m/rad, `epsd`; default `2.25 k_n μ_r² R_r²`).
+    pub rolling_stiffness: Option<f64>,
+    /// Rolling damping ratio η_r in [0, 1] (`epsd`, default 0).
+    pub rolling_damping: Option<f64>,
 }
 
 /// Moisture actions.

@@ -1,6 +1,7 @@
 //! Range checks of scene values that produce [`Error::Invalid`] naming the file and field.
 
 use super::*;
+use crate::contact::rolling::Rolling;
 
 /// Range checks that produce [`Error::Invalid`] naming the field.
 pub(crate) struct Validator<'a> {
@@ -232,10 +233,83 @@ impl Validator<'_> {
                     }
                 }
             };
-            table[a * n + b] = table[a * n + b].with_model(model);
-            table[b * n + a] = table[b * n + a].with_model(model);
+            let rolling = self.rolling(c, name, &f)?;
+            table[a * n + b] = table[a * n + b].with_model(model).with_rolling(rolling);
+            table[b * n + a] = table[b * n + a].with_model(model).with_rolling(rolling);
         }
         Ok(())
+    }
+
+    /// The rolling resistance of a `[[contact.pairs]]` entry of model `name`, if it has one.
+    fn rolling(
+        &self,
+        c: &PairConfig,
+        name: &str,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<Option<Rolling>> {
+        use crate::contact::rolling::RollingModel;
+        let Some(model) = c.rolling else {
+            for (key, set) in [
+                ("rolling_friction", c.rolling_friction.is_some()),
+                ("rolling_stiffness", c.rolling_stiffness.is_some()),
+                ("rolling_damping", c.rolling_damping.is_some()),
+            ] {
+                if set {
+                    return Err(self.err(
+                        &f(key),
+                        "needs a rolling resistance model: add rolling = \"cdt\" or \"epsd\""
+                            .to_owned(),
+                    ));
+                }
+            }
+            return Ok(None);
+        };
+        if c.model != PairModelName::Spring {
+            return Err(self.err(
+                &f("rolling"),
+                format!(
+                    "rolling resistance goes with model = \"spring\" pairs so far, not \"{name}\"; remove the rolling keys or use the spring model"
+                ),
+            ));
+        }
+        let friction = c.rolling_friction.ok_or_else(|| {
+            self.err(
+                &f("rolling_friction"),
+                "is missing; rolling resistance needs its coefficient μ_r (e.g. 0.1)".to_owned(),
+            )
+        })?;
+        if !(friction.is_finite() && friction >= 0.0) {
+            return Err(self.err(&f("rolling_friction"), format!("{friction} must be ≥ 0")));
+        }
+        if model == RollingModel::Cdt {
+            for (key, set) in [
+                ("rolling_stiffness", c.rolling_stiffness.is_some()),
+                ("rolling_damping", c.rolling_damping.is_some()),
+            ] {
+                if set {
+                    return Err(self.err(
+                        &f(key),
+                        "belongs to rolling = \"epsd\"; the cdt model has no spring or dashpot: remove it".to_owned(),
+                    ));
+                }
+            }
+        }
+        if let Some(k) = c.rolling_stiffness {
+            self.positive(&f("rolling_stiffness"), k, "N·m/rad")?;
+        }
+        let damping = c.rolling_damping.unwrap_or(0.0);
+        if !(0.0..=1.0).contains(&damping) {
+            return Err(self.err(
+                &f("rolling_damping"),
+                format!("{damping} must lie in [0, 1] (the ratio of critical damping)"),
+            ));
+        }
+        Ok(Some(Rolling {
+            model,
+            friction,
+            stiffness: c.rolling_stiffness,
+            damping,
+        }))
     }
 
     pub(super) fn materials(&self, configs: &[MaterialConfig]) -> Result<Vec<Material>> {

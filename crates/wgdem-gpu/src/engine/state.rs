@@ -303,6 +303,13 @@ pub(super) fn slot_kind_for(sim: &Simulation) -> Result<SlotKind, GpuError> {
     let mut wide = false;
     let mut jager_points = 0u32;
     for k in 0..nm * nm {
+        if sim.pair(k / nm, k % nm).rolling().is_some() {
+            return Err(GpuError::Unsupported(format!(
+                "material pair ({}, {}) has rolling resistance, which runs on the CPU engine only so far; use the CPU engine (--backend cpu)",
+                k / nm,
+                k % nm
+            )));
+        }
         match sim.pair(k / nm, k % nm).model() {
             wgdem_core::contact::model::PairModel::Jager { capacity, .. } => {
                 if capacity > crate::contact_probe::JAGER_GPU_CAPACITY {
