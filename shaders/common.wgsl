@@ -58,6 +58,10 @@ struct PairRecord {
     suction: f32,
     dp_max: f32,         // Jäger: |Δp_max| (MODEL_JAGER: kn = Ē, kt = κ, flags = capacity)
     _q2: f32,
+    rolling: u32,              // ROLLING_NONE, ROLLING_CDT or ROLLING_EPSD (spring–dashpot)
+    rolling_friction: f32,     // μ_r
+    rolling_stiffness: f32,    // k_r (N·m/rad); 0: 2.25 k_n μ_r² R_r²
+    rolling_damping: f32,      // η_r
 }
 
 struct Wall {

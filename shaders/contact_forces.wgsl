@@ -198,15 +198,19 @@ fn particle(
         let rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
             * sign) * params.dt;
         let twirl = 0.5 * dot(wi + wj, normal) * params.dt;
+        // B's spin relative to A's, at t_n and over the last step (rolling resistance).
+        let rel_spin = (qj.w.xyz - qi.w.xyz) * sign;
+        let rel_rotation = ((wj - wi) * sign) * params.dt;
         let m_eff = ma * mb / (ma + mb);
         let r_eff = ra * rb / (ra + rb);
         // Neighbour slots keep a single-f32 history (no low part).
         let out = evaluate_pair(rec, slot, vec3<f32>(0.0), overlap, normal, rel_velocity,
-            rel_displacement, twirl, ra, rb, ma, mb, m_eff, r_eff);
-        // The force on this particle: `out.force` on B, its opposite on A.
+            rel_displacement, twirl, rel_spin, rel_rotation, ra, rb, ma, mb, m_eff, r_eff);
+        // The force on this particle: `out.force` on B, its opposite on A (and so the rolling
+        // torque).
         let f_i = out.force * -sign;
         force += f_i;
-        torque += cross(lever_i, f_i);
+        torque += cross(lever_i, f_i) + out.torque * -sign;
         if !i_first {
             n_pairs += select(0u, 1u, overlap > 0.0);  // count each pair once, on its B side
             n_sliding += out.sliding;
@@ -284,10 +288,10 @@ fn particle(
         let rec = pair_table[wall.material * params.n_materials + mat_i];
         // A wall is body A with infinite radius and mass.
         let out = evaluate_pair(rec, prev.slot, prev.lo.xyz, overlap, normal, rel_velocity,
-            rel_displacement, 0.5 * dot(wi, normal) * params.dt, 1e30, pi.hi.w, 1e30, pi.lo.w,
-            pi.lo.w, pi.hi.w);
+            rel_displacement, 0.5 * dot(wi, normal) * params.dt, qi.w.xyz, wi * params.dt, 1e30,
+            pi.hi.w, 1e30, pi.lo.w, pi.lo.w, pi.hi.w);
         force += out.force;
-        torque += cross(r_p, out.force);
+        torque += cross(r_p, out.force) + out.torque;
         if held {
             wall_slots[wbase + k] = WallSlot(out.slot, vec4<f32>(out.lo, 0.0));
         } else {
@@ -297,7 +301,7 @@ fn particle(
             atomicOr(&counters.failed, FAILED_DEFECT);
         }
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
-        (*wall_t)[w] = vec4<f32>(cross(rel + r_p, -out.force), 0.0);
+        (*wall_t)[w] = vec4<f32>(cross(rel + r_p, -out.force) - out.torque, 0.0);
         n_walls += 1u;
         n_sliding += out.sliding;
         elastic += out.elastic;
@@ -332,6 +336,7 @@ struct PairOut {
     lo: vec3<f32>,      // the low part of its tangential history (wall slots)
     elastic: f32,       // energy stored in the contact after the step (J; Kuhn, hill)
     dissipated: f32,    // work dissipated in it during the step (J; Kuhn, hill)
+    torque: vec3<f32>,  // rolling resistance torque on B (spring–dashpot pairs that have it)
 }
 
 // Whether some pair of the scene uses model `m` (`PairRecord::model`); `MODELS_PRESENT` is set
@@ -346,6 +351,7 @@ fn uses_model(m: u32) -> bool {
 // CPU twin: `contact::model::evaluate`.
 fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, normal: vec3<f32>,
                  rel_velocity: vec3<f32>, rel_displacement: vec3<f32>, twirl: f32,
+                 rel_spin: vec3<f32>, rel_rotation: vec3<f32>,
                  r_a: f32, r_b: f32, m_a: f32, m_b: f32, m_eff: f32, r_eff: f32) -> PairOut {
     if uses_model(MODEL_LINEAR) && rec.model == MODEL_LINEAR {
         var kn = rec.kn;
@@ -365,7 +371,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         let o = kuhn_step(&st, &st_lo, overlap, normal, rel_displacement, twirl,
             KuhnParams(kn, kt, rec.friction, rec.flags & 1u), params.one);
         return PairOut(o.force, o.slid, with_aux(make_slot(st.tangential, slot.partner),
-            vec4<f32>(st.overlap, 0.0, 0.0, 0.0)), st_lo, o.elastic, o.dissipated);
+            vec4<f32>(st.overlap, 0.0, 0.0, 0.0)), st_lo, o.elastic, o.dissipated, vec3<f32>(0.0));
     }
     if uses_model(MODEL_HILL) && rec.model == MODEL_HILL {
         var st = HillState(slot.tangential, bitcast<u32>(slot_aux(slot).x));
@@ -374,7 +380,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         let o = hill_step(&st, -overlap, normal, rel_velocity, rel_displacement, twirl, hp);
         return PairOut(o.force, o.slid, with_aux(make_slot(st.shear, slot.partner),
             vec4<f32>(bitcast<f32>(st.moisture), 0.0, 0.0, 0.0)), vec3<f32>(0.0), o.elastic,
-            o.dissipated);
+            o.dissipated, vec3<f32>(0.0));
     }
     if uses_model(MODEL_JAGER) && rec.model == MODEL_JAGER {
         // Jäger: the history stack and contact frame live in the slot (Jäger slots only). The
@@ -387,11 +393,28 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         let sliding = o.normal_force > 0.0
             && length(st.tangential) >= rec.friction * o.normal_force * (1.0 - 1e-6);
         return PairOut(o.force, select(0u, 1u, sliding), jager_store(&st, slot), vec3<f32>(0.0),
-            0.0, 0.0);
+            0.0, 0.0, vec3<f32>(0.0));
     }
     let p = contact_params(rec, params.law, m_eff, r_eff);
     let out = contact_force(params.law, params.history, overlap, normal, rel_velocity,
         rel_displacement, slot.tangential, lo, params.one, p);
-    return PairOut(out.force, out.sliding, make_slot(out.tangential, slot.partner),
-        out.tangential_lo, 0.0, 0.0);
+    var next = make_slot(out.tangential, slot.partner);
+    var torque = vec3<f32>(0.0);
+    if rec.rolling != ROLLING_NONE {
+        // CPU twin: `contact::model::spring_rolling`. k_n = dF_n/dδ: k_n (Hooke), 3/2 k_n f
+        // (Hertz); R_r = R* (R against a wall), I_r from both bodies (a wall adds nothing).
+        var kn_tangent = p.kn;
+        if params.law == LAW_HERTZ {
+            kn_tangent = 1.5 * p.kn * law_factor(params.law, r_eff, overlap);
+        }
+        let inertia = 1.0 / (inv_rolling_inertia(r_a, m_a) + inv_rolling_inertia(r_b, m_b));
+        let ro = rolling_torque(rec.rolling, rec.rolling_friction, rec.rolling_stiffness,
+            rec.rolling_damping, r_eff, inertia, slot_aux(slot).xyz, normal, rel_spin,
+            rel_rotation, out.normal_force, kn_tangent);
+        torque = ro.torque;
+        if rec.rolling == ROLLING_EPSD {
+            next = with_aux(next, vec4<f32>(ro.spring, 0.0));
+        }
+    }
+    return PairOut(out.force, out.sliding, next, out.tangential_lo, 0.0, 0.0, torque);
 }

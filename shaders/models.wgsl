@@ -463,3 +463,54 @@ fn jager_step(s: ptr<function, JagerState>, overlap: f32, n: vec3<f32>, movement
     let ft = q_rotate((*s).frame, vec3<f32>((*s).tangential, 0.0));
     return JagerOut(n * f_n - ft, f_n, slid);
 }
+
+// ---- Rolling resistance (Ai, Chen, Rotter & Ooi 2011) ----------------------------------------
+// Twin of `contact::rolling::rolling_torque`: the torque on B against the rolling of B relative
+// to A (`spin` at t_n, `rotation` over the last step), type A (ROLLING_CDT) or type C
+// (ROLLING_EPSD, its spring torque `spring` carried in the slot's aux words).
+
+struct RollingOut {
+    torque: vec3<f32>,   // on B
+    spring: vec3<f32>,   // type C's new spring torque
+}
+
+fn rolling_torque(model: u32, mu_r: f32, k_given: f32, eta_r: f32, radius: f32, inertia: f32,
+                  spring: vec3<f32>, n: vec3<f32>, spin: vec3<f32>, rotation: vec3<f32>,
+                  normal_force: f32, normal_stiffness: f32) -> RollingOut {
+    let omega = spin - n * dot(n, spin);
+    let limit = mu_r * radius * max(normal_force, 0.0);
+    if model == ROLLING_CDT {
+        let len = length(omega);
+        if len > 0.0 {
+            return RollingOut(-omega * (limit / len), vec3<f32>(0.0));
+        }
+        return RollingOut(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    var kr = k_given;
+    if kr == 0.0 {
+        kr = 2.25 * normal_stiffness * mu_r * mu_r * radius * radius;
+    }
+    let turn = rotation - n * dot(n, rotation);
+    var m = spring - n * dot(n, spring) - turn * kr;
+    let len = length(m);
+    var torque = m;
+    if len >= limit {
+        // Full mobilisation: limited, no dashpot.
+        if len > 0.0 {
+            m = m * (limit / len);
+        }
+        torque = m;
+    } else {
+        let c = eta_r * 2.0 * sqrt(inertia * kr);
+        torque = torque - omega * c;
+    }
+    return RollingOut(torque, m);
+}
+
+// `I + m R²` of a solid sphere, inverted; 0 for a wall (radius 1e30).
+fn inv_rolling_inertia(r: f32, m: f32) -> f32 {
+    if r >= 1e29 {
+        return 0.0;
+    }
+    return 1.0 / (1.4 * m * r * r);
+}

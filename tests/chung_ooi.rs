@@ -41,42 +41,25 @@ struct Trace {
 /// Steps `sim` until sphere 0 has touched and left, one step at a time on `on`; `overlap`
 /// measures the contact of the state. `None` when GPU tests are skipped.
 fn trace(sim: &Simulation, on: On, overlap: impl Fn(&Simulation) -> f64) -> Option<Trace> {
-    let mut t = Trace {
-        max_overlap: 0.0,
-        max_force: 0.0,
-        contact_time: 0.0,
-        end: sim.clone(),
-    };
-    let mut gpu = match on {
-        On::Cpu => None,
-        On::Gpu => {
-            let ctx = common::gpu()?;
-            let engine =
-                wgdem_gpu::GpuEngine::new(&ctx.device, &ctx.queue, sim, Default::default())
-                    .unwrap_or_else(|e| panic!("{e}"));
-            Some((ctx, engine))
-        }
-    };
+    let mut stepper = common::Stepper::new(sim, on)?;
+    let (mut max_overlap, mut max_force, mut contact_time) = (0.0f64, 0.0f64, 0.0);
     let mut touched = false;
     for _ in 0..1_000_000 {
-        match &mut gpu {
-            None => t.end.step(),
-            Some((_, engine)) => {
-                engine.run(1).unwrap_or_else(|e| panic!("{e}"));
-                engine
-                    .read_into(&mut t.end)
-                    .and_then(|()| engine.read_forces_into(&mut t.end))
-                    .unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
-        let force = t.end.particles.force[0].length();
+        stepper.run(1);
+        let s = &stepper.sim;
+        let force = s.particles.force[0].length();
         if force > 0.0 {
             touched = true;
-            t.contact_time += t.end.dt;
-            t.max_force = t.max_force.max(force);
-            t.max_overlap = t.max_overlap.max(overlap(&t.end));
+            contact_time += s.dt;
+            max_force = max_force.max(force);
+            max_overlap = max_overlap.max(overlap(s));
         } else if touched {
-            return Some(t);
+            return Some(Trace {
+                max_overlap,
+                max_force,
+                contact_time,
+                end: stepper.sim,
+            });
         }
     }
     panic!("the impact did not end");

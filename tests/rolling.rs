@@ -14,9 +14,10 @@
 //! v₀ stops after `t = 7 v₀ / (5 μ_r g)` and `s = 7 v₀² / (10 μ_r g)`; on a slope θ it stays
 //! when `tan θ ≤ μ_r` and otherwise rolls with `a = 5/7 g (sin θ − μ_r cos θ)`.
 
+#[macro_use]
 mod common;
 
-use common::{rel, scene};
+use common::{On, Stepper, rel, scene};
 use wgdem_core::cpu::Simulation;
 
 const G: f64 = 9.81;
@@ -86,14 +87,25 @@ const EPSD: &str = "rolling = \"epsd\"\nrolling_friction = 0.1";
 const EPSD_DAMPED: &str = "rolling = \"epsd\"\nrolling_friction = 0.1\nrolling_damping = 0.3";
 
 /// Rolls the sphere of [`on_the_floor`] from 0.1 m/s until its velocity first stops (crosses
-/// zero) and returns (time, distance).
-fn roll_to_a_stop(rolling: &str) -> (f64, f64) {
-    let mut sim = on_the_floor(rolling, 0.0, 0.1, "");
-    while sim.particles.velocity[0].x > 0.0 {
-        sim.step();
-        assert!(sim.time < 1.0, "still rolling after 1 s");
+/// zero), on the CPU step by step; on the GPU for as many steps in one call. Returns (time,
+/// distance, velocity at the end); `None` where GPU tests are skipped.
+fn roll_to_a_stop(rolling: &str, on: On) -> Option<(f64, f64, f64)> {
+    let start = on_the_floor(rolling, 0.0, 0.1, "");
+    let mut cpu = start.clone();
+    while cpu.particles.velocity[0].x > 0.0 {
+        cpu.step();
+        assert!(cpu.time < 1.0, "still rolling after 1 s");
     }
-    (sim.time, sim.particles.position[0].x)
+    let end = match on {
+        On::Cpu => cpu,
+        On::Gpu => {
+            let mut s = Stepper::new(&start, on)?;
+            s.run(cpu.steps);
+            s.sim
+        }
+    };
+    let p = &end.particles;
+    Some((end.time, p.position[0].x, p.velocity[0].x))
 }
 
 /// On a flat: t = 7 v₀/(5 μ_r g) = 0.1427 s and s = 7 v₀²/(10 μ_r g) = 7.136 mm, within 1 %
@@ -102,14 +114,20 @@ fn roll_to_a_stop(rolling: &str) -> (f64, f64) {
 /// Type C is undamped here: its dashpot, which acts while the spring is below its limit,
 /// takes C_r ω ≈ 14 μ_r R N during that wind-up at 20 rad/s and stops the sphere 2 % early
 /// with η_r = 0.3 (measured), a property of the model rather than of the closed form.
-#[test]
-fn a_rolling_sphere_stops_where_a_constant_torque_stops_it() {
+/// The GPU runs as many steps as the CPU took to stop: its sphere must have come to the same
+/// place within the same 1 % and to rest within 1 % of v₀ (f32 adds ~1e-6).
+fn check_rolling_stop(on: On) {
     let v0: f64 = 0.1;
     let t = 7.0 * v0 / (5.0 * MU_R * G);
     let s = 7.0 * v0 * v0 / (10.0 * MU_R * G);
     for (name, rolling) in [("cdt", CDT), ("epsd", EPSD)] {
-        let (time, distance) = roll_to_a_stop(rolling);
-        eprintln!("{name}: stops after {time:.5} s ({t:.5}) and {distance:.6e} m ({s:.6e})");
+        let Some((time, distance, v)) = roll_to_a_stop(rolling, on) else {
+            return;
+        };
+        assert!(v.abs() < 0.01 * v0, "{name}: still at {v} m/s");
+        eprintln!(
+            "{name} on {on:?}: stops after {time:.5} s ({t:.5}) and {distance:.6e} m ({s:.6e})"
+        );
         assert!(rel(time, t) < 0.01, "{name}: stopped after {time} s");
         assert!(
             rel(distance, s) < 0.01,
@@ -117,13 +135,19 @@ fn a_rolling_sphere_stops_where_a_constant_torque_stops_it() {
         );
     }
     // Without rolling resistance it rolls on (the check can fail).
-    let mut free = on_the_floor("", 0.0, 0.1, "");
-    free.run(20_000);
-    assert!(
-        free.particles.velocity[0].x > 0.099,
-        "a free sphere slowed down"
-    );
+    let Some(mut free) = Stepper::new(&on_the_floor("", 0.0, 0.1, ""), on) else {
+        return;
+    };
+    free.run(5_000);
+    let v = free.sim.particles.velocity[0].x;
+    assert!(v > 0.099, "a free sphere slowed down to {v} m/s");
 }
+
+both_backends!(
+    a_rolling_sphere_stops_where_a_constant_torque_stops_it,
+    gpu_a_rolling_sphere_stops_where_a_constant_torque_stops_it,
+    check_rolling_stop
+);
 
 /// On a slope below the threshold (tan θ = 0.05 < μ_r) type C holds the sphere: after
 /// settling for 0.5 s it moves less than 1e-9 m in the next 0.5 s (its spring carries
@@ -133,20 +157,29 @@ fn a_rolling_sphere_stops_where_a_constant_torque_stops_it() {
 /// sixth of a percent of the 86 mm it would roll in that time above the threshold.
 /// Above it (tan θ = 0.2), both models roll with a = 5/7 g (sin θ − μ_r cos θ) within 1 %
 /// (measured from the speed gained over 0.1 s after a settling 0.01 s).
-#[test]
-fn a_sphere_on_a_slope_stays_below_the_rolling_threshold_and_rolls_above_it() {
+///
+/// On the GPU: type C within 1e-8 m (measured 3.3e-9 m: velocities, forces and the rolling
+/// spring are f32, and an f32 velocity updated by increments far below its last bit drifts,
+/// DESIGN_NOTES' second precision trap), the accelerations within the same 1 %.
+fn check_slope(on: On) {
     let below = 0.05f64.atan();
     let steps = |sim: &Simulation, t: f64| (t / sim.dt).ceil() as u64;
     for (name, rolling) in [("cdt", CDT), ("epsd", EPSD_DAMPED)] {
-        let mut sim = on_the_floor(rolling, below, 0.0, "");
-        let n = steps(&sim, 0.5);
-        sim.run(n);
-        let x0 = sim.particles.position[0].x;
-        let n = steps(&sim, 0.5);
-        sim.run(n);
-        let creep = (sim.particles.position[0].x - x0).abs();
-        eprintln!("{name} below the threshold: moved {creep:.3e} m in 0.5 s (from x = {x0:.3e} m)");
-        let bound = if name == "epsd" { 1e-9 } else { 5e-4 };
+        let Some(mut s) = Stepper::new(&on_the_floor(rolling, below, 0.0, ""), on) else {
+            return;
+        };
+        s.run(steps(&s.sim, 0.5));
+        let x0 = s.sim.particles.position[0].x;
+        s.run(steps(&s.sim, 0.5));
+        let creep = (s.sim.particles.position[0].x - x0).abs();
+        eprintln!(
+            "{name} on {on:?} below the threshold: moved {creep:.3e} m in 0.5 s (from x = {x0:.3e} m)"
+        );
+        let bound = match (name, on) {
+            ("epsd", On::Cpu) => 1e-9,
+            ("epsd", On::Gpu) => 1e-8,
+            _ => 5e-4,
+        };
         assert!(
             creep < bound,
             "{name}: moved {creep} m in 0.5 s below the threshold"
@@ -156,17 +189,23 @@ fn a_sphere_on_a_slope_stays_below_the_rolling_threshold_and_rolls_above_it() {
     let above = 0.2f64.atan();
     let a = 5.0 / 7.0 * G * (above.sin() - MU_R * above.cos());
     for (name, rolling) in [("cdt", CDT), ("epsd", EPSD)] {
-        let mut sim = on_the_floor(rolling, above, 0.0, "");
-        let n = steps(&sim, 0.01);
-        sim.run(n);
-        let (t0, v0) = (sim.time, sim.particles.velocity[0].x);
-        let n = steps(&sim, 0.1);
-        sim.run(n);
-        let measured = (sim.particles.velocity[0].x - v0) / (sim.time - t0);
-        eprintln!("{name} above the threshold: a = {measured:.5} m/s² ({a:.5})");
+        let Some(mut s) = Stepper::new(&on_the_floor(rolling, above, 0.0, ""), on) else {
+            return;
+        };
+        s.run(steps(&s.sim, 0.01));
+        let (t0, v0) = (s.sim.time, s.sim.particles.velocity[0].x);
+        s.run(steps(&s.sim, 0.1));
+        let measured = (s.sim.particles.velocity[0].x - v0) / (s.sim.time - t0);
+        eprintln!("{name} on {on:?} above the threshold: a = {measured:.5} m/s² ({a:.5})");
         assert!(rel(measured, a) < 0.01, "{name}: a = {measured} m/s²");
     }
 }
+
+both_backends!(
+    a_sphere_on_a_slope_stays_below_the_rolling_threshold_and_rolls_above_it,
+    gpu_a_sphere_on_a_slope_stays_below_the_rolling_threshold_and_rolls_above_it,
+    check_slope
+);
 
 /// Type C under a prescribed rotation (translation held, no sliding friction, so that the
 /// rolling torque is the sphere's whole torque): turned at 10 rad/s about y for 1 ms, back for
@@ -175,8 +214,9 @@ fn a_sphere_on_a_slope_stays_below_the_rolling_threshold_and_rolls_above_it() {
 /// there, and unloads with k_r from each reversal: checked at every step of the loop within
 /// 1e-3 of μ_r R N (the normal force is held by the locked translation, so what is left is
 /// rounding and the one step of each reversal, excluded).
-#[test]
-fn epsd_torque_follows_its_elastic_plastic_loop() {
+///
+/// On the GPU within 1e-3 as well: f32 torques carry ~1e-7 of the limit per step.
+fn check_loop(on: On) {
     let n = mass() * G;
     let delta = static_overlap(n);
     let kr = 2.25 * (1.5 * n / delta) * MU_R * MU_R * R * R;
@@ -196,20 +236,25 @@ fn epsd_torque_follows_its_elastic_plastic_loop() {
         t1e = t1 + 1e-9,
         t2e = t2 + 1e-9,
     );
-    let mut sim = zero_friction(on_the_floor(
-        "rolling = \"epsd\"\nrolling_friction = 0.1",
-        0.0,
-        0.0,
-        &loads,
-    ));
+    let Some(mut s) = Stepper::new(
+        &zero_friction(on_the_floor(
+            "rolling = \"epsd\"\nrolling_friction = 0.1",
+            0.0,
+            0.0,
+            &loads,
+        )),
+        on,
+    ) else {
+        return;
+    };
     // The spring turns with the rotation of the step before (`ω_{n−1/2} Δt`): `turn` is the
     // rotation the torque of the current step has seen, `leg_*` where the current leg began.
     let (mut turn, mut leg_turn, mut leg_torque, mut leg_sign) = (0.0, 0.0, 0.0, 1.0);
     let mut checks = 0;
-    while sim.time < t3 {
-        let spin = sim.particles.angular_velocity[0].y;
-        sim.step();
-        let torque = sim.particles.torque[0].y;
+    while s.sim.time < t3 {
+        let spin = s.sim.particles.angular_velocity[0].y;
+        s.run(1);
+        let (sim, torque) = (&s.sim, s.sim.particles.torque[0].y);
         if spin != 0.0 && spin.signum() != leg_sign {
             // A reversal: the new leg unloads from where the last one ended.
             leg_torque = (leg_torque - kr * (turn - leg_turn)).clamp(-limit, limit);
@@ -232,6 +277,12 @@ fn epsd_torque_follows_its_elastic_plastic_loop() {
     }
     assert!(checks > 500, "{checks} steps checked");
 }
+
+both_backends!(
+    epsd_torque_follows_its_elastic_plastic_loop,
+    gpu_epsd_torque_follows_its_elastic_plastic_loop,
+    check_loop
+);
 
 /// `sim` with every pair's sliding friction set to zero.
 fn zero_friction(mut sim: Simulation) -> Simulation {

@@ -168,3 +168,45 @@ pub fn random_spheres_on_a_floor(
     ))
     .simulation
 }
+
+/// A simulation advanced on either engine, with its state (and, on the GPU, its forces) read
+/// back after every call, for checks that follow a run step by step.
+pub struct Stepper {
+    /// The state after the last call.
+    pub sim: wgdem_core::cpu::Simulation,
+    gpu: Option<(wgdem_gpu::GpuContext, wgdem_gpu::GpuEngine)>,
+}
+
+impl Stepper {
+    /// `sim` on `on`; `None` where GPU tests are skipped.
+    pub fn new(sim: &wgdem_core::cpu::Simulation, on: On) -> Option<Self> {
+        let gpu = match on {
+            On::Cpu => None,
+            On::Gpu => {
+                let ctx = gpu()?;
+                let engine =
+                    wgdem_gpu::GpuEngine::new(&ctx.device, &ctx.queue, sim, Default::default())
+                        .unwrap_or_else(|e| panic!("{e}"));
+                Some((ctx, engine))
+            }
+        };
+        Some(Self {
+            sim: sim.clone(),
+            gpu,
+        })
+    }
+
+    /// Advances `n` steps and reads the state back.
+    pub fn run(&mut self, n: u64) {
+        match &mut self.gpu {
+            None => self.sim.run(n),
+            Some((_, engine)) => {
+                engine.run(n).unwrap_or_else(|e| panic!("{e}"));
+                engine
+                    .read_into(&mut self.sim)
+                    .and_then(|()| engine.read_forces_into(&mut self.sim))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+}

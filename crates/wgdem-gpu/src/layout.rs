@@ -4,7 +4,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::shared::{damping, model};
+use crate::shared::{damping, model, rolling};
 
 /// One field of a mirrored struct: its name, byte offset and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +160,14 @@ pub struct PairRecord {
     pub dp_max: f32,
     /// Padding.
     pub _q2: f32,
+    /// [`crate::shared::rolling`]: the spring–dashpot's rolling resistance model.
+    pub rolling: u32,
+    /// Rolling friction μ_r.
+    pub rolling_friction: f32,
+    /// Rolling stiffness k_r (N·m/rad); 0 for `2.25 k_n μ_r² R_r²`.
+    pub rolling_stiffness: f32,
+    /// Rolling damping ratio η_r.
+    pub rolling_damping: f32,
 }
 
 mirror!(PairRecord {
@@ -179,6 +187,10 @@ mirror!(PairRecord {
     suction,
     dp_max,
     _q2,
+    rolling,
+    rolling_friction,
+    rolling_stiffness,
+    rolling_damping,
 });
 
 impl PairRecord {
@@ -206,7 +218,21 @@ impl PairRecord {
             suction: 0.0,
             dp_max: 0.0,
             _q2: 0.0,
+            rolling: rolling::NONE,
+            rolling_friction: 0.0,
+            rolling_stiffness: 0.0,
+            rolling_damping: 0.0,
         };
+        if let Some(r) = p.rolling() {
+            use wgdem_core::contact::rolling::RollingModel;
+            rec.rolling = match r.model {
+                RollingModel::Cdt => rolling::CDT,
+                RollingModel::Epsd => rolling::EPSD,
+            };
+            rec.rolling_friction = r.friction as f32;
+            rec.rolling_stiffness = r.stiffness.unwrap_or(0.0) as f32;
+            rec.rolling_damping = r.damping as f32;
+        }
         match p.model() {
             PairModel::Linear { stiffness, twirl } => {
                 rec.model = model::LINEAR;

@@ -78,6 +78,17 @@ pub mod damping {
     pub const TSUJI: u32 = 1;
 }
 
+/// `PairRecord::rolling`: the spring–dashpot's rolling resistance (`contact::rolling`).
+pub mod rolling {
+    /// None.
+    pub const NONE: u32 = 0;
+    /// Ai et al.'s type A, constant directional torque.
+    pub const CDT: u32 = 1;
+    /// Ai et al.'s type C, elastic–plastic spring–dashpot (its spring torque in the slot's
+    /// aux words).
+    pub const EPSD: u32 = 2;
+}
+
 /// `SimParams::history`: the spring–dashpot's tangential mode (Fleischmann et al.).
 pub mod history {
     /// Multi-step history.
@@ -127,6 +138,9 @@ pub const CONSTANTS: &[(&str, u32)] = &[
     ("LAW_HERTZ", law::HERTZ),
     ("DAMPING_VISCOELASTIC", damping::VISCOELASTIC),
     ("DAMPING_TSUJI", damping::TSUJI),
+    ("ROLLING_NONE", rolling::NONE),
+    ("ROLLING_CDT", rolling::CDT),
+    ("ROLLING_EPSD", rolling::EPSD),
     ("HISTORY_TRUE", history::TRUE),
     ("HISTORY_PSEUDO", history::PSEUDO),
     ("HISTORY_NONE", history::NONE),

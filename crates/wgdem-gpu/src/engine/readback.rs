@@ -190,24 +190,35 @@ impl GpuEngine {
                 f64::from(f32::from_bits(w[2])),
             )
         };
-        // A slot's tangential vector and first aux word as the CPU's history of `kind`.
-        let history = |kind: &ContactKind, tangential: DVec3, aux: u32| match kind {
-            ContactKind::Spring(_) => Some(SlotHistory::Spring(tangential)),
-            ContactKind::Linear(_) => Some(SlotHistory::Linear(KuhnState {
-                overlap: f64::from(f32::from_bits(aux)),
-                tangential,
-                dissipated: 0.0,
-            })),
-            ContactKind::Hill(_) => Some(SlotHistory::Hill(HillState {
-                shear: tangential,
-                moisture: match aux {
-                    1 => Moisture::Ruptured,
-                    2 => Moisture::Wet,
-                    _ => Moisture::Dry,
-                },
-                dissipated: 0.0,
-            })),
-            ContactKind::Jager(_) => None,
+        // A slot's tangential vector and aux words (zero in narrow slots) as the CPU's history
+        // of `kind`.
+        let history = |kind: &ContactKind, tangential: DVec3, aux_words: &[u32]| {
+            let aux = aux_words[0];
+            Some(match kind {
+                ContactKind::Spring(p)
+                    if p.rolling.is_some_and(|r| {
+                        r.rolling.model == wgdem_core::contact::rolling::RollingModel::Epsd
+                    }) =>
+                {
+                    SlotHistory::SpringRolling(tangential, d3(aux_words))
+                }
+                ContactKind::Spring(_) => SlotHistory::Spring(tangential),
+                ContactKind::Linear(_) => SlotHistory::Linear(KuhnState {
+                    overlap: f64::from(f32::from_bits(aux)),
+                    tangential,
+                    dissipated: 0.0,
+                }),
+                ContactKind::Hill(_) => SlotHistory::Hill(HillState {
+                    shear: tangential,
+                    moisture: match aux {
+                        1 => Moisture::Ruptured,
+                        2 => Moisture::Wet,
+                        _ => Moisture::Dry,
+                    },
+                    dissipated: 0.0,
+                }),
+                ContactKind::Jager(_) => return None,
+            })
         };
         let mut out = wgdem_core::snapshot::ContactHistories::default();
         let w = self.slot_words;
@@ -222,7 +233,7 @@ impl GpuEngine {
                     continue;
                 }
                 let (a, b) = (ids[i], ids[(s[3] & !A_SIDE) as usize]);
-                let aux = if w >= 8 { s[4] } else { 0 };
+                let aux = if w >= 8 { &s[4..7] } else { &[0; 3][..] };
                 let kind = sim.pair_kind(a as usize, b as usize);
                 match history(&kind, d3(&s[0..3]), aux) {
                     Some(h) if !h.is_blank() => {
@@ -250,7 +261,7 @@ impl GpuEngine {
                     }
                     let wall = s[3];
                     let tangential = d3(&s[0..3]) + d3(&s[w..w + 3]);
-                    let aux = if w >= 8 { s[4] } else { 0 };
+                    let aux = if w >= 8 { &s[4..7] } else { &[0; 3][..] };
                     let kind = sim.wall_kind(wall as usize, i as usize);
                     match history(&kind, tangential, aux) {
                         Some(h) if !h.is_blank() => {

@@ -296,19 +296,20 @@ pub(super) fn v4(x: DVec3) -> [f32; 4] {
 }
 
 /// The slots the pairs of `sim` need: 16 bytes for the spring–dashpot; 32 bytes carry the Kuhn
-/// and hill models' extra state; Jäger slots add the contact frame and the largest history
-/// capacity in points.
+/// and hill models' extra state and type C rolling resistance's spring torque; Jäger slots add
+/// the contact frame and the largest history capacity in points.
 pub(super) fn slot_kind_for(sim: &Simulation) -> Result<SlotKind, GpuError> {
     let nm = sim.n_materials();
     let mut wide = false;
     let mut jager_points = 0u32;
     for k in 0..nm * nm {
-        if sim.pair(k / nm, k % nm).rolling().is_some() {
-            return Err(GpuError::Unsupported(format!(
-                "material pair ({}, {}) has rolling resistance, which runs on the CPU engine only so far; use the CPU engine (--backend cpu)",
-                k / nm,
-                k % nm
-            )));
+        // Type C rolling resistance keeps its spring torque in the aux words.
+        if sim
+            .pair(k / nm, k % nm)
+            .rolling()
+            .is_some_and(|r| r.model == wgdem_core::contact::rolling::RollingModel::Epsd)
+        {
+            wide = true;
         }
         match sim.pair(k / nm, k % nm).model() {
             wgdem_core::contact::model::PairModel::Jager { capacity, .. } => {
