@@ -210,7 +210,10 @@ fn particle(
         // torque).
         let f_i = out.force * -sign;
         force += f_i;
-        torque += cross(lever_i, f_i) + out.torque * -sign;
+        torque += cross(lever_i, f_i);
+        if uses_rolling() {
+            torque += out.torque * -sign;
+        }
         if !i_first {
             n_pairs += select(0u, 1u, overlap > 0.0);  // count each pair once, on its B side
             n_sliding += out.sliding;
@@ -291,7 +294,10 @@ fn particle(
             rel_displacement, 0.5 * dot(wi, normal) * params.dt, qi.w.xyz, wi * params.dt, 1e30,
             pi.hi.w, 1e30, pi.lo.w, pi.lo.w, pi.hi.w);
         force += out.force;
-        torque += cross(r_p, out.force) + out.torque;
+        torque += cross(r_p, out.force);
+        if uses_rolling() {
+            torque += out.torque;
+        }
         if held {
             wall_slots[wbase + k] = WallSlot(out.slot, vec4<f32>(out.lo, 0.0));
         } else {
@@ -301,7 +307,11 @@ fn particle(
             atomicOr(&counters.failed, FAILED_DEFECT);
         }
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
-        (*wall_t)[w] = vec4<f32>(cross(rel + r_p, -out.force) - out.torque, 0.0);
+        var wall_torque = cross(rel + r_p, -out.force);
+        if uses_rolling() {
+            wall_torque -= out.torque;
+        }
+        (*wall_t)[w] = vec4<f32>(wall_torque, 0.0);
         n_walls += 1u;
         n_sliding += out.sliding;
         elastic += out.elastic;
@@ -343,6 +353,11 @@ struct PairOut {
 // when the kernel is compiled (shaders.rs), so the models no pair uses are compiled out.
 fn uses_model(m: u32) -> bool {
     return (MODELS_PRESENT & (1u << m)) != 0u;
+}
+
+// Whether some pair has rolling resistance (compiled out otherwise, as the models are).
+fn uses_rolling() -> bool {
+    return (MODELS_PRESENT & ROLLING_PRESENT) != 0u;
 }
 
 // One contact with the pair's model: the scene's spring–dashpot (`contact_force`), Kuhn's
@@ -400,7 +415,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         rel_displacement, slot.tangential, lo, params.one, p);
     var next = make_slot(out.tangential, slot.partner);
     var torque = vec3<f32>(0.0);
-    if rec.rolling != ROLLING_NONE {
+    if uses_rolling() && rec.rolling != ROLLING_NONE {
         // CPU twin: `contact::model::spring_rolling`. k_n = dF_n/dδ: k_n (Hooke), 3/2 k_n f
         // (Hertz); R_r = R* (R against a wall), I_r from both bodies (a wall adds nothing).
         var kn_tangent = p.kn;

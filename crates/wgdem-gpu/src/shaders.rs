@@ -229,7 +229,8 @@ pub fn kernel_with(name: &str, slots: SlotKind) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Specialization {
     /// Bit m set where some pair uses model m (`PairRecord::model`: 0 spring–dashpot, 1 Kuhn,
-    /// 2 hill, 3 Jäger).
+    /// 2 hill, 3 Jäger), and [`crate::shared::rolling::PRESENT_BIT`] where some pair has
+    /// rolling resistance.
     pub models: u32,
     /// Neighbour slots per particle the list build can hold (`NEIGHBOUR_SLOTS`, the size of
     /// its private arrays; see neighbours.wgsl); the engine's must not exceed it (a regrown
@@ -251,7 +252,7 @@ pub use crate::shared::MAX_WALLS;
 impl Specialization {
     /// Every model and the default 16 neighbour slots.
     pub const ANY: Self = Self {
-        models: 0xf,
+        models: 0xf | crate::shared::rolling::PRESENT_BIT,
         slots: 16,
         words64: false,
         one_material: None,

@@ -87,6 +87,9 @@ pub mod rolling {
     /// Ai et al.'s type C, elastic–plastic spring–dashpot (its spring torque in the slot's
     /// aux words).
     pub const EPSD: u32 = 2;
+    /// The bit of the kernels' model mask (`MODELS_PRESENT`) set where some pair has rolling
+    /// resistance; without it the rolling code is compiled out.
+    pub const PRESENT_BIT: u32 = 1 << 8;
 }
 
 /// `SimParams::history`: the spring–dashpot's tangential mode (Fleischmann et al.).
@@ -141,6 +144,7 @@ pub const CONSTANTS: &[(&str, u32)] = &[
     ("ROLLING_NONE", rolling::NONE),
     ("ROLLING_CDT", rolling::CDT),
     ("ROLLING_EPSD", rolling::EPSD),
+    ("ROLLING_PRESENT", rolling::PRESENT_BIT),
     ("HISTORY_TRUE", history::TRUE),
     ("HISTORY_PSEUDO", history::PSEUDO),
     ("HISTORY_NONE", history::NONE),

@@ -337,9 +337,17 @@ pub(super) fn slot_kind_for(sim: &Simulation) -> Result<SlotKind, GpuError> {
     })
 }
 
-/// Bit m set where some record uses model m (`PairRecord::model`).
+/// Bit m set where some record uses model m (`PairRecord::model`), and
+/// [`shared::rolling::PRESENT_BIT`] where some record has rolling resistance.
 pub(super) fn model_mask(table: &[PairRecord]) -> u32 {
-    table.iter().fold(0, |mask, r| mask | 1 << r.model)
+    table.iter().fold(0, |mask, r| {
+        let rolling = if r.rolling != shared::rolling::NONE {
+            shared::rolling::PRESENT_BIT
+        } else {
+            0
+        };
+        mask | 1 << r.model | rolling
+    })
 }
 
 pub(super) fn pair_table(sim: &Simulation) -> Vec<PairRecord> {
