@@ -320,31 +320,23 @@ pub fn evaluate(
         *history = SlotHistory::SpringRolling(*u, DVec3::ZERO);
     }
     Some(match (kind, history) {
-        (ContactKind::Spring(p), SlotHistory::Spring(u)) => {
-            let o = contact_force(spring_model, k.overlap, k.normal, k.motion, *u, p);
-            *u = o.tangential_displacement;
-            if spring_model.history != HistoryMode::True {
-                *u = DVec3::ZERO;
-            }
-            // Type A rolling resistance keeps no history.
+        (
+            ContactKind::Spring(p),
+            history @ (SlotHistory::Spring(_) | SlotHistory::SpringRolling(..)),
+        ) => {
+            // Type A rolling resistance keeps no history; type C its spring torque.
             let mut no_spring = DVec3::ZERO;
-            let torque = spring_rolling(spring_model, p, k, o.normal_force, &mut no_spring);
-            Evaluation {
-                force: o.force,
-                normal_force: o.normal_force,
-                sliding: o.sliding,
-                elastic: 0.0,
-                dissipated: 0.0,
-                torque,
-            }
-        }
-        (ContactKind::Spring(p), SlotHistory::SpringRolling(u, m)) => {
+            let (u, spring) = match history {
+                SlotHistory::SpringRolling(u, m) => (u, m),
+                SlotHistory::Spring(u) => (u, &mut no_spring),
+                _ => unreachable!("matched above"),
+            };
             let o = contact_force(spring_model, k.overlap, k.normal, k.motion, *u, p);
             *u = o.tangential_displacement;
             if spring_model.history != HistoryMode::True {
                 *u = DVec3::ZERO;
             }
-            let torque = spring_rolling(spring_model, p, k, o.normal_force, m);
+            let torque = spring_rolling(spring_model, p, k, o.normal_force, spring);
             Evaluation {
                 force: o.force,
                 normal_force: o.normal_force,
