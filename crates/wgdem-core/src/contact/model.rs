@@ -313,9 +313,11 @@ pub fn evaluate(
     ) {
         *history = SlotHistory::fresh(kind);
     }
-    // A spring–dashpot history that has to carry a rolling spring from now on.
-    if let (SlotHistory::Spring(u), SlotHistory::SpringRolling(..)) =
-        (&*history, SlotHistory::fresh(kind))
+    // A spring–dashpot history that has to carry a rolling spring from now on (checked on the
+    // kind, not through `SlotHistory::fresh`, which allocates for Jäger contacts).
+    if let (ContactKind::Spring(p), SlotHistory::Spring(u)) = (kind, &*history)
+        && p.rolling
+            .is_some_and(|r| r.rolling.model == RollingModel::Epsd)
     {
         *history = SlotHistory::SpringRolling(*u, DVec3::ZERO);
     }
