@@ -69,14 +69,19 @@ fn max_diff(a: &Simulation, b: &Simulation) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Mean centre height and the highest sphere top (m).
+/// Mean centre height and the bed's surface: the 95th percentile of the spheres' tops (m).
+/// Not the single highest top: which sphere ends perched highest is one sample of a chaotic
+/// pour, and it moved by 1.5 % to 2.2 % between CPU and GPU with changes in the GPU's rounding
+/// alone, while the bed beneath stayed within 0.2 %.
 fn heights(s: &Simulation) -> (f64, f64) {
     let p = &s.particles;
     let mean = p.position.iter().map(|x| x.z).sum::<f64>() / p.len() as f64;
-    let top = (0..p.len())
+    let mut tops: Vec<f64> = (0..p.len())
         .map(|i| p.position[i].z + p.radius[i])
-        .fold(0.0, f64::max);
-    (mean, top)
+        .collect();
+    tops.sort_by(f64::total_cmp);
+    let surface = tops[(tops.len() * 95 / 100).min(tops.len() - 1)];
+    (mean, surface)
 }
 
 /// The pour on both backends.
@@ -90,7 +95,8 @@ fn heights(s: &Simulation) -> (f64, f64) {
 /// - kinetic energy at every 1 000 steps of the pour within 2 % of its peak;
 /// - after 0.46 s both packings are at rest (kinetic energy below 1e-6 of the peak: what is left
 ///   is round-off noise, 1e-11 to 1e-9 J, which no relative comparison can mean anything for);
-/// - the settled packings' mean centre height, top height and contact count agree within 2 %.
+/// - the settled packings' mean centre height, surface height (95th percentile of the tops)
+///   and contact count agree within 2 %.
 #[test]
 fn gpu_pour_matches_the_cpu_reference() {
     let Some(ctx) = gpu() else { return };
@@ -156,7 +162,7 @@ fn gpu_pour_matches_the_cpu_reference() {
     let ((mc, tc), (mg, tg)) = (heights(&cpu), heights(&gpu_sim));
     let (cc, cg) = (cpu.stats.contacts as f64, gpu_sim.stats.contacts as f64);
     eprintln!(
-        "settled: mean height {mc:.6} / {mg:.6} m, top {tc:.6} / {tg:.6} m, contacts {cc} / {cg} (CPU / GPU)"
+        "settled: mean height {mc:.6} / {mg:.6} m, surface {tc:.6} / {tg:.6} m, contacts {cc} / {cg} (CPU / GPU)"
     );
     assert!(((mg - mc) / mc).abs() < 0.02);
     assert!(((tg - tc) / tc).abs() < 0.02);
