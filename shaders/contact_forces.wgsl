@@ -41,6 +41,9 @@
 @group(0) @binding(16) var<storage, read> wall_mask: array<u32>;
 // The particle's row of wall slots, held while a wall is within its skin (`rebuild.walls_alloc`).
 @group(0) @binding(17) var<storage, read> wall_row: array<u32>;
+// The low parts of each particle's velocity (xyz, `integrate`'s) and radius (w): the radius is
+// r = pos.hi.w + fine.w, so that overlaps of stiff grains keep their precision.
+@group(0) @binding(18) var<storage, read> fine: array<vec4<f32>>;
 
 // MAX_WALLS comes from the shared constants (shared.rs).
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -125,6 +128,7 @@ fn particle(
     // This particle's own data, loaded once: each pair loads only its partner's and picks A
     // and B from the two.
     let vi = vec4_of(vel[i]);
+    let r_lo_i = fine[i].w;
     let qi = predicted_of(pred[i]);
     let wi = spin_of(vi, qi);
     // ONE_MATERIAL, THE_MATERIAL (set where the kernel is compiled): every particle is of
@@ -158,9 +162,10 @@ fn particle(
         let rb = select(r_i, r_j, i_first);
         let ma = select(m_j, m_i, i_first);
         let mb = select(m_i, m_j, i_first);
-        let d = ds_diff(pi, pj, params.one) * sign;  // from A to B
-        let dist = length(d);
-        let overlap = ra + rb - dist;
+        let gap = sphere_gap(pi, pj, ra, rb, r_lo_i + fine[j].w, params.one);
+        let d = gap.d * sign;  // from A to B
+        let dist = gap.dist;
+        let overlap = gap.overlap;
         var mat_j = mat_i;
         if !ONE_MATERIAL {
             mat_j = material[j];
@@ -248,18 +253,11 @@ fn particle(
         var hit = false;
         var overlap = 0.0;
         var normal = wall.normal.xyz;
-        if wall.kind == 0u {
-            let dn = dot(rel, normal);
-            hit = dn < pi.hi.w && dn > -pi.hi.w;
-            // R − n·(x − p) from the parts of the double-single difference: the hi part's
-            // projection is within a factor 2 of R at contact, so R − it is exact (Sterbenz),
-            // and the overlap keeps precision relative to itself rather than to R (one ulp of a
-            // 5 mm radius is 0.5 % of a 1e-7 m overlap). The wall slot's two-part tangential
-            // history answers the smooth normal force this gives without creeping.
-            let rel_hi = (pi.hi.xyz - wall.point_hi.xyz) * params.one;
-            let rel_lo = pi.lo.xyz - wall.point_lo.xyz;
-            overlap = (pi.hi.w - dot(rel_hi, normal)) * params.one - dot(rel_lo, normal);
-        } else {
+        // A plane, or a plate's face (the sphere's centre within the plate's outline): the
+        // distance along the normal, on the side the sphere is. A plate's edge or corner: the
+        // distance to the closest point, in f32.
+        var face = wall.kind == 0u;
+        if wall.kind != 0u {
             let gap = plate_gap(wall, rel);
             let dn = length(gap);
             hit = dn < pi.hi.w;
@@ -267,6 +265,26 @@ fn particle(
             if dn > 0.0 {
                 normal = gap / dn;
             }
+            let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
+            face = abs(dot(rel, wall.u_axis.xyz)) <= wall.extents.x
+                && abs(dot(rel, v_axis)) <= wall.extents.y;
+            if face {
+                normal = wall.normal.xyz * select(-1.0, 1.0, dot(rel, wall.normal.xyz) >= 0.0);
+            }
+        }
+        if face {
+            let dn = dot(rel, normal);
+            hit = dn < pi.hi.w && dn > -pi.hi.w;
+            // R − n·(x − p) from the parts of the double-single difference and of the radius:
+            // the hi part's projection is within a factor 2 of R at contact, so R − it is
+            // exact (Sterbenz), and the overlap keeps precision relative to itself rather than
+            // to R (one ulp of a 5 mm radius is 0.5 % of a 1e-7 m overlap). The wall slot's
+            // two-part tangential history answers the smooth normal force this gives without
+            // creeping.
+            let rel_hi = (pi.hi.xyz - wall.point_hi.xyz) * params.one;
+            let rel_lo = pi.lo.xyz - wall.point_lo.xyz;
+            overlap = (pi.hi.w - dot(rel_hi, normal)) * params.one
+                + (r_lo_i - dot(rel_lo, normal));
         }
         var prev = WallSlot(make_slot(vec3<f32>(0.0), w), vec4<f32>(0.0));
         var had = false;  // in contact last step

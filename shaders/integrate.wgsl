@@ -1,4 +1,4 @@
-// integrate.wgsl — semi-implicit Euler, positions in double-single; velocities predicted at
+// integrate.wgsl — semi-implicit Euler, positions and velocities in double-single; velocities predicted at
 // the next t_n for the dashpots; walls move at their prescribed velocity. A particle that has
 // moved more than half the skin since the last build sets the rebuild flag for the next step's
 // `rebuild.plan` (the check needs the new position, so it is done here rather than in a pass
@@ -39,6 +39,9 @@ struct Drive {
 @group(0) @binding(12) var<storage, read> drive_of: array<u32>;   // by stable id
 @group(0) @binding(13) var<storage, read> drives: array<Drive>;
 @group(0) @binding(14) var<storage, read> points: array<vec4<f32>>; // t, x, y, z
+// The low part of each particle's velocity (xyz; v = vel.xyz + fine.xyz) and of its radius (w,
+// kept as it is).
+@group(0) @binding(15) var<storage, read_write> fine: array<vec4<f32>>;
 
 const NO_DRIVE: u32 = 0xffffffffu;
 
@@ -120,20 +123,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     let v_old = vec4_of(vel[i]).xyz;
+    let fine_old = fine[i];
     var accel = f.force.xyz / p.lo.w;
     // Cundall's local damping: each component loses α|F| against the velocity.
     let a_l = params.local_damping;
     let damped = f.force.xyz - a_l * abs(f.force.xyz) * sign(v_old);
-    var v = v_old + damped / p.lo.w * dt;
+    // The velocity in double-single: a step's increment (F/m Δt) can be far below an ulp of
+    // the velocity (a grain under a small steady force), and an f32 sum would round part of
+    // it away every step. The increment is added exactly (TwoSum) and the low part kept.
+    let v_new = two_sum(v_old, damped / p.lo.w * dt, params.one);
+    let v_sum = fast_two_sum(v_new.hi.xyz, v_new.lo.xyz + fine_old.xyz, params.one);
+    var v = v_sum.hi.xyz;
+    var v_lo = v_sum.lo.xyz;
     if drive != NO_DRIVE {
         if dr.velocity.y != 0u {
             v = schedule_at(dr.velocity, t);
+            v_lo = vec3<f32>(0.0);
             accel = vec3<f32>(0.0);
         }
         v = locked(v, dr.lock, 0u);
+        v_lo = locked(v_lo, dr.lock, 0u);
         accel = locked(accel, dr.lock, 0u);
     }
-    let moved = ds_add(p.hi.xyz, p.lo.xyz, v * dt, params.one);
+    fine[i] = vec4<f32>(v_lo, fine_old.w);
+    let moved = ds_add(p.hi.xyz, p.lo.xyz + v_lo * dt, v * dt, params.one);
     // Blow-up guard (`wgdem_core::guard`): counted for the host's check at the batch's end.
     // Non-finite values are told by their exponent bits, since WGSL lets compilers assume
     // that NaN and infinity do not occur.

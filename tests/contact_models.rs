@@ -965,9 +965,13 @@ fn a_linear_pour_loses_exactly_the_contact_work() {
 /// The same pour on the GPU engine, whose contact kernel sums each particle's contact work
 /// (f32 per contact and step, the running dissipated total in double-single per particle,
 /// the particles summed in f64 on readback). Same 1 % bound: f32 rounding adds about 1e-6 of
-/// each step's work, far below the integrator's share. The balance is checked at ten
-/// instants, so that some find spheres in contact (the bounces are elastic: only friction
-/// dissipates) and the stored elastic energy takes part.
+/// each step's work, far below the integrator's share. The balance is checked at nine
+/// instants, 0.04 s to 0.2 s, so that some find spheres in contact (the bounces are elastic:
+/// only friction dissipates) and the stored elastic energy takes part. Not at 0.02 s: only the
+/// first contacts have formed then, their work (3.1e-8 J) is small beside the integrator's
+/// energy error of the fall, and the f64 CPU reference misses the balance there by 2.2 % too
+/// (0.39 % at 0.04 s, about 0.1 % later); the GPU, with double-single velocities, gives the
+/// same 2.2 %.
 #[test]
 fn gpu_linear_pour_loses_exactly_the_contact_work() {
     let Some(ctx) = common::gpu() else {
@@ -982,7 +986,9 @@ fn gpu_linear_pour_loses_exactly_the_contact_work() {
     for k in 1..=10 {
         engine.run(steps / 10).unwrap_or_else(|e| panic!("{e}"));
         engine.read_into(&mut now).unwrap_or_else(|e| panic!("{e}"));
-        check_pour_work("GPU", &now, start, k == 10);
+        if k >= 2 {
+            check_pour_work("GPU", &now, start, k == 10);
+        }
         storing += usize::from(now.work.elastic > 0.0);
     }
     assert!(storing > 0, "no instant had energy stored in a contact");
@@ -1446,10 +1452,11 @@ fn hill_and_jager_spheres_rest_on_a_floor_at_the_hertz_overlap() {
     }
 }
 
-/// GPU: within 1e-4. The radii are f32 (0.005 is stored 1.1e-10 m short, 0.0025 5.6e-11 m),
-/// which moves the rest overlaps (8.9e-6 and 2.7e-6 m) by 1.3e-5 and 2.1e-5 of themselves; f32
-/// forces add ~1e-7. The 1e-4 bound is five times the larger, and 100 times below what a wrong
-/// radius or mass in the wall path would give (a factor 2 in R moves δ by a fifth or more).
+/// GPU: within 1e-5. Positions, radii and overlaps are double-single on the GPU (before, f32
+/// radii, 0.005 stored 1.1e-10 m short, moved these rest overlaps of 8.9e-6 and 2.8e-6 m by
+/// 1.3e-5 and 2.1e-5 of themselves); what is left is the f32 force balancing the f32 weight
+/// (measured ≤ 8e-7). The bound is far below what a wrong radius or mass in the wall path would
+/// give (a factor 2 in R moves δ by a fifth or more).
 #[test]
 fn gpu_hill_and_jager_spheres_rest_on_a_floor_at_the_hertz_overlap() {
     let Some(ctx) = common::gpu() else {
@@ -1459,6 +1466,6 @@ fn gpu_hill_and_jager_spheres_rest_on_a_floor_at_the_hertz_overlap() {
         let scene = spheres_on_a_floor(model);
         let steps = (scene.duration / scene.simulation.dt).ceil() as u64;
         let (end, _) = common::run_gpu(&ctx, &scene.simulation, steps, Default::default());
-        check_spheres_on_a_floor(&format!("GPU {model}"), &end, 1e-4);
+        check_spheres_on_a_floor(&format!("GPU {model}"), &end, 1e-5);
     }
 }

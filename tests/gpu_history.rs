@@ -186,9 +186,9 @@ fn gpu_wall_history_follows_its_slot_when_other_walls_come_near() {
 /// bench's sheared dense specimen (512 spheres in a shear box, so pair and wall contacts with
 /// tangential history) run 300 steps on both, then each backend's histories (the GPU's read
 /// back from its slots and wall rows) evaluated by `snapshot::contacts`. Contacts are matched
-/// by their bodies. f32 positions (double-single on the GPU, but f32 velocities and
-/// histories) after 300 steps differ from the f64 ones by about 1e-7 relative, and an overlap
-/// is about 1e-3 of the distance between centres, so an overlap — and a force — differs by
+/// by their bodies. GPU positions (double-single, as are velocities, but moved by f32 forces
+/// and histories) after 300 steps differ from the f64 ones by about 1e-7 relative, and an
+/// overlap is about 1e-3 of the distance between centres, so an overlap — and a force — differs by
 /// about 1e-4 relative: measured 3e-5 to 2.3e-4 of the normal force on lavapipe. 2e-3 of the
 /// contact's normal force bounds it with a margin for other devices' rounding (tangential
 /// forces are compared to the same scale, since they are bounded by μ F_n). The particles'

@@ -158,9 +158,9 @@ both_backends!(
 /// Above it (tan θ = 0.2), both models roll with a = 5/7 g (sin θ − μ_r cos θ) within 1 %
 /// (measured from the speed gained over 0.1 s after a settling 0.01 s).
 ///
-/// On the GPU: type C within 1e-8 m (measured 3.3e-9 m: velocities, forces and the rolling
-/// spring are f32, and an f32 velocity updated by increments far below its last bit drifts,
-/// DESIGN_NOTES' second precision trap), the accelerations within the same 1 %.
+/// On the GPU: type C within 1e-8 m (measured 3.3e-9 m, the same with f32 and with
+/// double-single velocities: the forces and the rolling spring are f32, and the spring's
+/// per-step increments fall below its last bit), the accelerations within the same 1 %.
 fn check_slope(on: On) {
     let below = 0.05f64.atan();
     let steps = |sim: &Simulation, t: f64| (t / sim.dt).ceil() as u64;

@@ -30,8 +30,8 @@ use crate::scene::Scene;
 const CHUNK_PARTICLE_STEPS: (u64, u64) = (5_000_000, 50_000_000);
 
 /// Format of the payload of [`Kind::Simulation`] checkpoints (raised when its meaning
-/// changes).
-const FORMAT: u32 = 1;
+/// changes; 2: a GPU engine's state holds the low parts of its velocities and radii).
+const FORMAT: u32 = 2;
 
 /// What `Simulation.checkpoint` writes (postcard, in the checkpoint envelope).
 #[derive(Serialize, Deserialize)]

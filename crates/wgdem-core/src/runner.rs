@@ -204,8 +204,9 @@ pub fn run_cpu(
 /// The checkpoint of a run, in its output directory.
 pub const RUN_CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever the run checkpoint's meaning changes.
-/// (3: in the checksummed envelope of [`checkpoint`], without the scene's text.)
-const RUN_CHECKPOINT_FORMAT: u32 = 3;
+/// (3: in the checksummed envelope of [`checkpoint`], without the scene's text; 4: a GPU
+/// engine's state holds the low parts of its velocities and radii.)
+const RUN_CHECKPOINT_FORMAT: u32 = 4;
 
 /// What `checkpoint.bin` of a run holds: enough to continue it to the same bits.
 #[derive(Serialize, Deserialize)]

@@ -77,8 +77,9 @@ pub const ENTRIES: [&str; 12] = [
 /// engine's rebuild flag is set by the step that moved a particle half the skin, so a
 /// checkpoint may hold it pending for the next step; 6: the snapshots are a `Series` with
 /// step numbers and wall files; 7: in the checksummed envelope of [`crate::checkpoint`], without
-/// the configuration's text).
-const CHECKPOINT_FORMAT: u32 = 7;
+/// the configuration's text; 8: a GPU engine's state holds the low parts of its velocities and
+/// radii).
+const CHECKPOINT_FORMAT: u32 = 8;
 
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {

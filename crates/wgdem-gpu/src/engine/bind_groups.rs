@@ -97,6 +97,7 @@ impl GpuEngine {
                 (&b.omega, 4),
                 (&b.orientation, 4),
                 (&b.pred, 8),
+                (&b.fine, 4),
                 (&b.material, 1),
                 (&b.ids, 1),
                 (&b.counts, 1),

@@ -98,6 +98,7 @@ impl GpuEngine {
             &b.omega,
             &b.orientation,
             &b.pred,
+            &b.fine,
             &b.walls,
             &b.wall_slots,
             &b.wall_mask,

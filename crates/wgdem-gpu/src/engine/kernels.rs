@@ -31,10 +31,10 @@ pub struct KernelDecl {
 use Bind::{Read as R, Uniform as U, Write as W};
 const RADIX: &[Bind] = &[U, U, R, R, W, W, W];
 const REDUCE: &[Bind] = &[U, R, R, W, W];
-const INTEGRATE: &[Bind] = &[U, W, W, W, W, W, W, W, R, W, W, R, R, R, R];
+const INTEGRATE: &[Bind] = &[U, W, W, W, W, W, W, W, R, W, W, R, R, R, R, W];
 const REBUILD: &[Bind] = &[U, R, W, W, R, W, W, W, W, W, W, W];
 const PERMUTE: &[Bind] = &[U, U, R, R, W, W];
-const CONTACTS: &[Bind] = &[U, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R];
+const CONTACTS: &[Bind] = &[U, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R, R];
 
 const fn decl(
     label: &'static str,

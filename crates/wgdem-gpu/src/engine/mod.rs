@@ -255,6 +255,14 @@ impl GpuEngine {
                 v
             })
             .collect();
+        // The low parts of the velocities and radii (double-single, as the positions).
+        let fine: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let (_, mut lo) = split3(p.velocity[i]);
+                lo[3] = split(p.radius[i]).1;
+                lo
+            })
+            .collect();
         let omega: Vec<[f32; 4]> = (0..n)
             .map(|i| {
                 let mut w = v4(p.angular_velocity[i]);
@@ -361,6 +369,7 @@ impl GpuEngine {
             omega: init(device, "dem.angular_velocity", &omega),
             orientation: init(device, "dem.orientation", &orientation),
             pred: init(device, "dem.predicted_velocity", &pred),
+            fine: init(device, "dem.low_parts", &fine),
             material: init(device, "dem.material", &material),
             pair_table: init(device, "dem.pair_table", &pair_table),
             walls: init(device, "dem.walls", &walls),
@@ -546,9 +555,11 @@ impl GpuEngine {
         let mut vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
         let mut omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
         let mut pred: Vec<Predicted> = self.read(&self.buffers.pred, n)?;
+        let mut fine: Vec<[f32; 4]> = self.read(&self.buffers.fine, n)?;
         for (k, &id) in ids.iter().enumerate() {
-            let v = v4(sim.particles.velocity[id as usize]);
+            let (v, v_lo) = split3(sim.particles.velocity[id as usize]);
             let w = v4(sim.particles.angular_velocity[id as usize]);
+            fine[k][..3].copy_from_slice(&v_lo[..3]);
             for c in 0..3 {
                 pred[k].v[c] = v[c] + (pred[k].v[c] - vel[k][c]);
                 pred[k].w[c] = w[c] + (pred[k].w[c] - omega[k][c]);
@@ -567,6 +578,8 @@ impl GpuEngine {
             .write_buffer(&b.omega, 0, bytemuck::cast_slice(&omega));
         self.queue
             .write_buffer(&b.pred, 0, bytemuck::cast_slice(&pred));
+        self.queue
+            .write_buffer(&b.fine, 0, bytemuck::cast_slice(&fine));
         Ok(())
     }
 

@@ -222,6 +222,7 @@ impl GpuEngine {
                     &b.omega,
                     &b.orientation,
                     &b.pred,
+                    &b.fine,
                     &b.ft,
                     &b.work,
                 ]),

@@ -105,6 +105,7 @@ impl GpuEngine {
         let n = self.params.n as usize;
         let pos: Vec<Position> = self.read(&self.buffers.pos, n)?;
         let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
+        let fine: Vec<[f32; 4]> = self.read(&self.buffers.fine, n)?;
         let omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
         let orientation: Vec<[f32; 4]> = self.read(&self.buffers.orientation, n)?;
         let ids = self.particle_order()?;
@@ -112,7 +113,7 @@ impl GpuEngine {
         for (k, &id) in ids.iter().enumerate() {
             let i = id as usize;
             p.position[i] = d3(pos[k].hi) + d3(pos[k].lo);
-            p.velocity[i] = d3(vel[k]);
+            p.velocity[i] = d3(vel[k]) + d3(fine[k]);
             p.angular_velocity[i] = d3(omega[k]);
             let q = orientation[k];
             p.orientation[i] = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);

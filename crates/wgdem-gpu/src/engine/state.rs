@@ -93,6 +93,9 @@ pub(super) struct Buffers {
     pub(super) omega: wgpu::Buffer,
     pub(super) orientation: wgpu::Buffer,
     pub(super) pred: wgpu::Buffer,
+    /// The low parts of each particle's velocity (xyz) and radius (w): velocity and radius are
+    /// double-single, `vel.xyz + fine.xyz` and `pos.hi.w + fine.w`.
+    pub(super) fine: wgpu::Buffer,
     pub(super) material: wgpu::Buffer,
     pub(super) pair_table: wgpu::Buffer,
     pub(super) walls: wgpu::Buffer,

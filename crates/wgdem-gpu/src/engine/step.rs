@@ -334,7 +334,7 @@ impl Buffers {
     }
 
     /// `contact_forces` for slot chunk `c`.
-    pub(super) fn contact_bindings<'a>(&'a self, c: &'a SlotChunk) -> [&'a wgpu::Buffer; 18] {
+    pub(super) fn contact_bindings<'a>(&'a self, c: &'a SlotChunk) -> [&'a wgpu::Buffer; 19] {
         [
             &self.params,
             &self.pos,
@@ -354,6 +354,7 @@ impl Buffers {
             &self.work,
             &self.wall_mask,
             &self.wall_row,
+            &self.fine,
         ]
     }
 
@@ -369,7 +370,7 @@ impl Buffers {
     }
 
     /// `integrate` and `integrate.walls`.
-    pub(super) fn integrate_bindings(&self) -> [&wgpu::Buffer; 15] {
+    pub(super) fn integrate_bindings(&self) -> [&wgpu::Buffer; 16] {
         [
             &self.params,
             &self.pos,
@@ -386,6 +387,7 @@ impl Buffers {
             &self.drive_of,
             &self.drives,
             &self.schedule_points,
+            &self.fine,
         ]
     }
 }
