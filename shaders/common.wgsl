@@ -456,7 +456,7 @@ fn contact_force(
         }
         f_t = f_t * ratio;
         if history == HISTORY_TRUE && p.kt > 0.0 && f > 0.0 {
-            u_t = -(f_t / f + damping_t) / p.kt;
+            u_t = -f_t / (f * p.kt);  // the spring alone carries the limit (contact::contact_force)
         }
         lo = vec3<f32>(0.0);
     }

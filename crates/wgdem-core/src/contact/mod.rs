@@ -214,9 +214,13 @@ pub fn contact_force(
     let damping_t = v_t * (params.gamma_t * params.eff_mass * g);
     let mut f_t = (-u_t * params.kt - damping_t) * f;
 
-    // Coulomb limit. Eq. 6 rescales u_t so that |F_t| = μ|F_n|; with a tangential dashpot we
-    // keep the stored spring consistent with the limited total force (as LAMMPS'
-    // gran/hertz/history does), which reduces to Eq. 6 exactly when γ_t = 0.
+    // Coulomb limit, Eq. 6: the force is cut to |F_t| = μ|F_n| and the spring rescaled so that
+    // it alone carries that force (as LIGGGHTS' tangential history does). Storing the limited
+    // total force less the dashpot's instead (LAMMPS' gran/hertz/history) leaves the spring
+    // opposed to the slip whenever the dashpot alone exceeds the limit; when the dashpot's
+    // coefficient then changes (Tsuji's ∝ δ^{1/4}) the next step's force can point along the
+    // slip, and a spinning sphere hitting a wall at e = 0.5 took 9 % less tangential impulse
+    // than μ J_n (tests/chung_ooi.rs, Test 6).
     let limit = params.friction * normal_force.abs();
     let ft_mag = f_t.length();
     let mut sliding = false;
@@ -225,7 +229,7 @@ pub fn contact_force(
         let ratio = if ft_mag > 0.0 { limit / ft_mag } else { 0.0 };
         f_t *= ratio;
         if history == HistoryMode::True && params.kt > 0.0 && f > 0.0 {
-            u_t = -(f_t / f + damping_t) / params.kt;
+            u_t = -f_t / (f * params.kt);
         }
     }
     if history != HistoryMode::True {
