@@ -120,6 +120,39 @@ struct Material {
     density: f64,
 }
 
+impl Material {
+    /// E* of two spheres of this material, `E / (2 (1 − ν²))`.
+    fn e_star_pair(&self) -> f64 {
+        self.young / (2.0 * (1.0 - self.poisson * self.poisson))
+    }
+
+    /// E* of a sphere of this material on a rigid plane, `E / (1 − ν²)`.
+    fn e_star_rigid(&self) -> f64 {
+        self.young / (1.0 - self.poisson * self.poisson)
+    }
+}
+
+/// Glass of Tests 1 and 7.
+const GLASS: Material = Material {
+    name: "glass",
+    young: 4.8e10,
+    poisson: 0.2,
+    density: 2800.0,
+};
+
+/// Aluminium alloy of Tests 2 and 6.
+const ALUMINIUM_ALLOY: Material = Material {
+    name: "aluminium alloy",
+    young: 7.0e10,
+    poisson: 0.3,
+    density: 2699.0,
+};
+
+/// The Δt of an impact: 1/2 000 of Hertz's contact time at relative speed `v`.
+fn impact_dt(m_star: f64, r_star: f64, e_star: f64, v: f64) -> f64 {
+    hertz_impact(m_star, r_star, e_star, v).2 / 2000.0
+}
+
 /// The traced maxima against the closed forms within `tol`, printed.
 fn check_maxima(what: &str, t: &Trace, closed: (f64, f64, f64), tol: f64) {
     let (d, f, tc) = closed;
@@ -161,12 +194,7 @@ both_backends!(
 fn check_test1(on: On) {
     let r = 0.01;
     for m in [
-        Material {
-            name: "glass",
-            young: 4.8e10,
-            poisson: 0.2,
-            density: 2800.0,
-        },
+        GLASS,
         Material {
             name: "limestone",
             young: 2.0e10,
@@ -177,7 +205,7 @@ fn check_test1(on: On) {
         let closed = hertz_impact(
             0.5 * sphere_mass(m.density, r),
             0.5 * r,
-            m.young / (2.0 * (1.0 - m.poisson * m.poisson)),
+            m.e_star_pair(),
             20.0,
         );
         let s = impact_scene(
@@ -219,12 +247,7 @@ both_backends!(
 fn check_test2(on: On) {
     let r = 0.1;
     for m in [
-        Material {
-            name: "aluminium alloy",
-            young: 7.0e10,
-            poisson: 0.3,
-            density: 2699.0,
-        },
+        ALUMINIUM_ALLOY,
         Material {
             name: "magnesium alloy",
             young: 4.0e10,
@@ -232,12 +255,7 @@ fn check_test2(on: On) {
             density: 1800.0,
         },
     ] {
-        let closed = hertz_impact(
-            sphere_mass(m.density, r),
-            r,
-            m.young / (1.0 - m.poisson * m.poisson),
-            0.2,
-        );
+        let closed = hertz_impact(sphere_mass(m.density, r), r, m.e_star_rigid(), 0.2);
         let s = impact_scene(
             &m,
             0.0,
@@ -268,16 +286,15 @@ const ALUMINA: Material = Material {
 const ALUMINA_R: f64 = 0.0025;
 const ALUMINA_SPEED: f64 = 3.9;
 
-/// The Δt of Tests 3 and 4: 1/2 000 of the contact time of a normal impact at `v_n`.
+/// The Δt of Tests 3 to 5: 1/2 000 of the contact time of a normal impact at `v_n`.
 fn alumina_dt(v_n: f64) -> f64 {
     let m = &ALUMINA;
-    hertz_impact(
+    impact_dt(
         sphere_mass(m.density, ALUMINA_R),
         ALUMINA_R,
-        m.young / (1.0 - m.poisson * m.poisson),
+        m.e_star_rigid(),
         v_n,
     )
-    .2 / 2000.0
 }
 
 both_backends!(
@@ -400,11 +417,11 @@ fn check_test8(on: On) {
         sphere_mass(ALUMINA.density, rb),
     );
     let m_star = ma * mb / (ma + mb);
-    let e_star = ALUMINA.young / (2.0 * (1.0 - ALUMINA.poisson * ALUMINA.poisson));
+    let e_star = ALUMINA.e_star_pair();
     for deg in [45.0f64, 60.0, 75.0] {
         let th = deg.to_radians();
         let (v_t, v_n) = (ALUMINA_SPEED * th.sin(), ALUMINA_SPEED * th.cos());
-        let dt = hertz_impact(m_star, ra * rb / (ra + rb), e_star, v_n).2 / 2000.0;
+        let dt = impact_dt(m_star, ra * rb / (ra + rb), e_star, v_n);
         let s = impact_scene(
             &ALUMINA,
             mu,
@@ -516,19 +533,8 @@ both_backends!(
 /// μ (1 + e_n) m v_n here: the stored spring had absorbed the dashpot.
 fn check_test6(on: On) {
     let (r, v_n, mu, e) = (0.1, 0.2, 0.4, 0.5);
-    let alloy = Material {
-        name: "aluminium alloy",
-        young: 7.0e10,
-        poisson: 0.3,
-        density: 2699.0,
-    };
-    let dt = hertz_impact(
-        sphere_mass(alloy.density, r),
-        r,
-        alloy.young / (1.0 - alloy.poisson * alloy.poisson),
-        v_n,
-    )
-    .2 / 2000.0;
+    let alloy = ALUMINIUM_ALLOY;
+    let dt = impact_dt(sphere_mass(alloy.density, r), r, alloy.e_star_rigid(), v_n);
     for w0 in [6.0f64, 12.0, 21.0] {
         let s = impact_scene(
             &alloy,
@@ -580,20 +586,9 @@ both_backends!(
 ///   the spins are kept and no tangential velocity appears (to 1e-9 of R ω₀).
 fn check_test7(on: On) {
     let (r, v_n, mu, e) = (0.01, 0.2, 0.35, 0.5);
-    let glass = Material {
-        name: "glass",
-        young: 4.8e10,
-        poisson: 0.2,
-        density: 2800.0,
-    };
+    let glass = GLASS;
     let m = sphere_mass(glass.density, r);
-    let dt = hertz_impact(
-        0.5 * m,
-        0.5 * r,
-        glass.young / (2.0 * (1.0 - glass.poisson * glass.poisson)),
-        2.0 * v_n,
-    )
-    .2 / 2000.0;
+    let dt = impact_dt(0.5 * m, 0.5 * r, glass.e_star_pair(), 2.0 * v_n);
     for (w0, same_way) in [
         (50.0f64, true),
         (100.0, true),
