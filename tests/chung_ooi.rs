@@ -527,10 +527,10 @@ both_backends!(
 /// parts (Tsuji's dashpot outweighs the spring as δ → 0), and Coulomb's limit `μ |F_n|`
 /// (Fleischmann et al. Eq. 6) acts then too, so ∫|F_n| dt is the impulse to compare with: at
 /// e_n = 0.5 it is 6.7 % above `(1 + e_n) m v_n` (printed; at Tests 4 and 5's e_n = 0.98 it
-/// does not show against their 1 % bound). At
-/// ω₀ = 6, 12 and 21 rad/s within 1 % (of v_x' and of ω₀ − ω'), for Test 4's reasons. Before
-/// the Coulomb limit rescaled the spring alone (`contact::contact_force`), J_t was 9 % below
-/// μ (1 + e_n) m v_n here: the stored spring had absorbed the dashpot.
+/// does not show against their 1 % bound). At ω₀ = 6, 12 and 21 rad/s within 1 % (of v_x'
+/// and of ω₀ − ω'), for Test 4's reasons. Before the Coulomb limit rescaled the spring alone
+/// (`contact::contact_force`), J_t was 9 % below μ (1 + e_n) m v_n here: the stored spring
+/// had absorbed the dashpot.
 fn check_test6(on: On) {
     let (r, v_n, mu, e) = (0.1, 0.2, 0.4, 0.5);
     let alloy = ALUMINIUM_ALLOY;
