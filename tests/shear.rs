@@ -334,3 +334,26 @@ fn a_zero_control_interval_names_the_documented_default() {
         }
     }
 }
+
+/// Every bundled shear preset loads: parsed, checked, its pair table built (per-pair models and
+/// rolling resistance included) and its specimen generated. A preset with a mistyped key or a
+/// combination the engine refuses fails here rather than in a user's run.
+#[test]
+fn every_bundled_shear_preset_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/shear");
+    let mut loaded = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("assets/shear") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).expect("preset");
+            let setup = ShearSetup::parse(&text, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!setup.scene.simulation.particles.is_empty(), "{name}");
+            loaded.push(name);
+        }
+    }
+    loaded.sort();
+    eprintln!("{} presets: {}", loaded.len(), loaded.join(", "));
+    assert!(loaded.len() >= 20, "presets missing from {}", dir.display());
+    assert!(loaded.iter().any(|n| n == "he_quick_dense_rolling.toml"));
+}
