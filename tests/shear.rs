@@ -345,7 +345,11 @@ fn every_bundled_shear_preset_loads() {
     for entry in std::fs::read_dir(&dir).expect("assets/shear") {
         let path = entry.expect("entry").path();
         if path.extension().is_some_and(|e| e == "toml") {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let name = path
+                .file_name()
+                .expect("file name")
+                .to_string_lossy()
+                .into_owned();
             let text = std::fs::read_to_string(&path).expect("preset");
             let setup = ShearSetup::parse(&text, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(!setup.scene.simulation.particles.is_empty(), "{name}");
