@@ -34,9 +34,13 @@ def test_other_threads_run_while_the_engine_steps():
     assert ticks > 0.3 * stepping / 0.001, (ticks, stepping)
 
 
+# The child installs Python's own Ctrl-C handler, as an interactive session has it: a process
+# started in the background by a non-interactive shell (some CI runners) inherits SIGINT
+# ignored, and Python then leaves it ignored, so the signal would never arrive.
 SCRIPT = textwrap.dedent(
     """
-    import sys, wgdem
+    import signal, sys, wgdem
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sim = wgdem.Simulation(wgdem.Scene.from_toml(sys.argv[1]), backend="cpu")
     print("ready", flush=True)
     try:
