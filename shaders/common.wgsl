@@ -85,6 +85,13 @@ fn plate_gap(wall: Wall, rel: vec3<f32>) -> vec3<f32> {
     return rel - wall.u_axis.xyz * cu - v_axis * cv;
 }
 
+// Whether a point at `rel` from a plate's centre lies over the plate's face (within its
+// outline), where its closest point is straight along the normal.
+fn over_plate_face(wall: Wall, rel: vec3<f32>) -> bool {
+    let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
+    return abs(dot(rel, wall.u_axis.xyz)) <= wall.extents.x && abs(dot(rel, v_axis)) <= wall.extents.y;
+}
+
 // Position as double-single (hi + lo); hi.w is the radius.
 struct Position {
     hi: vec4<f32>,

@@ -265,9 +265,7 @@ fn particle(
             if dn > 0.0 {
                 normal = gap / dn;
             }
-            let v_axis = cross(wall.normal.xyz, wall.u_axis.xyz);
-            face = abs(dot(rel, wall.u_axis.xyz)) <= wall.extents.x
-                && abs(dot(rel, v_axis)) <= wall.extents.y;
+            face = over_plate_face(wall, rel);
             if face {
                 normal = wall.normal.xyz * select(-1.0, 1.0, dot(rel, wall.normal.xyz) >= 0.0);
             }

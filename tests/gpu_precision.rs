@@ -3,7 +3,7 @@
 #[macro_use]
 mod common;
 
-use common::{On, gpu, rel, run_gpu, scene};
+use common::{On, Stepper, gpu, rel, run_gpu, scene};
 use wgdem_core::cpu::Simulation;
 use wgdem_gpu::GpuOptions;
 
@@ -61,17 +61,9 @@ fn slow_motion_is_not_lost_and_rest_is_exact() {
 
 /// Runs `sim` for `steps` on `on` and returns the state it ends in (`None`: GPU tests skipped).
 fn run_on(sim: &Simulation, steps: u64, on: On) -> Option<Simulation> {
-    match on {
-        On::Cpu => {
-            let mut sim = sim.clone();
-            sim.run(steps);
-            Some(sim)
-        }
-        On::Gpu => {
-            let ctx = gpu()?;
-            Some(run_gpu(&ctx, sim, steps, GpuOptions::default()).0)
-        }
-    }
+    let mut stepper = Stepper::new(sim, on)?;
+    stepper.run(steps);
+    Some(stepper.sim)
 }
 
 /// A column of two 5 mm quartz spheres (E = 29 GPa, ν = 0.15, ρ = 2650 kg/m³) on a quartz
