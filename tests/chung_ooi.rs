@@ -14,7 +14,8 @@
 //! - Test 6: a spinning sphere's normal impact on a plane.
 //! - Test 7: two identical spheres meeting head-on, spinning the same way (they slide) and
 //!   opposite ways (their surfaces move together: nothing happens).
-//! - Test 8's kind: oblique impacts of spheres of different sizes that slide throughout.
+//! - Test 8: two spinning spheres of different sizes meeting head-on; and, of its kind,
+//!   oblique impacts of spheres of different sizes that slide throughout.
 //!
 //! Every test takes the cases where the contact slides throughout, where rigid-body theory is
 //! the paper's analytical solution. The sticking side (small angles and spins, where the
@@ -640,6 +641,80 @@ fn check_test7(on: On) {
             ("ω₀ − ω_B'", w0 - p.angular_velocity[1].y, 2.5 * impulse / r),
         ];
         report_and_check(&what, &checks, 0.01);
+    }
+}
+
+both_backends!(
+    test8_spinning_spheres_of_different_sizes_meet_as_rigid_body_theory_says,
+    gpu_test8_spinning_spheres_of_different_sizes_meet_as_rigid_body_theory_says,
+    check_test8_spin
+);
+
+/// Test 8 proper: two glass spheres of different sizes (Test 1's glass, R_A = 10 mm above
+/// R_B = 5 mm, a mass ratio of 8) meet head-on at 0.2 m/s each, spinning about y, μ = 0.35,
+/// e_n = 0.5. Their surfaces slip at `R_A ω_A + R_B ω_B` (both spins positive). While they
+/// slide throughout (`R_A ω_A + R_B ω_B ≥ 7/2 μ (1 + e_n) v_rel`, 0.735 m/s here: the
+/// tangential impulse takes `J_t · 7/2 (1/m_A + 1/m_B)` from the slip) the one tangential
+/// impulse `J_t = μ ∫|F_n| dt` acts on both (Test 6): `v_x' = ∓ J_t / m` and each spin drops by
+/// `J_t R / I = 5/2 J_t / (m R)` (rigid-body sliding). The small sphere takes 8 times the
+/// large one's speed and 4 times its change of spin: a mass or inertia taken from the wrong
+/// sphere of a pair fails. Cases (ω_A, ω_B): (100, 0), (200, 0), (0, 200), (100, 100) rad/s,
+/// within 1 % as Test 4.
+fn check_test8_spin(on: On) {
+    let (r_a, r_b, v_n, mu, e) = (0.01, 0.005, 0.2, 0.35, 0.5);
+    let glass = GLASS;
+    let (m_a, m_b) = (
+        sphere_mass(glass.density, r_a),
+        sphere_mass(glass.density, r_b),
+    );
+    let m_star = m_a * m_b / (m_a + m_b);
+    let r_star = r_a * r_b / (r_a + r_b);
+    let dt = impact_dt(m_star, r_star, glass.e_star_pair(), 2.0 * v_n);
+    for (w_a, w_b) in [
+        (100.0f64, 0.0f64),
+        (200.0, 0.0),
+        (0.0, 200.0),
+        (100.0, 100.0),
+    ] {
+        assert!(r_a * w_a + r_b * w_b >= 3.5 * mu * (1.0 + e) * 2.0 * v_n);
+        let s = impact_scene(
+            &glass,
+            mu,
+            e,
+            dt,
+            &format!(
+                "spheres = [{{ position = [0.0, 0.0, {r_a}], radius = {r_a}, velocity = [0.0, 0.0, -{v_n}], angular_velocity = [0.0, {w_a}, 0.0] }}, \
+                 {{ position = [0.0, 0.0, -{r_b}], radius = {r_b}, velocity = [0.0, 0.0, {v_n}], angular_velocity = [0.0, {w_b}, 0.0] }}]"
+            ),
+            None,
+        );
+        let Some(t) = trace(&s, on, |sim| {
+            r_a + r_b - (sim.particles.position[0] - sim.particles.position[1]).length()
+        }) else {
+            return;
+        };
+        let p = &t.end.particles;
+        // J_t.
+        let impulse = mu * t.abs_normal_impulse;
+        let checks = [
+            ("v_x' of A", p.velocity[0].x, impulse / m_a),
+            ("v_x' of B", -p.velocity[1].x, impulse / m_b),
+            (
+                "ω_A − ω_A'",
+                w_a - p.angular_velocity[0].y,
+                2.5 * impulse / (m_a * r_a),
+            ),
+            (
+                "ω_B − ω_B'",
+                w_b - p.angular_velocity[1].y,
+                2.5 * impulse / (m_b * r_b),
+            ),
+        ];
+        report_and_check(
+            &format!("Test 8 on {on:?}, ω_A = {w_a}, ω_B = {w_b} rad/s"),
+            &checks,
+            0.01,
+        );
     }
 }
 
