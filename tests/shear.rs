@@ -361,3 +361,102 @@ fn every_bundled_shear_preset_loads() {
     assert!(loaded.len() >= 20, "presets missing from {}", dir.display());
     assert!(loaded.iter().any(|n| n == "he_quick_dense_rolling.toml"));
 }
+
+/// `[consolidation] friction_change` decides when the preparation friction (μ_prep = 1 on
+/// the loose He preset) gives way to the material's (0.1): "resettle" once consolidated, with
+/// a second settling under the servo; "at_shear" on the first shear step, so the shear meets
+/// the packing consolidated with μ_prep. Run on a simple cubic lattice of 400 spheres (stable
+/// under load at any friction, so consolidation takes a few rows) in the quick loose He box,
+/// stepped row by row. The summary's initial void ratio is the last consolidation row's.
+#[test]
+fn the_preparation_friction_gives_way_when_friction_change_says() {
+    use wgdem_core::packing::{MaterialRef, PackedSphere, Packing};
+    use wgdem_core::shear::Stage;
+    let r = 0.0025;
+    let spheres = (0..4)
+        .flat_map(|k| (0..10).flat_map(move |j| (0..10).map(move |i| (i, j, k))))
+        .map(|(i, j, k)| PackedSphere {
+            position: glam::DVec3::new(
+                -0.025 + r * f64::from(2 * i + 1),
+                -0.025 + r * f64::from(2 * j + 1),
+                r * f64::from(2 * k + 1),
+            ),
+            radius: r,
+            velocity: glam::DVec3::ZERO,
+            angular_velocity: glam::DVec3::ZERO,
+            material: MaterialRef::Default,
+        })
+        .collect();
+    let packing = Packing {
+        source: "lattice".to_owned(),
+        spheres,
+        lammps_types: false,
+    };
+    let preset = std::fs::read_to_string(common::shear_preset("he_quick_loose.toml"))
+        .expect("preset")
+        .replace(
+            "[consolidation]",
+            "[consolidation]\nfriction_change = \"{}\"",
+        );
+    for mode in ["resettle", "at_shear"] {
+        let text = preset.replace("{}", mode);
+        let setup = ShearSetup::parse(&text, mode).unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut run = ShearRun::create_from_specimen(
+            setup,
+            &packing,
+            dir.path(),
+            false,
+            Box::new(wgdem_io::ShearFiles),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let friction = |run: &ShearRun| {
+            let m = run.simulation().particles.material[0];
+            run.simulation().pair(m, m).friction()
+        };
+        // (stage, sphere–sphere friction) before each row.
+        let mut seen = Vec::new();
+        while run.state().stage != Stage::Shear {
+            seen.push((run.state().stage, friction(&run)));
+            assert!(
+                seen.len() < 400,
+                "{mode}: no shear after 400 rows: {seen:?}"
+            );
+            run.run(&mut CpuBackend, Some(1), |_| {})
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let consolidation: Vec<f64> = seen
+            .iter()
+            .filter(|(s, _)| *s == Stage::Consolidation)
+            .map(|&(_, f)| f)
+            .collect();
+        eprintln!(
+            "{mode}: {} consolidation rows, friction {:?} → {} in shear",
+            consolidation.len(),
+            consolidation,
+            friction(&run)
+        );
+        assert_eq!(consolidation[0], 1.0, "{mode}: μ_prep while consolidating");
+        assert_eq!(friction(&run), 0.1, "{mode}: the material's μ in shear");
+        let resettled = consolidation.iter().filter(|&&f| f == 0.1).count();
+        match mode {
+            "resettle" => assert!(
+                resettled >= 5,
+                "resettle: {resettled} rows settled with μ = 0.1 (settle_rows is 5)"
+            ),
+            _ => assert_eq!(resettled, 0, "at_shear: μ changed before shear"),
+        }
+        run.run(&mut CpuBackend, Some(2), |_| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        let rows = &run.state().rows;
+        let last_consolidated = rows
+            .iter()
+            .rev()
+            .find(|r| r.stage == "consolidation")
+            .expect("consolidation rows");
+        assert_eq!(
+            run.summary(&CpuBackend).initial_void_ratio,
+            last_consolidated.void_ratio
+        );
+    }
+}

@@ -39,10 +39,11 @@ def test_a_quick_shear_test_returns_its_summary_and_series():
     ratio = column(series, "stress_ratio")[shear]
     d = column(series, "shear_displacement_m")[shear]
     # The summary is computed from these rows (docs/shear.md): the residual ratio is the mean
-    # over the last fifth of the displacement, the initial void ratio the first shear row's,
+    # over the last fifth of the displacement, the initial void ratio the last consolidation
+    # row's (the packing the shear starts from),
     # and φ_p = atan of the peak ratio (a running mean of 5 rows, so at most the largest).
     assert summary["residual_stress_ratio"] == pytest.approx(ratio[d >= 0.8 * d[-1]].mean(), rel=1e-12)
-    assert summary["initial_void_ratio"] == column(series, "void_ratio")[shear][0]
+    assert summary["initial_void_ratio"] == column(series, "void_ratio")[stage == "consolidation"][-1]
     assert summary["peak_stress_ratio"] <= ratio.max()
     assert summary["peak_friction_angle_deg"] == pytest.approx(
         np.degrees(np.arctan(summary["peak_stress_ratio"])), rel=1e-12

@@ -135,6 +135,21 @@ fn default_max_overlap() -> f64 {
     crate::packing::DEFAULT_MAX_OVERLAP
 }
 
+/// When the friction becomes the materials' own, where `specimen.preparation_friction` is
+/// another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrictionChange {
+    /// Once consolidated; the specimen then settles again under the servo with the new
+    /// friction before shear starts.
+    #[default]
+    Resettle,
+    /// When shear starts: the shear meets the packing as it was consolidated with the
+    /// preparation friction (He et al. 2020 set μ "initially" for preparation and
+    /// consolidation and 0.1 "in the shear stage").
+    AtShear,
+}
+
 /// `[consolidation]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,6 +171,9 @@ pub struct ConsolidationConfig {
     /// (0, 1] (PFC's α); the stiffness it divides by is estimated from the contact law.
     #[serde(default = "default_gain")]
     pub servo_gain: f64,
+    /// When the friction changes from the preparation friction to the materials' own.
+    #[serde(default)]
+    pub friction_change: FrictionChange,
 }
 
 /// `[shear]`.

@@ -148,7 +148,17 @@ impl ShearRun {
             contact_law: format!("{:?}", self.sim.model.law).to_lowercase(),
             history: format!("{:?}", self.sim.model.history).to_lowercase(),
             preparation_void_ratio: self.state.preparation_void_ratio.unwrap_or(f64::NAN),
-            initial_void_ratio: shear.first().map_or(f64::NAN, |r| r.void_ratio),
+            // The packing the shear starts from: the last consolidation row (the stage ends
+            // on a row). With `friction_change = "at_shear"` a loose specimen collapses in
+            // the first shear row, so the first shear row's would not be it.
+            initial_void_ratio: self
+                .state
+                .rows
+                .iter()
+                .rev()
+                .find(|r| r.stage == "consolidation")
+                .or(shear.first().copied())
+                .map_or(f64::NAN, |r| r.void_ratio),
             normal_stress_target_pa: target,
             normal_stress_error_max_fraction: shear
                 .iter()

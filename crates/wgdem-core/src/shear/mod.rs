@@ -38,8 +38,8 @@ use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
 pub use config::{
-    BoxConfig, ConsolidationConfig, Method, ShearConfig, ShearOutputConfig, ShearSetup,
-    ShearSimulationConfig, ShearStageConfig, SpecimenConfig, walls,
+    BoxConfig, ConsolidationConfig, FrictionChange, Method, ShearConfig, ShearOutputConfig,
+    ShearSetup, ShearSimulationConfig, ShearStageConfig, SpecimenConfig, walls,
 };
 pub use records::{DriverState, HEADER, Row, ShearProgress, ShearSummary, Stage};
 pub use servo::{Servo, ServoGains};
@@ -423,7 +423,8 @@ impl ShearRun {
                     );
                     self.state.consolidation_timed_out = true;
                 }
-                if !self.state.friction_switched {
+                let resettle = c.friction_change == FrictionChange::Resettle;
+                if resettle && !self.state.friction_switched {
                     self.state.friction_switched = true;
                     if s.preparation_pairs != s.shear_pairs {
                         // Settle again with the shear friction before shearing.
@@ -437,6 +438,13 @@ impl ShearRun {
                 self.snapshot(backend)?;
                 self.writer
                     .specimen(&self.out, "specimen_consolidated", &self.sim)?;
+                if !self.state.friction_switched {
+                    // `friction_change = "at_shear"`: the shear friction from the first
+                    // shear step on.
+                    self.state.friction_switched = true;
+                    self.sim.set_pair_params(s.shear_pairs.clone());
+                    backend.update_pair_params(&self.sim)?;
+                }
                 self.state.shear_origin = Some((self.lower_x(), self.top_z()));
                 self.state.shear_start_steps = self.sim.steps;
                 self.state.reference = (

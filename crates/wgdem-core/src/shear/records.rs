@@ -133,7 +133,7 @@ pub struct ShearSummary {
     pub history: String,
     /// Void ratio at the end of preparation.
     pub preparation_void_ratio: f64,
-    /// Void ratio at the start of shear.
+    /// Void ratio at the start of shear (the last consolidation row's).
     pub initial_void_ratio: f64,
     /// Target normal stress (Pa).
     #[serde(rename = "normal_stress_target_Pa")]
