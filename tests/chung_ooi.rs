@@ -399,9 +399,10 @@ both_backends!(
 
 /// Test 4's sticking side (small incident angles), where the paper's reference is Maw, Barber
 /// & Fawcett's numerical micro-slip theory, has a closed form for the linear spring that
-/// sticks throughout (Schäfer, Dippel & Wolf 1996, J. Phys. I France 6:5–20, §3): on a plane
-/// the contact point's tangential displacement ξ obeys `(2m/7) ξ̈ = −k_t ξ` (the sphere's
-/// reduced tangential mass, `m/(1 + m R²/I)`) while the overlap obeys `m δ̈ = −k_n δ`. With
+/// sticks throughout (Schäfer, Dippel & Wolf 1996, "Force schemes in simulations of granular
+/// materials", J. Phys. I France 6:5–20): on a plane the contact point's tangential
+/// displacement ξ obeys `(2m/7) ξ̈ = −k_t ξ` (the sphere's reduced tangential mass,
+/// `m/(1 + m R²/I)`) while the overlap obeys `m δ̈ = −k_n δ`. With
 /// `k_t/k_n = 2/7` both oscillate at one frequency, so `|F_t|/|F_n| = (2/7) tan θ` stays
 /// constant over the contact: below μ the contact sticks from first touch to parting, and
 /// after one half-period the contact point's velocity is reversed (tangential restitution 1).
