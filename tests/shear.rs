@@ -392,12 +392,10 @@ fn the_preparation_friction_gives_way_when_friction_change_says() {
         spheres,
         lammps_types: false,
     };
-    let preset = std::fs::read_to_string(common::shear_preset("he_quick_loose.toml"))
-        .expect("preset")
-        .replace(
-            "[consolidation]",
-            "[consolidation]\nfriction_change = \"{}\"",
-        );
+    let preset =
+        std::fs::read_to_string(common::shear_preset("he_quick_loose.toml")).expect("preset");
+    assert!(preset.contains("friction_change = \"at_shear\""));
+    let preset = preset.replace("friction_change = \"at_shear\"", "friction_change = \"{}\"");
     for mode in ["resettle", "at_shear"] {
         let text = preset.replace("{}", mode);
         let setup = ShearSetup::parse(&text, mode).unwrap_or_else(|e| panic!("{e}"));
