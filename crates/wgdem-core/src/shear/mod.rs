@@ -423,28 +423,20 @@ impl ShearRun {
                     );
                     self.state.consolidation_timed_out = true;
                 }
-                let resettle = c.friction_change == FrictionChange::Resettle;
-                if resettle && !self.state.friction_switched {
-                    self.state.friction_switched = true;
-                    if s.preparation_pairs != s.shear_pairs {
-                        // Settle again with the shear friction before shearing.
-                        self.sim.set_pair_params(s.shear_pairs.clone());
-                        backend.update_pair_params(&self.sim)?;
-                        self.state.settled_rows = 0;
-                        self.state.stage_start = t;
-                        return Ok(true);
-                    }
+                if c.friction_change == FrictionChange::Resettle
+                    && self.switch_to_shear_friction(backend)?
+                {
+                    // Settle again with the shear friction before shearing.
+                    self.state.settled_rows = 0;
+                    self.state.stage_start = t;
+                    return Ok(true);
                 }
                 self.snapshot(backend)?;
                 self.writer
                     .specimen(&self.out, "specimen_consolidated", &self.sim)?;
-                if !self.state.friction_switched {
-                    // `friction_change = "at_shear"`: the shear friction from the first
-                    // shear step on.
-                    self.state.friction_switched = true;
-                    self.sim.set_pair_params(s.shear_pairs.clone());
-                    backend.update_pair_params(&self.sim)?;
-                }
+                // `friction_change = "at_shear"`: the shear friction from the first shear
+                // step on (already in place with "resettle").
+                self.switch_to_shear_friction(backend)?;
                 self.state.shear_origin = Some((self.lower_x(), self.top_z()));
                 self.state.shear_start_steps = self.sim.steps;
                 self.state.reference = (
@@ -490,6 +482,22 @@ impl ShearRun {
             }
             Stage::Done => Ok(false),
         }
+    }
+
+    /// Puts the materials' own friction in place of the preparation friction, once; returns
+    /// whether the pair table changed (not when it was switched already, nor when the
+    /// preparation used the materials' own).
+    fn switch_to_shear_friction(&mut self, backend: &mut dyn Backend) -> Result<bool> {
+        if self.state.friction_switched {
+            return Ok(false);
+        }
+        self.state.friction_switched = true;
+        if self.setup.preparation_pairs == self.setup.shear_pairs {
+            return Ok(false);
+        }
+        self.sim.set_pair_params(self.setup.shear_pairs.clone());
+        backend.update_pair_params(&self.sim)?;
+        Ok(true)
     }
 
     /// Device memory `backend` holds, per sphere (bytes); `None` on the CPU.
