@@ -4,7 +4,7 @@
 #   bash scripts/test.sh --long   the long tier only: the tests marked `#[ignore = "long tier: …"]`
 #                                 (100 000-step holds, full shear presets, kill and resume)
 #   bash scripts/test.sh --all    both tiers, one after the other (what CI runs)
-# The default tier also installs the Python package into .venv-python/ and runs its pytest
+# The default tier also checks wgdem-core's module floors (scripts/module-floors.py), installs the Python package into .venv-python/ and runs its pytest
 # suite (scripts/python-tests.sh). WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver
 # install). A Python venv with VTK (.venv-test/) lets the tests open the ParaView files with
 # VTK's own readers.
@@ -21,6 +21,8 @@ ensure_vulkan_driver
 ensure_vtk_python
 . scripts/python-tests.sh
 if [ "$tier" != --long ]; then
+  # wgdem-core's modules on their floors, without import loops (docs/architecture.md).
+  python3 scripts/module-floors.py
   cargo test --workspace --release
   run_python_tests
 fi

@@ -14,46 +14,7 @@ use glam::DVec3;
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 
-/// The factor between the largest expected speed and the default bound.
-pub const SPEED_MARGIN: f64 = 100.0;
-
-/// The default `max_speed` (m/s) of `sim` (see the module's documentation).
-pub fn default_max_speed(sim: &Simulation) -> f64 {
-    let p = &sim.particles;
-    let mut lo = DVec3::splat(f64::INFINITY);
-    let mut hi = DVec3::splat(f64::NEG_INFINITY);
-    let mut fastest: f64 = 0.0;
-    for i in 0..p.len() {
-        lo = lo.min(p.position[i] - DVec3::splat(p.radius[i]));
-        hi = hi.max(p.position[i] + DVec3::splat(p.radius[i]));
-        fastest = fastest.max(p.velocity[i].length());
-    }
-    for w in &sim.walls {
-        fastest = fastest.max(w.velocity.length());
-    }
-    let schedules = sim
-        .wall_schedules
-        .iter()
-        .flatten()
-        .chain(sim.drives.iter().filter_map(|d| d.velocity.as_ref()));
-    for s in schedules {
-        for v in &s.values {
-            fastest = fastest.max(v.length());
-        }
-    }
-    let extent = if !p.is_empty() {
-        (hi - lo).length()
-    } else {
-        0.0
-    };
-    let g = sim.gravity.length().max(9.81);
-    let bound = SPEED_MARGIN * fastest.max((g * extent).sqrt());
-    if bound.is_finite() && bound > 0.0 {
-        bound
-    } else {
-        f64::MAX
-    }
-}
+pub use crate::cpu::{SPEED_MARGIN, default_max_speed};
 
 /// Host memory a sphere takes while a run steps (bytes): measured 3.1–3.3 kB per sphere for
 /// 10⁵-sphere lattices on both backends (peak resident size, `/usr/bin/time -f %M`; lavapipe's
@@ -127,7 +88,7 @@ pub fn check(sim: &Simulation, snapshot: &str) -> Result<()> {
     Err(Error::BlowUp(format!(
         "the simulation blew up by step {} (t = {:e} s): {} sphere(s) have a non-finite state or move faster than max_speed = {:.3e} m/s; the first, sphere {first}, is at ({:e}, {:e}, {:e}) m moving at ({:e}, {:e}, {:e}) m/s (state in {snapshot}); lower the time step (simulation.safety_factor), look for spheres placed overlapping or loads far out of scale, or raise simulation.max_speed if such speeds are meant",
         sim.steps,
-        crate::output::step_time(sim.steps, sim.dt),
+        crate::cpu::step_time(sim.steps, sim.dt),
         bad.len(),
         sim.max_speed,
         x.x,

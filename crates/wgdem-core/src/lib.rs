@@ -19,6 +19,7 @@
 //! Units are SI throughout.
 
 pub mod analysis;
+pub mod backend;
 pub mod bench;
 pub mod broadphase;
 pub mod checkpoint;

@@ -391,11 +391,8 @@ pub fn fmt(x: f64) -> String {
     ryu::Buffer::new().format(x).to_owned()
 }
 
-/// The time of step `step`, `step × dt` (s): what every output's `time_s` column prints, so
-/// that a time can be matched exactly (an accumulated sum of `dt` drifts in the last digits).
-pub fn step_time(step: u64, dt: f64) -> f64 {
-    step as f64 * dt
-}
+/// The time of a step, as every output's `time_s` column prints it (defined with the stepper).
+pub use crate::cpu::step_time;
 
 fn csv_bytes(path: &Path, header: &[String], rows: &[Vec<String>]) -> Result<Vec<u8>> {
     let encode = |e: csv::Error| Error::Encode {

@@ -7,13 +7,13 @@ use std::time::Instant;
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
+pub use crate::backend::{Backend, CpuBackend, Readout};
 use crate::checkpoint;
-use crate::cpu::{Simulation, StepStats};
 use crate::error::{Error, Result};
 use crate::output::{OutputDir, OutputLock, step_time};
 use crate::provenance::Provenance;
 use crate::scene::Scene;
-use crate::snapshot::{ContactHistories, Series, SnapshotWriter};
+use crate::snapshot::{Series, SnapshotWriter};
 
 /// What a finished run reports (also written as `summary.json`; keys in `docs/outputs.md`).
 #[derive(Debug, Clone, Serialize)]
@@ -65,130 +65,6 @@ pub struct Progress {
 /// Number of steps to cover `duration` with steps of `dt` (the last one may end past it).
 pub fn step_count(duration: f64, dt: f64) -> u64 {
     (duration / dt - 1e-9).ceil().max(0.0) as u64
-}
-
-/// An engine that advances a [`Simulation`].
-pub trait Backend {
-    /// "cpu" or "gpu".
-    fn name(&self) -> &'static str;
-    /// The device that runs the steps, if it is worth naming.
-    fn adapter(&self) -> Option<String> {
-        None
-    }
-    /// Device memory the backend holds for the simulation (bytes), where it keeps any.
-    fn memory_bytes(&self) -> Option<u64> {
-        None
-    }
-    /// Advances `steps` steps; afterwards `sim` holds the state, the wall forces and contact
-    /// counts of the last step.
-    fn advance(&mut self, sim: &mut Simulation, steps: u64) -> Result<()>;
-
-    /// Advances `steps` steps like [`Backend::advance`], showing `control` the wall forces
-    /// every `interval` steps; the wall velocities it returns apply from a later step (the
-    /// next one on the CPU, the next batch submitted on the GPU, which keeps one batch in
-    /// flight while the host reads the other). The schedule depends only on the step counts,
-    /// so a run is reproducible whatever the host's timing.
-    fn advance_controlled(
-        &mut self,
-        sim: &mut Simulation,
-        steps: u64,
-        interval: u64,
-        control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
-    ) -> Result<()>;
-
-    /// For snapshots, after [`Backend::advance`]: the particles' forces and torques of the
-    /// last step into `sim`, and the contact histories the backend keeps.
-    fn contact_histories(&mut self, sim: &mut Simulation) -> Result<ContactHistories> {
-        Ok(sim.contact_histories())
-    }
-
-    /// Takes over the walls of `sim` (shapes and velocities set by the host).
-    fn update_walls(&mut self, sim: &Simulation) -> Result<()>;
-
-    /// Takes over the material-pair table of `sim` (e.g. a friction change), keeping history.
-    fn update_pair_params(&mut self, sim: &Simulation) -> Result<()>;
-
-    /// Starts again from `sim` with no contact history (after particles were resized).
-    fn reload(&mut self, sim: &Simulation) -> Result<()>;
-
-    /// State the backend keeps beyond what [`Backend::advance`] copies into `sim` (the GPU's
-    /// buffers, bit for bit), for checkpoints.
-    fn save_state(&mut self) -> Result<Vec<u8>>;
-
-    /// Restores [`Backend::save_state`] output taken with `sim` in the same state.
-    fn restore_state(&mut self, sim: &Simulation, state: &[u8]) -> Result<()>;
-}
-
-/// What the host sees of the walls during [`Backend::advance_controlled`].
-#[derive(Debug, Clone, Copy)]
-pub struct Readout<'a> {
-    /// Steps taken.
-    pub steps: u64,
-    /// Simulated time (s).
-    pub time: f64,
-    /// Force (N) and torque (N·m) on each wall in the last step.
-    pub walls: &'a [(DVec3, DVec3)],
-    /// Contact counts of the last step.
-    pub stats: StepStats,
-}
-
-/// The f64 CPU reference: steps the simulation in place.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CpuBackend;
-
-impl Backend for CpuBackend {
-    fn name(&self) -> &'static str {
-        "cpu"
-    }
-    fn advance(&mut self, sim: &mut Simulation, steps: u64) -> Result<()> {
-        sim.run(steps);
-        Ok(())
-    }
-
-    fn advance_controlled(
-        &mut self,
-        sim: &mut Simulation,
-        steps: u64,
-        interval: u64,
-        control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
-    ) -> Result<()> {
-        let mut done = 0;
-        let mut walls = Vec::with_capacity(sim.walls.len());
-        while done < steps {
-            let n = interval.max(1).min(steps - done);
-            sim.run(n);
-            done += n;
-            walls.clear();
-            walls.extend(sim.walls.iter().map(|w| (w.force, w.torque)));
-            let readout = Readout {
-                steps: sim.steps,
-                time: sim.time,
-                walls: &walls,
-                stats: sim.stats,
-            };
-            for (w, v) in control(&readout) {
-                sim.walls[w].velocity = v;
-            }
-        }
-        Ok(())
-    }
-
-    // The CPU reference steps `sim` itself: nothing to take over or save beyond it.
-    fn update_walls(&mut self, _sim: &Simulation) -> Result<()> {
-        Ok(())
-    }
-    fn update_pair_params(&mut self, _sim: &Simulation) -> Result<()> {
-        Ok(())
-    }
-    fn reload(&mut self, _sim: &Simulation) -> Result<()> {
-        Ok(())
-    }
-    fn save_state(&mut self) -> Result<Vec<u8>> {
-        Ok(Vec::new())
-    }
-    fn restore_state(&mut self, _sim: &Simulation, _state: &[u8]) -> Result<()> {
-        Ok(())
-    }
 }
 
 /// Runs `scene` on the CPU reference (see [`run`]).

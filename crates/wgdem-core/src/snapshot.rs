@@ -5,33 +5,22 @@
 //! relative motion: the springs' force (normal and tangential, Coulomb-limited), without the
 //! dashpots, which depend on the step's relative velocity. For the linear and hill models the
 //! stored tangential force is returned as it is. The backend hands over the histories
-//! ([`crate::runner::Backend::contact_histories`]): the CPU reference from its neighbour
+//! ([`crate::backend::Backend::contact_histories`]): the CPU reference from its neighbour
 //! list, the GPU engine from its slots (in f32).
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use glam::{DMat3, DQuat, DVec3};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::touching;
+use crate::backend::Backend;
 use crate::contact::RelativeMotion;
 use crate::contact::model::{ContactKind, Kinematics, SlotHistory, evaluate};
 use crate::cpu::Simulation;
 use crate::error::Result;
-use crate::runner::Backend;
 
-/// The stored histories of the contacts of a state.
-#[derive(Debug, Clone, Default)]
-pub struct ContactHistories {
-    /// Particle pairs by stable ids `(i, j)`, `i < j`.
-    pub pairs: HashMap<(u32, u32), SlotHistory>,
-    /// Particle–wall contacts by `(wall, particle)`.
-    pub walls: HashMap<(u32, u32), SlotHistory>,
-    /// Contacts whose history the backend cannot hand over (their tangential force is
-    /// written as NaN rather than guessed): the GPU's Jäger stacks.
-    pub unreadable: usize,
-}
+pub use crate::cpu::ContactHistories;
 
 /// Body A of a contact: another particle or a wall. Body B is always a particle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -361,7 +350,7 @@ impl Series {
         let k = self.snapshots.len();
         let files = Snapshot {
             step: sim.steps,
-            time: crate::output::step_time(sim.steps, sim.dt),
+            time: crate::cpu::step_time(sim.steps, sim.dt),
             particles: format!("vtk/particles_{k:04}.vtu"),
             contacts: content.contacts.then(|| format!("vtk/contacts_{k:04}.vtp")),
             walls: (content.walls && !sim.walls.is_empty())

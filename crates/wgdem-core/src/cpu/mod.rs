@@ -45,10 +45,30 @@ mod contact_forces;
 mod integrate;
 mod moisture;
 mod neighbours;
+mod speed_bound;
 mod time_step;
 
 pub use integrate::local_damped;
+pub use speed_bound::{SPEED_MARGIN, default_max_speed};
 pub use time_step::critical_time_step;
+
+/// The time of step `step`, `step × dt` (s): what every output's `time_s` column prints, so
+/// that a time can be matched exactly (an accumulated sum of `dt` drifts in the last digits).
+pub fn step_time(step: u64, dt: f64) -> f64 {
+    step as f64 * dt
+}
+
+/// The stored histories of the contacts of a state.
+#[derive(Debug, Clone, Default)]
+pub struct ContactHistories {
+    /// Particle pairs by stable ids `(i, j)`, `i < j`.
+    pub pairs: HashMap<(u32, u32), SlotHistory>,
+    /// Particle–wall contacts by `(wall, particle)`.
+    pub walls: HashMap<(u32, u32), SlotHistory>,
+    /// Contacts whose history the backend cannot hand over (their tangential force is
+    /// written as NaN rather than guessed): the GPU's Jäger stacks.
+    pub unreadable: usize,
+}
 
 /// A candidate pair of the neighbour list with its contact parameters and history.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,7 +138,7 @@ pub struct Simulation {
     /// Work of the linear and hill contacts (the CPU engine accounts it; see [`ContactWork`]).
     pub work: ContactWork,
     /// Speed (m/s) above which a sphere counts as blown up ([`crate::guard`]); default
-    /// [`crate::guard::default_max_speed`].
+    /// [`default_max_speed`].
     pub max_speed: f64,
     /// Cundall's local (non-viscous) damping factor α in [0, 1): each force and torque
     /// component is reduced by `α |F| sign(v)` (PFC's local damping).
@@ -209,7 +229,7 @@ impl Simulation {
             neighbour_builds: 0,
             max_speed: f64::MAX,
         };
-        sim.max_speed = crate::guard::default_max_speed(&sim);
+        sim.max_speed = default_max_speed(&sim);
         sim
     }
 
@@ -361,9 +381,9 @@ impl Simulation {
     }
 
     /// The contact histories this reference keeps (its neighbour slots and wall contacts),
-    /// for snapshots ([`crate::snapshot::contacts`]).
-    pub fn contact_histories(&self) -> crate::snapshot::ContactHistories {
-        crate::snapshot::ContactHistories {
+    /// for snapshots (`snapshot::contacts`).
+    pub fn contact_histories(&self) -> ContactHistories {
+        ContactHistories {
             pairs: self
                 .neighbours
                 .iter()

@@ -1,18 +1,14 @@
 //! The direct shear configuration file (TOML) and its build into a box, a specimen and a
 //! scene. Reference with every key: `docs/shear.md`.
 
-use std::path::Path;
-
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
 use crate::contact::{ContactModel, RelativeMotion, contact_force};
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::material::PairParams;
 use crate::provenance::Provenance;
 use crate::scene::{ContactConfig, MaterialConfig, Scene, SizeDistribution};
-
-use super::setup::build;
 
 /// A whole direct shear file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -323,61 +319,6 @@ impl ShearConfig {
 }
 
 impl ShearSetup {
-    /// Reads, validates and builds a direct shear file.
-    pub fn load(path: &Path) -> Result<Self> {
-        Self::load_scaled(path, None)
-    }
-
-    /// [`ShearSetup::load`], with the test scaled to `particles` spheres if given
-    /// ([`ShearConfig::scaled_to`]; `wgdem shear --particles`).
-    pub fn load_scaled(path: &Path, particles: Option<u32>) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Self::parse_scaled(&text, &path.display().to_string(), particles)
-    }
-
-    /// Parses and builds TOML text; `file` names the source in errors.
-    pub fn parse(text: &str, file: &str) -> Result<Self> {
-        Self::parse_scaled(text, file, None)
-    }
-
-    /// [`ShearSetup::parse`], with the test scaled to `particles` spheres if given. The
-    /// setup's text then records the scaling, so that a checkpoint resumes only with the same.
-    pub fn parse_scaled(text: &str, file: &str, particles: Option<u32>) -> Result<Self> {
-        let config: ShearConfig = crate::scene::parse_toml(text, file)?;
-        let Some(n) = particles else {
-            return build(config, text, file).map_err(|e| crate::scene::with_line(e, text));
-        };
-        if n == 0 {
-            return Err(Error::invalid(
-                file,
-                "particles",
-                "must be at least 1 (the number of spheres to scale the test to)",
-            ));
-        }
-        if config.specimen.count == 0 {
-            return Err(Error::invalid(
-                file,
-                "specimen.count",
-                "must be at least 1 (it is the size a particle count scales from)",
-            ));
-        }
-        let scaled = config.scaled_to(n);
-        let source = file;
-        let file = format!("{file} scaled to {n} spheres");
-        let text = format!("{text}\n# scaled to {n} spheres\n");
-        let mut setup =
-            build(scaled, &text, &file).map_err(|e| crate::scene::with_line(e, &text))?;
-        setup.provenance.input_file = source.to_owned();
-        let b = &setup.config.shear_box;
-        let across = b.length.min(b.width) / setup.mean_diameter;
-        if across < 10.0 {
-            log::warn!(
-                "{file}: the box is {across:.1} mean diameters across; with fewer than about ten the walls decide the result (scale to more particles)"
-            );
-        }
-        Ok(setup)
-    }
-
     /// Control interval T (s).
     pub fn control_period(&self) -> f64 {
         self.config.simulation.control_interval_steps as f64 * self.scene.simulation.dt

@@ -2,7 +2,9 @@
 //! materials of each stage, the servo's plate stiffness and the time step, each checked with
 //! the field named.
 
-use crate::error::Result;
+use std::path::Path;
+
+use crate::error::{Error, Result};
 use crate::material::PairParams;
 use crate::provenance::Provenance;
 use crate::scene::{
@@ -13,6 +15,63 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::config::*;
+
+impl ShearSetup {
+    /// Reads, validates and builds a direct shear file.
+    pub fn load(path: &Path) -> Result<Self> {
+        Self::load_scaled(path, None)
+    }
+
+    /// [`ShearSetup::load`], with the test scaled to `particles` spheres if given
+    /// ([`ShearConfig::scaled_to`]; `wgdem shear --particles`).
+    pub fn load_scaled(path: &Path, particles: Option<u32>) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Self::parse_scaled(&text, &path.display().to_string(), particles)
+    }
+
+    /// Parses and builds TOML text; `file` names the source in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self> {
+        Self::parse_scaled(text, file, None)
+    }
+
+    /// [`ShearSetup::parse`], with the test scaled to `particles` spheres if given. The
+    /// setup's text then records the scaling, so that a checkpoint resumes only with the same.
+    pub fn parse_scaled(text: &str, file: &str, particles: Option<u32>) -> Result<Self> {
+        let config: ShearConfig = crate::scene::parse_toml(text, file)?;
+        let Some(n) = particles else {
+            return build(config, text, file).map_err(|e| crate::scene::with_line(e, text));
+        };
+        if n == 0 {
+            return Err(Error::invalid(
+                file,
+                "particles",
+                "must be at least 1 (the number of spheres to scale the test to)",
+            ));
+        }
+        if config.specimen.count == 0 {
+            return Err(Error::invalid(
+                file,
+                "specimen.count",
+                "must be at least 1 (it is the size a particle count scales from)",
+            ));
+        }
+        let scaled = config.scaled_to(n);
+        let source = file;
+        let file = format!("{file} scaled to {n} spheres");
+        let text = format!("{text}\n# scaled to {n} spheres\n");
+        let mut setup =
+            build(scaled, &text, &file).map_err(|e| crate::scene::with_line(e, &text))?;
+        setup.provenance.input_file = source.to_owned();
+        let b = &setup.config.shear_box;
+        let across = b.length.min(b.width) / setup.mean_diameter;
+        if across < 10.0 {
+            log::warn!(
+                "{file}: the box is {across:.1} mean diameters across; with fewer than about ten the walls decide the result (scale to more particles)"
+            );
+        }
+        Ok(setup)
+    }
+}
 
 pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<ShearSetup> {
     let v = Validator { file };
