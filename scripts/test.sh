@@ -4,8 +4,8 @@
 #   bash scripts/test.sh --long   the long tier only: the tests marked `#[ignore = "long tier: …"]`
 #                                 (100 000-step holds, full shear presets, kill and resume)
 #   bash scripts/test.sh --all    both tiers, one after the other (what CI runs)
-# The default tier also checks wgdem-core's module floors (scripts/module-floors.py), installs the Python package into .venv-python/ and runs its pytest
-# suite (scripts/python-tests.sh). WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver
+# The default tier also checks wgdem-core's module floors (scripts/module-floors.py), installs
+# the Python package into .venv-python/ and runs its pytest suite (scripts/python-tests.sh). WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver
 # install). A Python venv with VTK (.venv-test/) lets the tests open the ParaView files with
 # VTK's own readers.
 set -euo pipefail
