@@ -1,6 +1,7 @@
 //! Every kernel parses and validates with naga, and the WGSL structs have the sizes of their
 //! Rust mirrors. Needs no GPU.
 
+use wgdem_gpu::engine::{Bind, KERNEL_DECLS, Row, tables};
 use wgdem_gpu::layout;
 use wgdem_gpu::shaders::{
     CELL_PROBE, CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, SlotKind, Specialization, kernel_for,
@@ -205,65 +206,153 @@ fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
-/// Each pipeline of `KERNEL_DECLS` binds exactly the resources its WGSL file declares, each
-/// with the declared type and access: a uniform where Rust says `Uniform`, read-only storage
-/// where it says `Read`, read-write storage where it says `Write`.
-#[test]
-fn kernel_bindings_match_rust() {
-    use wgdem_gpu::engine::{Bind, KERNEL_DECLS};
-    assert!(!KERNEL_DECLS.is_empty());
-    for decl in KERNEL_DECLS {
-        let module = validate(decl.label, &kernel_for(decl.file, false));
-        assert!(
-            module.entry_points.iter().any(|e| e.name == decl.entry),
-            "{}: no entry point {} in {}.wgsl",
-            decl.label,
-            decl.entry,
-            decl.file
+/// The WGSL globals of `module` bound in group 0, by binding: name and access.
+fn wgsl_bindings(what: &str, module: &naga::Module) -> Vec<(String, Bind)> {
+    let mut out: Vec<Option<(String, Bind)>> = Vec::new();
+    for (_, var) in module.global_variables.iter() {
+        let Some(binding) = &var.binding else {
+            continue;
+        };
+        let name = var.name.clone().unwrap_or_default();
+        assert_eq!(
+            binding.group, 0,
+            "{what}: `{name}` is in group {}",
+            binding.group
         );
-        let mut seen = vec![false; decl.binds.len()];
-        for (_, var) in module.global_variables.iter() {
-            let Some(binding) = &var.binding else {
-                continue;
-            };
-            let what = format!(
-                "{} (`{}`, binding {})",
-                decl.label,
-                var.name.as_deref().unwrap_or("?"),
-                binding.binding
-            );
-            assert_eq!(binding.group, 0, "{what}: group {}", binding.group);
-            let k = binding.binding as usize;
-            assert!(
-                k < decl.binds.len(),
-                "{what}: Rust declares {} bindings",
-                decl.binds.len()
-            );
-            let wgsl = match var.space {
-                naga::AddressSpace::Uniform => Bind::Uniform,
-                naga::AddressSpace::Storage { access }
-                    if access.contains(naga::StorageAccess::STORE) =>
-                {
-                    Bind::Write
-                }
-                naga::AddressSpace::Storage { .. } => Bind::Read,
-                other => panic!("{what}: address space {other:?}"),
-            };
-            assert_eq!(
-                wgsl, decl.binds[k],
-                "{what}: WGSL {wgsl:?}, Rust {:?}",
-                decl.binds[k]
-            );
-            seen[k] = true;
+        let access = match var.space {
+            naga::AddressSpace::Uniform => Bind::Uniform,
+            naga::AddressSpace::Storage { access }
+                if access.contains(naga::StorageAccess::STORE) =>
+            {
+                Bind::Write
+            }
+            naga::AddressSpace::Storage { .. } => Bind::Read,
+            other => panic!("{what}: `{name}` in address space {other:?}"),
+        };
+        let k = binding.binding as usize;
+        if out.len() <= k {
+            out.resize(k + 1, None);
         }
-        for (k, seen) in seen.iter().enumerate() {
-            assert!(
-                seen,
-                "{}: Rust binds {k}, which {}.wgsl does not declare",
-                decl.label, decl.file
-            );
+        assert!(out[k].is_none(), "{what}: two globals at binding {k}");
+        out[k] = Some((name, access));
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(k, b)| b.unwrap_or_else(|| panic!("{what}: no global at binding {k}")))
+        .collect()
+}
+
+/// Whether `table` binds exactly `wgsl`'s globals: row i names the global at `@binding(i)`
+/// and has its access, and neither has a binding the other lacks.
+fn table_matches(table: &[Row], wgsl: &[(String, Bind)]) -> Result<(), String> {
+    for (k, row) in table.iter().enumerate() {
+        let Some((name, access)) = wgsl.get(k) else {
+            return Err(format!(
+                "Rust binds `{}` ({:?}) at {k}, where the WGSL declares nothing",
+                row.name, row.buffer
+            ));
+        };
+        if row.name != name {
+            return Err(format!(
+                "binding {k} is `{name}` in the WGSL, where Rust binds `{}` ({:?})",
+                row.name, row.buffer
+            ));
+        }
+        if row.access != *access {
+            return Err(format!(
+                "`{name}` (binding {k}) is {access:?} in the WGSL, {:?} in Rust",
+                row.access
+            ));
         }
     }
+    if let Some((name, _)) = wgsl.get(table.len()) {
+        return Err(format!(
+            "the WGSL declares `{name}` at binding {}, which Rust does not bind",
+            table.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Each pipeline of `KERNEL_DECLS` binds its WGSL globals by name: row i of its pass's table
+/// names the global at `@binding(i)`, with its access (a uniform where Rust says `Uniform`,
+/// read-only storage where it says `Read`, read-write where it says `Write`), for every slot
+/// layout and storage word size the engine compiles it with. So two buffers of one type
+/// swapped in a table, or a buffer left out, fail here by name.
+#[test]
+fn kernel_bindings_match_rust_by_name() {
+    assert!(!KERNEL_DECLS.is_empty());
+    for decl in KERNEL_DECLS {
+        assert!(
+            tables::ALL
+                .iter()
+                .any(|(_, t)| std::ptr::eq(*t, decl.table)),
+            "{}: its table is not among `tables::ALL`",
+            decl.label
+        );
+        let words64 = Specialization {
+            words64: true,
+            ..Specialization::ANY
+        };
+        let variants = [
+            (
+                kernel_for(decl.file, false),
+                naga::valid::Capabilities::empty(),
+            ),
+            (
+                kernel_with(decl.file, SlotKind::Jager(8)),
+                naga::valid::Capabilities::empty(),
+            ),
+            (
+                kernel_specialized(decl.file, SlotKind::Wide, words64),
+                naga::valid::Capabilities::SHADER_INT64,
+            ),
+        ];
+        for (src, caps) in variants {
+            let module = validate_with(decl.label, &src, caps);
+            assert!(
+                module.entry_points.iter().any(|e| e.name == decl.entry),
+                "{}: no entry point {} in {}.wgsl",
+                decl.label,
+                decl.entry,
+                decl.file
+            );
+            let wgsl = wgsl_bindings(decl.label, &module);
+            if let Err(e) = table_matches(decl.table, &wgsl) {
+                panic!("{} ({}.wgsl): {e}", decl.label, decl.file);
+            }
+        }
+    }
+}
+
+/// The check above fails, naming the binding, for a table with two buffers of one type
+/// swapped, one left out, one too many, or an access changed.
+#[test]
+fn a_swapped_or_missing_binding_fails_by_name() {
+    let module = validate("contact_forces", &kernel_for("contact_forces", false));
+    let wgsl = wgsl_bindings("contact_forces", &module);
+    let good = tables::CONTACTS.to_vec();
+    assert_eq!(table_matches(&good, &wgsl), Ok(()));
+    // `vel` and `pred` are both read-only storage: a swap keeps every binding's type.
+    let mut swapped = good.clone();
+    swapped.swap(2, 3);
+    assert_eq!(swapped[2].access, swapped[3].access);
+    let e = table_matches(&swapped, &wgsl).expect_err("swap passed");
+    assert!(e.contains("`vel`") && e.contains("`pred`"), "{e}");
+    let mut missing = good.clone();
+    missing.pop();
+    let e = table_matches(&missing, &wgsl).expect_err("missing binding passed");
+    assert!(e.contains("`fine`"), "{e}");
+    let mut extra = good.clone();
+    extra.push(good[1]);
+    assert!(
+        table_matches(&extra, &wgsl).is_err(),
+        "extra binding passed"
+    );
+    let mut access = good;
+    access[1].access = Bind::Write;
+    let e = table_matches(&access, &wgsl).expect_err("access change passed");
+    assert!(e.contains("`pos`"), "{e}");
 }
 
 /// The shared constants are defined once, in Rust: every kernel's source carries each of them,

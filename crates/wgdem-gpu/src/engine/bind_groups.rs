@@ -1,16 +1,7 @@
-//! Bind groups, built once per table size (and again after a regrowth) from the buffer lists
-//! that `step.rs` gives beside each pass, and the reorder's groups.
+//! Bind groups, built once per table size (and again after a regrowth) from the binding
+//! tables that `step.rs` gives beside the passes (see `bindings.rs`), and the reorder's groups.
 
 use super::*;
-
-pub(super) fn bind(
-    device: &wgpu::Device,
-    label: &str,
-    kernel: &Kernel,
-    buffers: &[&wgpu::Buffer],
-) -> wgpu::BindGroup {
-    crate::context::bind_buffers(device, label, &kernel.layout, buffers)
-}
 
 pub(super) fn uniform_words(device: &wgpu::Device, label: &str, words: &[u32]) -> wgpu::Buffer {
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -65,16 +56,23 @@ impl GpuEngine {
         slot_row: u32,
     ) -> BindGroups {
         let sorted = (passes % 2) as usize;
+        let bind = |label: &str, kernel: &Kernel, at: At<'_>| {
+            bind_table(device, label, kernel, b, &At { sorted, ..at })
+        };
+        let every = At::default();
+        let in_chunk = |c| At {
+            chunk: Some(c),
+            ..At::default()
+        };
         let permute = {
-            let group = |info: &wgpu::Buffer,
-                         order: &wgpu::Buffer,
-                         new_index: &wgpu::Buffer,
-                         data: &wgpu::Buffer| {
+            let group = |info: &wgpu::Buffer, new_index: &wgpu::Buffer, data: &wgpu::Buffer| {
                 bind(
-                    device,
                     "dem.permute",
                     &k.permute_take,
-                    &[&b.params, info, order, new_index, data, &b.ft],
+                    At {
+                        permute: Some([info, new_index, data]),
+                        ..At::default()
+                    },
                 )
             };
             let info = |stride: u32, block: u32, remap: bool, first: u32, count: u32| {
@@ -91,35 +89,34 @@ impl GpuEngine {
                 uniform_words(device, "dem.permute.info", bytemuck::cast_slice(&[permute]))
             };
             let one = info(1, 0, false, 0, n);
-            let mut arrays: Vec<(&wgpu::Buffer, u32)> = vec![
-                (&b.pos, 8),
-                (&b.vel, 4),
-                (&b.omega, 4),
-                (&b.orientation, 4),
-                (&b.pred, 8),
-                (&b.fine, 4),
-                (&b.material, 1),
-                (&b.ids, 1),
-                (&b.counts, 1),
-                (&b.cells, 1),
-                (&b.wall_row, 1),
+            // Every per-particle array and its u32 words per particle.
+            let mut arrays: Vec<(Buf, u32)> = vec![
+                (Buf::Position, 8),
+                (Buf::Velocity, 4),
+                (Buf::AngularVelocity, 4),
+                (Buf::Orientation, 4),
+                (Buf::Predicted, 8),
+                (Buf::LowParts, 4),
+                (Buf::Material, 1),
+                (Buf::StableIds, 1),
+                (Buf::NeighbourCount, 1),
+                (Buf::Cells, 1),
+                (Buf::WallRow, 1),
                 // A particle's wall slots sit at its walls' ranks in its mask, which the next
                 // build compares with the new one.
-                (&b.wall_mask, 1),
+                (Buf::WallMask, 1),
             ];
             // Per-particle contact work, where the engine accounts it.
             if b.work.size() >= b.ft.size() / 2 {
-                arrays.push((&b.work, 4));
+                arrays.push((Buf::ContactWork, 4));
             }
             let mut moves: Vec<BlockMove> = Vec::new();
-            for (data, stride) in arrays {
+            for (array, stride) in arrays {
+                let data = b.resolve(array, &every);
                 for block in (0..stride).step_by(PERMUTE_BLOCK as usize) {
                     let words = info(stride, block, false, 0, n);
                     moves.push(BlockMove {
-                        ranges: vec![(
-                            group(&words, &b.vals[sorted], &b.keys[0], data),
-                            Args::Particles,
-                        )],
+                        ranges: vec![(group(&words, &b.keys[0], data), Args::Particles)],
                     });
                 }
             }
@@ -133,93 +130,53 @@ impl GpuEngine {
                         .enumerate()
                         .map(|(i, c)| {
                             let words = info(slot_row, block, true, c.first, c.count);
-                            (
-                                group(&words, &b.vals[sorted], &b.keys[0], &c.slots),
-                                Args::Chunk(i),
-                            )
+                            (group(&words, &b.keys[0], &c.slots), Args::Chunk(i))
                         })
                         .collect(),
                 });
             }
             PermuteGroups {
-                invert: group(&one, &b.vals[sorted], &b.dummy, &b.keys[0]),
+                invert: group(&one, &b.dummy, &b.keys[0]),
                 moves,
             }
         };
-        let neighbours = b
-            .chunks
-            .iter()
-            .map(|c| {
-                bind(
-                    device,
-                    "dem.neighbours",
-                    &k.neighbours,
-                    &b.neighbours_bindings(c, sorted),
-                )
-            })
-            .collect();
-        let contacts = b
-            .chunks
-            .iter()
-            .map(|c| {
-                bind(
-                    device,
-                    "dem.contact_forces",
-                    &k.contacts,
-                    &b.contact_bindings(c),
-                )
-            })
-            .collect();
-        let rebuild_group = |args: &wgpu::Buffer| {
-            bind(
-                device,
-                "dem.rebuild",
-                &k.rebuild_plan,
-                &b.rebuild_bindings(args),
-            )
+        let per_chunk = |label: &str, kernel: &Kernel| -> Vec<wgpu::BindGroup> {
+            b.chunks
+                .iter()
+                .map(|c| bind(label, kernel, in_chunk(c)))
+                .collect()
         };
-        let rebuild = rebuild_group(&b.dispatch_args);
-        let rebuild_walls = rebuild_group(&b.dummy);
-        let commit = bind(
-            device,
-            "dem.rebuild.commit",
-            &k.rebuild_commit,
-            &b.commit_bindings(),
-        );
         BindGroups {
             permute,
-            rebuild,
-            rebuild_walls,
-            commit,
-            hash: bind(device, "dem.hash", &k.hash, &b.hash_bindings()),
+            rebuild: bind("dem.rebuild", &k.rebuild_plan, every),
+            rebuild_walls: bind(
+                "dem.rebuild",
+                &k.rebuild_walls,
+                At {
+                    args_stand_in: true,
+                    ..every
+                },
+            ),
+            commit: bind("dem.rebuild.commit", &k.rebuild_commit, every),
+            hash: bind("dem.hash", &k.hash, every),
             radix: (0..order_passes(passes) as usize)
-                .map(|p| bind(device, "dem.radix", &k.radix_count, &b.radix_bindings(p)))
+                .map(|p| {
+                    bind(
+                        "dem.radix",
+                        &k.radix_count,
+                        At {
+                            radix_pass: p,
+                            ..every
+                        },
+                    )
+                })
                 .collect(),
-            ranges: bind(
-                device,
-                "dem.ranges",
-                &k.ranges_clear,
-                &b.ranges_bindings(sorted),
-            ),
-            neighbours,
-            contacts,
-            reduce: bind(
-                device,
-                "dem.wall_reduce",
-                &k.reduce_walls,
-                &b.reduce_bindings(),
-            ),
-            integrate: bind(
-                device,
-                "dem.integrate",
-                &k.integrate,
-                &b.integrate_bindings(),
-            ),
-            moisture: b
-                .chunks
-                .iter()
-                .map(|c| bind(device, "dem.moisture", &k.moisture, &b.moisture_bindings(c)))
-                .collect(),
+            ranges: bind("dem.ranges", &k.ranges_clear, every),
+            neighbours: per_chunk("dem.neighbours", &k.neighbours),
+            contacts: per_chunk("dem.contact_forces", &k.contacts),
+            reduce: bind("dem.wall_reduce", &k.reduce_walls, every),
+            integrate: bind("dem.integrate", &k.integrate, every),
+            moisture: per_chunk("dem.moisture", &k.moisture),
         }
     }
 }

@@ -3,19 +3,8 @@
 
 use super::*;
 
-/// How a kernel binds one buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bind {
-    /// `var<uniform>`.
-    Uniform,
-    /// `var<storage, read>`.
-    Read,
-    /// `var<storage, read_write>`.
-    Write,
-}
-
 /// One compute pipeline: its label, the kernel file (`shaders/<file>.wgsl`), the entry point,
-/// and the binding type of each binding in order.
+/// and the binding table of its pass (`step.rs`'s [`tables`]).
 #[derive(Debug, Clone, Copy)]
 pub struct KernelDecl {
     /// Pipeline label (`dem.…`).
@@ -24,78 +13,93 @@ pub struct KernelDecl {
     pub file: &'static str,
     /// Entry point.
     pub entry: &'static str,
-    /// Binding types, binding 0 first.
-    pub binds: &'static [Bind],
+    /// What it binds, binding 0 first.
+    pub table: Table,
 }
-
-use Bind::{Read as R, Uniform as U, Write as W};
-const RADIX: &[Bind] = &[U, U, R, R, W, W, W];
-const REDUCE: &[Bind] = &[U, R, R, W, W];
-const INTEGRATE: &[Bind] = &[U, W, W, W, W, W, W, W, R, W, W, R, R, R, R, W];
-const REBUILD: &[Bind] = &[U, R, W, W, R, W, W, W, W, W, W, W];
-const PERMUTE: &[Bind] = &[U, U, R, R, W, W];
-const CONTACTS: &[Bind] = &[U, R, R, R, R, R, R, R, W, W, W, W, W, U, W, W, R, R, R];
 
 const fn decl(
     label: &'static str,
     file: &'static str,
     entry: &'static str,
-    binds: &'static [Bind],
+    table: Table,
 ) -> KernelDecl {
     KernelDecl {
         label,
         file,
         entry,
-        binds,
+        table,
     }
 }
 
 /// Every pipeline of the engine, declared once: [`Kernels::new`] compiles these, and a test
-/// (`shader_validation.rs`) checks each binding's type and access against the WGSL.
+/// (`shader_validation.rs`) checks each row of its table against the WGSL by name, binding and
+/// access.
 pub const KERNEL_DECLS: &[KernelDecl] = &[
-    decl("dem.permute.take", "permute", "take", PERMUTE),
-    decl("dem.permute.put", "permute", "put", PERMUTE),
-    decl("dem.permute.invert", "permute", "invert", PERMUTE),
-    decl("dem.rebuild.plan", "rebuild", "plan", REBUILD),
-    decl("dem.rebuild.walls_near", "rebuild", "walls_near", REBUILD),
-    decl("dem.rebuild.walls_alloc", "rebuild", "walls_alloc", REBUILD),
-    decl("dem.rebuild.halt", "rebuild", "halt", REBUILD),
-    decl("dem.rebuild.commit", "commit", "main", &[U, R, W]),
-    decl("dem.hash", "hash", "main", &[U, R, W, W, W]),
-    decl("dem.hash.order", "hash", "order", &[U, R, W, W, W]),
-    decl("dem.radix.count", "radix", "count", RADIX),
-    decl("dem.radix.scan", "radix", "scan", RADIX),
-    decl("dem.radix.scatter", "radix", "scatter", RADIX),
-    decl("dem.ranges.clear", "ranges", "clear", &[U, R, W]),
-    decl("dem.ranges.mark", "ranges", "mark", &[U, R, W]),
+    decl("dem.permute.take", "permute", "take", tables::PERMUTE),
+    decl("dem.permute.put", "permute", "put", tables::PERMUTE),
+    decl("dem.permute.invert", "permute", "invert", tables::PERMUTE),
+    decl("dem.rebuild.plan", "rebuild", "plan", tables::REBUILD),
     decl(
-        "dem.neighbours",
-        "neighbours",
-        "main",
-        &[U, R, R, R, R, W, W, W, U, R],
+        "dem.rebuild.walls_near",
+        "rebuild",
+        "walls_near",
+        tables::REBUILD,
     ),
-    decl("dem.contact_forces", "contact_forces", "main", CONTACTS),
+    decl(
+        "dem.rebuild.walls_alloc",
+        "rebuild",
+        "walls_alloc",
+        tables::REBUILD,
+    ),
+    decl("dem.rebuild.halt", "rebuild", "halt", tables::REBUILD),
+    decl("dem.rebuild.commit", "commit", "main", tables::COMMIT),
+    decl("dem.hash", "hash", "main", tables::HASH),
+    decl("dem.hash.order", "hash", "order", tables::HASH),
+    decl("dem.radix.count", "radix", "count", tables::RADIX),
+    decl("dem.radix.scan", "radix", "scan", tables::RADIX),
+    decl("dem.radix.scatter", "radix", "scatter", tables::RADIX),
+    decl("dem.ranges.clear", "ranges", "clear", tables::RANGES),
+    decl("dem.ranges.mark", "ranges", "mark", tables::RANGES),
+    decl("dem.neighbours", "neighbours", "main", tables::NEIGHBOURS),
+    decl(
+        "dem.contact_forces",
+        "contact_forces",
+        "main",
+        tables::CONTACTS,
+    ),
     decl(
         "dem.contact_forces.forces_only",
         "contact_forces",
         "forces_only",
-        CONTACTS,
+        tables::CONTACTS,
     ),
-    decl("dem.wall_reduce.walls", "wall_reduce", "walls_main", REDUCE),
-    decl("dem.wall_reduce.stats", "wall_reduce", "stats_main", REDUCE),
-    decl("dem.integrate", "integrate", "main", INTEGRATE),
-    decl("dem.integrate.walls", "integrate", "walls_main", INTEGRATE),
     decl(
-        "dem.moisture",
-        "moisture",
-        "main",
-        &[U, R, R, R, R, W, U, U],
+        "dem.wall_reduce.walls",
+        "wall_reduce",
+        "walls_main",
+        tables::REDUCE,
     ),
+    decl(
+        "dem.wall_reduce.stats",
+        "wall_reduce",
+        "stats_main",
+        tables::REDUCE,
+    ),
+    decl("dem.integrate", "integrate", "main", tables::INTEGRATE),
+    decl(
+        "dem.integrate.walls",
+        "integrate",
+        "walls_main",
+        tables::INTEGRATE,
+    ),
+    decl("dem.moisture", "moisture", "main", tables::MOISTURE),
 ];
 
 pub(super) struct Kernel {
     pub(super) pipeline: wgpu::ComputePipeline,
     pub(super) layout: wgpu::BindGroupLayout,
+    /// The table the layout was built from (and every bind group of the kernel is).
+    pub(super) table: Table,
 }
 
 pub(super) fn make_kernel(
@@ -103,16 +107,16 @@ pub(super) fn make_kernel(
     label: &str,
     source: &str,
     entry: &str,
-    binds: &[Bind],
+    table: Table,
 ) -> Kernel {
-    let entries: Vec<wgpu::BindGroupLayoutEntry> = binds
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = table
         .iter()
         .enumerate()
-        .map(|(i, b)| wgpu::BindGroupLayoutEntry {
+        .map(|(i, row)| wgpu::BindGroupLayoutEntry {
             binding: i as u32,
             visibility: wgpu::ShaderStages::COMPUTE,
             ty: wgpu::BindingType::Buffer {
-                ty: match b {
+                ty: match row.access {
                     Bind::Uniform => wgpu::BufferBindingType::Uniform,
                     Bind::Read => wgpu::BufferBindingType::Storage { read_only: true },
                     Bind::Write => wgpu::BufferBindingType::Storage { read_only: false },
@@ -144,7 +148,11 @@ pub(super) fn make_kernel(
         compilation_options: Default::default(),
         cache: None,
     });
-    Kernel { pipeline, layout }
+    Kernel {
+        pipeline,
+        layout,
+        table,
+    }
 }
 
 /// Dispatches `kernel` with `group` over `x` workgroups.
@@ -217,7 +225,7 @@ impl Kernels {
                 d.label,
                 &shaders::kernel_specialized(d.file, slots, spec),
                 d.entry,
-                d.binds,
+                d.table,
             )
         };
         Self {

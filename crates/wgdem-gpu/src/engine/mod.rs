@@ -3,8 +3,9 @@
 //! The order of the passes of one step is in the module `step` (`step.rs`), which reads as the
 //! algorithm; the other modules each own one job:
 //! - `state`: the buffers on the device, their sizes and the upload of a scene;
-//! - `kernels`: the compute pipelines and their binding types;
-//! - `bind_groups`: which buffers each kernel binds;
+//! - `kernels`: the compute pipelines, each with its pass's binding table;
+//! - `bindings`: bindings by name: a table row's WGSL global, access and buffer;
+//! - `bind_groups`: the bind groups, built from the tables;
 //! - `streaming`: batches in flight, wall-force readback, wall velocities, schedules;
 //! - `regrow`: a table that overflowed is regrown and the batch finished;
 //! - `checkpoint`: the state bit for bit;
@@ -33,12 +34,13 @@ use wgpu::util::DeviceExt;
 use crate::context::{GpuError, read_buffer};
 use crate::layout::{
     Chunk, Counters, Drive, ForceTorque, MoistureAction, PairRecord, Permute, Position, Predicted,
-    RadixPass, SimParams, Wall, WallAlloc,
+    RadixPass, SimParams, Slot, Wall, WallAlloc,
 };
 use crate::shaders::{self, SlotKind};
 use crate::shared::{self, A_SIDE, PERMUTE_BLOCK};
 
 mod bind_groups;
+mod bindings;
 mod checkpoint;
 mod kernels;
 mod profile;
@@ -49,17 +51,22 @@ mod step;
 mod streaming;
 
 use bind_groups::*;
+use bindings::*;
 use kernels::*;
 use regrow::*;
 use state::*;
 use step::*;
 use streaming::*;
 
-pub use kernels::{Bind, KERNEL_DECLS, KernelDecl};
+pub use bindings::{Bind, Buf, Row, Table};
+pub use kernels::{KERNEL_DECLS, KernelDecl};
 pub use profile::StageTimes;
 pub use state::{SLOT_HEADROOM, hash_table_bits};
-pub use step::STAGES;
+pub use step::{STAGES, tables};
 pub use streaming::{WallControl, WallReadout};
+
+/// [`shared::WG`], the workgroup size of the per-particle kernels, for sizes in u64.
+const WG64: u64 = shared::WG as u64;
 
 /// Options of the GPU engine.
 #[derive(Debug, Clone, Copy)]
@@ -166,7 +173,8 @@ impl GpuEngine {
                 "the GPU engine needs at least one particle; the CPU engine runs a scene without particles".to_owned(),
             ));
         }
-        let limit = device.limits().max_compute_workgroups_per_dimension as usize * 64;
+        let limit =
+            device.limits().max_compute_workgroups_per_dimension as usize * shared::WG as usize;
         if n > limit {
             return Err(GpuError::TooMany {
                 what: "particles (its one-dimensional dispatch limit on this adapter)",
@@ -197,7 +205,7 @@ impl GpuEngine {
         // The CPU reference's skin: 10 % of the smallest diameter.
         let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
         let skin = wgdem_core::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min;
-        let n_tiles = (n as u32).div_ceil(128);
+        let n_tiles = (n as u32).div_ceil(shared::RADIX_TILE);
         let params = SimParams {
             n: n as u32,
             slots: match options.slots {
@@ -323,8 +331,8 @@ impl GpuEngine {
         for (label, bytes, what) in [
             (
                 "dem.wall_partial",
-                nw * n64.div_ceil(64) * 32,
-                format!("{} workgroups × {n_walls} walls × 32 B", n64.div_ceil(64)),
+                nw * n64.div_ceil(WG64) * 32,
+                format!("{} workgroups × {n_walls} walls × 32 B", n64.div_ceil(WG64)),
             ),
             (
                 "dem.wall_history",
@@ -376,7 +384,7 @@ impl GpuEngine {
             ft: zeroed(device, "dem.force_torque", n as u64 * FORCE_TORQUE_BYTES),
             work: init(device, "dem.contact_work", &initial_work(sim, wide)),
             // Contact counts per workgroup of `contact_forces` (summed there).
-            stats: zeroed(device, "dem.contact_stats", n64.div_ceil(64) * 16),
+            stats: zeroed(device, "dem.contact_stats", n64.div_ceil(WG64) * 16),
             cells: zeroed(device, "dem.cells", n as u64 * 4),
             keys: [
                 zeroed(device, "dem.keys.a", n as u64 * 4),
@@ -440,11 +448,7 @@ impl GpuEngine {
                 }],
             ),
             wall_mask: zeroed(device, "dem.wall_mask", n as u64 * 4),
-            wall_partial: zeroed(
-                device,
-                "dem.wall_partial",
-                nw * (n as u64).div_ceil(64) * 32,
-            ),
+            wall_partial: zeroed(device, "dem.wall_partial", nw * n64.div_ceil(WG64) * 32),
             wall_out: zeroed(device, "dem.wall_force", nw * 32),
             stats_out: zeroed(device, "dem.contact_stats.total", 16),
             counters: zeroed(device, "dem.counters", size_of::<Counters>() as u64),

@@ -75,7 +75,7 @@ impl GpuEngine {
                                 }
                             }),
                         });
-                        self.record_stage(&mut pass, stage, false, false);
+                        self.record_stage(&mut pass, Stage::ALL[stage], StepKind::default());
                     }
                     self.queue.submit([encoder.finish()]);
                     self.device

@@ -28,14 +28,61 @@ use super::*;
 /// The stages of one step, in order (see [`GpuEngine::profile_stages`]): the rebuild plan
 /// (whether this step rebuilds: `integrate` has flagged the particles that moved half the
 /// skin), the sort (cell hash, radix sort, reorder, cell ranges), the neighbour lists (build and
-/// history carry-over), the contact forces (with the wall reduction) and the integration.
-pub const STAGES: [&str; 5] = [
-    "rebuild_plan",
-    "sort",
-    "neighbours",
-    "contacts",
-    "integrate",
-];
+/// history carry-over, and a moisture event applied to them), the contact forces (with the wall
+/// reduction) and the integration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    RebuildPlan,
+    Sort,
+    Neighbours,
+    Contacts,
+    Integrate,
+}
+
+impl Stage {
+    /// Every stage, in step order.
+    pub(super) const ALL: [Stage; 5] = [
+        Stage::RebuildPlan,
+        Stage::Sort,
+        Stage::Neighbours,
+        Stage::Contacts,
+        Stage::Integrate,
+    ];
+
+    /// Its name in profiles.
+    pub(super) const fn name(self) -> &'static str {
+        match self {
+            Stage::RebuildPlan => "rebuild_plan",
+            Stage::Sort => "sort",
+            Stage::Neighbours => "neighbours",
+            Stage::Contacts => "contacts",
+            Stage::Integrate => "integrate",
+        }
+    }
+}
+
+/// The names of [`Stage::ALL`], in step order.
+pub const STAGES: [&str; 5] = {
+    let mut names = [""; 5];
+    let mut i = 0;
+    while i < Stage::ALL.len() {
+        names[i] = Stage::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+/// What one recorded step does beyond the stages every step runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct StepKind {
+    /// Add the wall-force and contact-count reduction (needed only where results are read).
+    pub(super) reduce: bool,
+    /// Move the particles into Morton order within the sort.
+    pub(super) reorder: bool,
+    /// Apply the action in `moisture_action` to the lists just built (before the contact
+    /// forces, as the CPU applies an event at the start of a step).
+    pub(super) moisture: bool,
+}
 
 /// Slots of the indirect dispatch arguments (`plan` in rebuild.wgsl writes them each step).
 #[derive(Debug, Clone, Copy)]
@@ -75,43 +122,32 @@ impl Args {
 }
 
 impl GpuEngine {
-    /// Records one time step into `pass`: the algorithm, pass by pass. `reduce` adds the
-    /// wall-force and contact-count reduction (needed only where results are read back);
-    /// `reorder` moves the particles into Morton order within the sort; `moisture` applies the
-    /// action in `moisture_action` to the lists just built (before the contact forces, as the
-    /// CPU applies an event at the start of a step).
-    pub(super) fn record_step(
-        &self,
-        pass: &mut wgpu::ComputePass<'_>,
-        reduce: bool,
-        reorder: bool,
-        moisture: bool,
-    ) {
-        self.plan_rebuild(pass);
-        self.sort(pass, reorder);
-        self.build_lists(pass);
-        if moisture {
-            self.apply_moisture(pass);
+    /// Records one time step into `pass`: the algorithm, stage by stage.
+    pub(super) fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, kind: StepKind) {
+        for stage in Stage::ALL {
+            self.record_stage(pass, stage, kind);
         }
-        self.contact_forces(pass, reduce);
-        self.integrate(pass);
     }
 
-    /// Records stage `stage` of [`STAGES`] alone (for [`GpuEngine::profile_stages`]).
+    /// Records stage `stage` of a step of kind `kind` (alone for
+    /// [`GpuEngine::profile_stages`]).
     pub(super) fn record_stage(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
-        stage: usize,
-        reduce: bool,
-        reorder: bool,
+        stage: Stage,
+        kind: StepKind,
     ) {
-        // In the order of `STAGES`.
         match stage {
-            0 => self.plan_rebuild(pass),
-            1 => self.sort(pass, reorder),
-            2 => self.build_lists(pass),
-            3 => self.contact_forces(pass, reduce),
-            _ => self.integrate(pass),
+            Stage::RebuildPlan => self.plan_rebuild(pass),
+            Stage::Sort => self.sort(pass, kind.reorder),
+            Stage::Neighbours => {
+                self.build_lists(pass);
+                if kind.moisture {
+                    self.apply_moisture(pass);
+                }
+            }
+            Stage::Contacts => self.contact_forces(pass, kind.reduce),
+            Stage::Integrate => self.integrate(pass),
         }
     }
 
@@ -240,154 +276,167 @@ impl GpuEngine {
     }
 }
 
-/// What each pass binds, in binding order (`@binding(0)` first), beside the passes that
-/// dispatch them: `bind_groups.rs` builds the bind groups from these lists once per table
-/// size, and `shader_validation.rs` checks each kernel's declared binding types against the
-/// WGSL.
-impl Buffers {
-    /// `rebuild.*`; `args` is the indirect-argument buffer, or a stand-in for
-    /// `rebuild.walls_near`, which is itself dispatched from it.
-    pub(super) fn rebuild_bindings<'a>(&'a self, args: &'a wgpu::Buffer) -> [&'a wgpu::Buffer; 12] {
-        [
-            &self.params,
-            &self.pos,
-            &self.rebuild_state,
-            args,
-            &self.walls,
-            &self.walls_built,
-            &self.counters,
-            &self.wall_mask,
-            &self.wall_row,
-            &self.wall_free,
-            &self.wall_alloc,
-            &self.wall_slots,
-        ]
-    }
+/// What each pass binds: one row per WGSL global, in binding order (`@binding(0)` first),
+/// naming the global, how the kernels access it and the buffer that fills it. The pipeline
+/// layouts (`kernels.rs`) and the bind groups (`bind_groups.rs`) are built from these tables
+/// alone, and `shader_validation.rs` checks every row against its kernels' WGSL by name,
+/// binding and access, without a GPU.
+pub mod tables {
+    use super::super::bindings::{Buf, Table, read, uniform, write};
 
-    /// `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle.
-    pub(super) fn hash_bindings(&self) -> [&wgpu::Buffer; 5] {
-        [
-            &self.params,
-            &self.pos,
-            &self.cells,
-            &self.keys[0],
-            &self.vals[0],
-        ]
-    }
-
-    /// `radix.*` pass `p`: from one key/value pair of buffers into the other.
-    pub(super) fn radix_bindings(&self, p: usize) -> [&wgpu::Buffer; 7] {
-        let (i, o) = (p % 2, 1 - p % 2);
-        [
-            &self.params,
-            &self.radix_passes[p],
-            &self.keys[i],
-            &self.vals[i],
-            &self.keys[o],
-            &self.vals[o],
-            &self.tile_hist,
-        ]
-    }
-
-    /// `ranges.*` over the sorted keys (in buffer `sorted` of the pair).
-    pub(super) fn ranges_bindings(&self, sorted: usize) -> [&wgpu::Buffer; 3] {
-        [&self.params, &self.keys[sorted], &self.ranges]
-    }
-
-    /// `neighbours` for slot chunk `c`.
-    pub(super) fn neighbours_bindings<'a>(
-        &'a self,
-        c: &'a SlotChunk,
-        sorted: usize,
-    ) -> [&'a wgpu::Buffer; 10] {
-        [
-            &self.params,
-            &self.pos,
-            &self.cells,
-            &self.vals[sorted],
-            &self.ranges,
-            &self.counts,
-            &c.slots,
-            &self.counters,
-            &c.range,
-            &self.ids,
-        ]
-    }
+    /// `rebuild.*`: `args` is the indirect-argument buffer (a stand-in for
+    /// `rebuild.walls_near`, which is itself dispatched from it).
+    pub const REBUILD: Table = &[
+        uniform("params", Buf::Params),
+        read("pos", Buf::Position),
+        write("state", Buf::RebuildState),
+        write("args", Buf::DispatchArgs),
+        read("walls", Buf::Walls),
+        write("walls_built", Buf::WallsBuilt),
+        write("counters", Buf::Counters),
+        write("wall_mask", Buf::WallMask),
+        write("wall_row", Buf::WallRow),
+        write("wall_free", Buf::WallFree),
+        write("alloc", Buf::WallAlloc),
+        write("wall_slots", Buf::WallSlots),
+    ];
 
     /// `rebuild.commit`: the positions of the build.
-    pub(super) fn commit_bindings(&self) -> [&wgpu::Buffer; 3] {
-        [&self.params, &self.pos, &self.built_at]
-    }
+    pub const COMMIT: Table = &[
+        uniform("params", Buf::Params),
+        read("pos", Buf::Position),
+        write("built_at", Buf::BuiltAt),
+    ];
 
-    /// `moisture` for slot chunk `c`.
-    pub(super) fn moisture_bindings<'a>(&'a self, c: &'a SlotChunk) -> [&'a wgpu::Buffer; 8] {
-        [
-            &self.params,
-            &self.pos,
-            &self.material,
-            &self.pair_table,
-            &self.counts,
-            &c.slots,
-            &c.range,
-            &self.moisture_action,
-        ]
-    }
+    /// `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle, into the
+    /// first key/value pair of the sort.
+    pub const HASH: Table = &[
+        uniform("params", Buf::Params),
+        read("pos", Buf::Position),
+        write("cells", Buf::Cells),
+        write("keys", Buf::Keys(0)),
+        write("vals", Buf::Vals(0)),
+    ];
 
-    /// `contact_forces` for slot chunk `c`.
-    pub(super) fn contact_bindings<'a>(&'a self, c: &'a SlotChunk) -> [&'a wgpu::Buffer; 19] {
-        [
-            &self.params,
-            &self.pos,
-            &self.vel,
-            &self.pred,
-            &self.material,
-            &self.pair_table,
-            &self.walls,
-            &self.counts,
-            &c.slots,
-            &self.wall_slots,
-            &self.wall_partial,
-            &self.ft,
-            &self.stats,
-            &c.range,
-            &self.counters,
-            &self.work,
-            &self.wall_mask,
-            &self.wall_row,
-            &self.fine,
-        ]
-    }
+    /// `radix.*`, one bind group per pass: from one key/value pair of buffers into the other.
+    pub const RADIX: Table = &[
+        uniform("params", Buf::Params),
+        uniform("pass_info", Buf::RadixShift),
+        read("keys_in", Buf::KeysIn),
+        read("vals_in", Buf::ValsIn),
+        write("keys_out", Buf::KeysOut),
+        write("vals_out", Buf::ValsOut),
+        write("tile_hist", Buf::TileHist),
+    ];
+
+    /// `ranges.*` over the sorted keys.
+    pub const RANGES: Table = &[
+        uniform("params", Buf::Params),
+        read("sorted_keys", Buf::SortedKeys),
+        write("ranges", Buf::Ranges),
+    ];
+
+    /// `neighbours`, one bind group per slot chunk.
+    pub const NEIGHBOURS: Table = &[
+        uniform("params", Buf::Params),
+        read("pos", Buf::Position),
+        read("cells", Buf::Cells),
+        read("sorted_vals", Buf::SortedVals),
+        read("ranges", Buf::Ranges),
+        write("count", Buf::NeighbourCount),
+        write("slots", Buf::ChunkSlots),
+        write("counters", Buf::Counters),
+        uniform("chunk", Buf::ChunkRange),
+        read("ids", Buf::StableIds),
+    ];
+
+    /// `moisture`, one bind group per slot chunk.
+    pub const MOISTURE: Table = &[
+        uniform("params", Buf::Params),
+        read("pos", Buf::Position),
+        read("material", Buf::Material),
+        read("pair_table", Buf::PairTable),
+        read("count", Buf::NeighbourCount),
+        write("slots", Buf::ChunkSlots),
+        uniform("chunk", Buf::ChunkRange),
+        uniform("action", Buf::MoistureAction),
+    ];
+
+    /// `contact_forces`, one bind group per slot chunk.
+    pub const CONTACTS: Table = &[
+        uniform("params", Buf::Params),
+        read("pos", Buf::Position),
+        read("vel", Buf::Velocity),
+        read("pred", Buf::Predicted),
+        read("material", Buf::Material),
+        read("pair_table", Buf::PairTable),
+        read("walls", Buf::Walls),
+        read("count", Buf::NeighbourCount),
+        write("slots", Buf::ChunkSlots),
+        write("wall_slots", Buf::WallSlots),
+        write("wall_partial", Buf::WallPartial),
+        write("ft", Buf::ForceTorque),
+        write("stats", Buf::ContactStats),
+        uniform("chunk", Buf::ChunkRange),
+        write("counters", Buf::Counters),
+        write("work", Buf::ContactWork),
+        read("wall_mask", Buf::WallMask),
+        read("wall_row", Buf::WallRow),
+        read("fine", Buf::LowParts),
+    ];
 
     /// `wall_reduce.*`: per-workgroup wall sums and contact counts into totals.
-    pub(super) fn reduce_bindings(&self) -> [&wgpu::Buffer; 5] {
-        [
-            &self.params,
-            &self.wall_partial,
-            &self.stats,
-            &self.wall_out,
-            &self.stats_out,
-        ]
-    }
+    pub const REDUCE: Table = &[
+        uniform("params", Buf::Params),
+        read("wall_partial", Buf::WallPartial),
+        read("stats", Buf::ContactStats),
+        write("wall_out", Buf::WallForce),
+        write("stats_out", Buf::ContactStatsTotal),
+    ];
 
     /// `integrate` and `integrate.walls`.
-    pub(super) fn integrate_bindings(&self) -> [&wgpu::Buffer; 16] {
-        [
-            &self.params,
-            &self.pos,
-            &self.vel,
-            &self.omega,
-            &self.orientation,
-            &self.pred,
-            &self.ft,
-            &self.walls,
-            &self.built_at,
-            &self.rebuild_state,
-            &self.counters,
-            &self.ids,
-            &self.drive_of,
-            &self.drives,
-            &self.schedule_points,
-            &self.fine,
-        ]
-    }
+    pub const INTEGRATE: Table = &[
+        uniform("params", Buf::Params),
+        write("pos", Buf::Position),
+        write("vel", Buf::Velocity),
+        write("omega", Buf::AngularVelocity),
+        write("orientation", Buf::Orientation),
+        write("pred", Buf::Predicted),
+        write("ft", Buf::ForceTorque),
+        write("walls", Buf::Walls),
+        read("built_at", Buf::BuiltAt),
+        write("state", Buf::RebuildState),
+        write("counters", Buf::Counters),
+        read("ids", Buf::StableIds),
+        read("drive_of", Buf::DriveOf),
+        read("drives", Buf::Drives),
+        read("points", Buf::SchedulePoints),
+        write("fine", Buf::LowParts),
+    ];
+
+    /// `permute.*`, one bind group per (array, column block, slot chunk): a block of `data`
+    /// through the scratch (the force–torque buffer, free between steps), in the sorted order.
+    pub const PERMUTE: Table = &[
+        uniform("params", Buf::Params),
+        uniform("perm_info", Buf::PermuteInfo),
+        read("order", Buf::SortedVals),
+        read("new_index", Buf::PermuteNewIndex),
+        write("data", Buf::PermuteData),
+        write("scratch", Buf::ForceTorque),
+    ];
+
+    /// Every table, with a name for messages (the test checks that each kernel's is here).
+    pub const ALL: &[(&str, Table)] = &[
+        ("REBUILD", REBUILD),
+        ("COMMIT", COMMIT),
+        ("HASH", HASH),
+        ("RADIX", RADIX),
+        ("RANGES", RANGES),
+        ("NEIGHBOURS", NEIGHBOURS),
+        ("MOISTURE", MOISTURE),
+        ("CONTACTS", CONTACTS),
+        ("REDUCE", REDUCE),
+        ("INTEGRATE", INTEGRATE),
+        ("PERMUTE", PERMUTE),
+    ];
 }

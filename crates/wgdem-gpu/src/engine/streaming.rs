@@ -327,12 +327,12 @@ impl GpuEngine {
                 timestamp_writes: None,
             });
             for s in 0..steps {
-                self.record_step(
-                    &mut pass,
-                    s + 1 == steps,
-                    reorder && s == 0,
-                    moisture && s == 0,
-                );
+                let kind = StepKind {
+                    reduce: s + 1 == steps,
+                    reorder: reorder && s == 0,
+                    moisture: moisture && s == 0,
+                };
+                self.record_step(&mut pass, kind);
             }
         }
         let st = &self.staging[slot];

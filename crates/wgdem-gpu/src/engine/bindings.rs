@@ -1,0 +1,271 @@
+//! Bindings by name: a pass's table ([`Table`], one per pass in `step.rs`'s `tables`) lists
+//! each WGSL global it binds with its access and the buffer ([`Buf`]) that fills it; the
+//! pipeline layout of every kernel of the pass and each of its bind groups are built from the
+//! table alone, so that a buffer cannot land in another's slot, and a test checks every row
+//! against the kernels' WGSL by name.
+
+use super::*;
+
+/// How a kernel binds one buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bind {
+    /// `var<uniform>`.
+    Uniform,
+    /// `var<storage, read>`.
+    Read,
+    /// `var<storage, read_write>`.
+    Write,
+}
+
+/// One binding of a pass: the WGSL global at the row's index (`@binding(i)`, group 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// The global's name in the kernel's WGSL.
+    pub name: &'static str,
+    /// How the kernel accesses it.
+    pub access: Bind,
+    /// The buffer that fills it.
+    pub buffer: Buf,
+}
+
+/// A pass's bindings, binding 0 first.
+pub type Table = &'static [Row];
+
+/// A uniform row.
+pub const fn uniform(name: &'static str, buffer: Buf) -> Row {
+    Row {
+        name,
+        access: Bind::Uniform,
+        buffer,
+    }
+}
+
+/// A read-only storage row.
+pub const fn read(name: &'static str, buffer: Buf) -> Row {
+    Row {
+        name,
+        access: Bind::Read,
+        buffer,
+    }
+}
+
+/// A read-write storage row.
+pub const fn write(name: &'static str, buffer: Buf) -> Row {
+    Row {
+        name,
+        access: Bind::Write,
+        buffer,
+    }
+}
+
+/// The engine's buffers, by role. Most are one buffer (its label in brackets); the rest depend
+/// on which bind group of the pass is built ([`At`]): the slot chunk, the radix pass, the
+/// reorder's array and block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buf {
+    /// `SimParams` (`dem.params`).
+    Params,
+    /// Positions, radius and mass in double-single (`dem.position`).
+    Position,
+    /// Velocities (`dem.velocity`).
+    Velocity,
+    /// Angular velocities and inverse inertia (`dem.angular_velocity`).
+    AngularVelocity,
+    /// Orientations (`dem.orientation`).
+    Orientation,
+    /// Predicted velocities (`dem.predicted_velocity`).
+    Predicted,
+    /// Low parts of velocities and radii (`dem.low_parts`).
+    LowParts,
+    /// Material of each particle (`dem.material`).
+    Material,
+    /// Material-pair records (`dem.pair_table`).
+    PairTable,
+    /// Walls (`dem.walls`).
+    Walls,
+    /// Force and torque per particle (`dem.force_torque`); also the reorder's scratch.
+    ForceTorque,
+    /// Contact work per particle (`dem.contact_work`).
+    ContactWork,
+    /// Contact counts per workgroup (`dem.contact_stats`).
+    ContactStats,
+    /// Packed cell of each particle (`dem.cells`).
+    Cells,
+    /// Key buffer `k` of the sort's pair (`dem.keys.a`, `dem.keys.b`).
+    Keys(usize),
+    /// Value buffer `k` of the sort's pair (`dem.vals.a`, `dem.vals.b`).
+    Vals(usize),
+    /// The radix pass's input keys, values and its outputs (by the pass's parity).
+    KeysIn,
+    /// See [`Buf::KeysIn`].
+    ValsIn,
+    /// See [`Buf::KeysIn`].
+    KeysOut,
+    /// See [`Buf::KeysIn`].
+    ValsOut,
+    /// The radix pass's digit shift (`dem.radix.pass`).
+    RadixShift,
+    /// Per-tile digit histograms (`dem.radix.tile_hist`).
+    TileHist,
+    /// The keys and values the bucket sort ends in.
+    SortedKeys,
+    /// See [`Buf::SortedKeys`].
+    SortedVals,
+    /// Each bucket's range of the sorted order (`dem.cell_ranges`).
+    Ranges,
+    /// Neighbours per particle (`dem.neighbour_count`).
+    NeighbourCount,
+    /// The bind group's slot chunk: its slots and its `Chunk` uniform.
+    ChunkSlots,
+    /// See [`Buf::ChunkSlots`].
+    ChunkRange,
+    /// Positions at the last build (`dem.built_at`).
+    BuiltAt,
+    /// Wall positions at the last build (`dem.walls_built`).
+    WallsBuilt,
+    /// The rebuild flag and counts (`dem.rebuild_state`).
+    RebuildState,
+    /// Stable id of each particle (`dem.stable_id`).
+    StableIds,
+    /// Drive of each particle, by stable id (`dem.drive_of`).
+    DriveOf,
+    /// Drives (`dem.drives`).
+    Drives,
+    /// Points of the velocity schedules (`dem.schedule_points`).
+    SchedulePoints,
+    /// The moisture event to apply (`dem.moisture.action`).
+    MoistureAction,
+    /// The indirect dispatch arguments (`dem.dispatch_args`), or a stand-in where the kernel
+    /// is itself dispatched from them ([`At::args_stand_in`]).
+    DispatchArgs,
+    /// Wall slots (`dem.wall_history`).
+    WallSlots,
+    /// Row of wall slots of each particle (`dem.wall_row`).
+    WallRow,
+    /// Free rows of wall slots (`dem.wall_free`).
+    WallFree,
+    /// The wall rows' allocator (`dem.wall_alloc`).
+    WallAlloc,
+    /// Walls within each particle's skin (`dem.wall_mask`).
+    WallMask,
+    /// Per-workgroup wall sums (`dem.wall_partial`).
+    WallPartial,
+    /// Force and torque per wall (`dem.wall_force`).
+    WallForce,
+    /// Contact counts in all (`dem.contact_stats.total`).
+    ContactStatsTotal,
+    /// Counters and failure bits (`dem.counters`).
+    Counters,
+    /// The reorder's `Permute` uniform, inverse order and array of the bind group.
+    PermuteInfo,
+    /// See [`Buf::PermuteInfo`].
+    PermuteNewIndex,
+    /// See [`Buf::PermuteInfo`].
+    PermuteData,
+}
+
+/// Which bind group of a pass is built: what the buffers that vary between a pass's groups
+/// resolve to.
+#[derive(Clone, Copy, Default)]
+pub(super) struct At<'a> {
+    /// The slot chunk ([`Buf::ChunkSlots`], [`Buf::ChunkRange`]).
+    pub(super) chunk: Option<&'a SlotChunk>,
+    /// The radix pass (its parity picks [`Buf::KeysIn`] and the rest).
+    pub(super) radix_pass: usize,
+    /// The buffer of the key/value pair the bucket sort ends in.
+    pub(super) sorted: usize,
+    /// Bind the stand-in buffer as [`Buf::DispatchArgs`].
+    pub(super) args_stand_in: bool,
+    /// The reorder's `Permute` uniform, inverse order and array.
+    pub(super) permute: Option<[&'a wgpu::Buffer; 3]>,
+}
+
+impl Buffers {
+    /// The buffer that fills `buf` in the bind group `at`.
+    ///
+    /// # Panics
+    /// Where `at` lacks what `buf` varies by (a table used for a bind group it was not
+    /// written for: a programming error, caught by the first engine built).
+    pub(super) fn resolve<'a>(&'a self, buf: Buf, at: &At<'a>) -> &'a wgpu::Buffer {
+        let chunk = || at.chunk.expect("a per-chunk binding needs the slot chunk");
+        let permute = |k: usize| at.permute.expect("a reorder binding needs its array")[k];
+        let (input, output) = (at.radix_pass % 2, 1 - at.radix_pass % 2);
+        match buf {
+            Buf::Params => &self.params,
+            Buf::Position => &self.pos,
+            Buf::Velocity => &self.vel,
+            Buf::AngularVelocity => &self.omega,
+            Buf::Orientation => &self.orientation,
+            Buf::Predicted => &self.pred,
+            Buf::LowParts => &self.fine,
+            Buf::Material => &self.material,
+            Buf::PairTable => &self.pair_table,
+            Buf::Walls => &self.walls,
+            Buf::ForceTorque => &self.ft,
+            Buf::ContactWork => &self.work,
+            Buf::ContactStats => &self.stats,
+            Buf::Cells => &self.cells,
+            Buf::Keys(k) => &self.keys[k],
+            Buf::Vals(k) => &self.vals[k],
+            Buf::KeysIn => &self.keys[input],
+            Buf::ValsIn => &self.vals[input],
+            Buf::KeysOut => &self.keys[output],
+            Buf::ValsOut => &self.vals[output],
+            Buf::RadixShift => &self.radix_passes[at.radix_pass],
+            Buf::TileHist => &self.tile_hist,
+            Buf::SortedKeys => &self.keys[at.sorted],
+            Buf::SortedVals => &self.vals[at.sorted],
+            Buf::Ranges => &self.ranges,
+            Buf::NeighbourCount => &self.counts,
+            Buf::ChunkSlots => &chunk().slots,
+            Buf::ChunkRange => &chunk().range,
+            Buf::BuiltAt => &self.built_at,
+            Buf::WallsBuilt => &self.walls_built,
+            Buf::RebuildState => &self.rebuild_state,
+            Buf::StableIds => &self.ids,
+            Buf::DriveOf => &self.drive_of,
+            Buf::Drives => &self.drives,
+            Buf::SchedulePoints => &self.schedule_points,
+            Buf::MoistureAction => &self.moisture_action,
+            Buf::DispatchArgs if at.args_stand_in => &self.dummy,
+            Buf::DispatchArgs => &self.dispatch_args,
+            Buf::WallSlots => &self.wall_slots,
+            Buf::WallRow => &self.wall_row,
+            Buf::WallFree => &self.wall_free,
+            Buf::WallAlloc => &self.wall_alloc,
+            Buf::WallMask => &self.wall_mask,
+            Buf::WallPartial => &self.wall_partial,
+            Buf::WallForce => &self.wall_out,
+            Buf::ContactStatsTotal => &self.stats_out,
+            Buf::Counters => &self.counters,
+            Buf::PermuteInfo => permute(0),
+            Buf::PermuteNewIndex => permute(1),
+            Buf::PermuteData => permute(2),
+        }
+    }
+}
+
+/// The bind group of `kernel` (whose layout was built from `table`) for `at`: row i of the
+/// table at `@binding(i)`.
+pub(super) fn bind_table(
+    device: &wgpu::Device,
+    label: &str,
+    kernel: &Kernel,
+    buffers: &Buffers,
+    at: &At<'_>,
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = kernel
+        .table
+        .iter()
+        .enumerate()
+        .map(|(i, row)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: buffers.resolve(row.buffer, at).as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout: &kernel.layout,
+        entries: &entries,
+    })
+}
