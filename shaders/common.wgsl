@@ -65,7 +65,7 @@ struct PairRecord {
 }
 
 struct Wall {
-    kind: u32,           // 0 plane, 1 plate
+    kind: u32,           // WALL_PLANE or WALL_PLATE
     material: u32,
     schedule_first: u32, // its velocity schedule in the schedule points (integrate.wgsl)
     schedule_count: u32, // 0: `velocity`, set by the host

@@ -256,8 +256,8 @@ fn particle(
         // A plane, or a plate's face (the sphere's centre within the plate's outline): the
         // distance along the normal, on the side the sphere is. A plate's edge or corner: the
         // distance to the closest point, in f32.
-        var face = wall.kind == 0u;
-        if wall.kind != 0u {
+        var face = wall.kind == WALL_PLANE;
+        if wall.kind == WALL_PLATE {
             let gap = plate_gap(wall, rel);
             let dn = length(gap);
             hit = dn < pi.hi.w;
@@ -387,7 +387,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
     if uses_model(MODEL_LINEAR) && rec.model == MODEL_LINEAR {
         var kn = rec.kn;
         var kt = rec.kt;
-        if (rec.flags & 2u) != 0u {
+        if (rec.flags & LINEAR_DEFORMABILITY) != 0u {
             // PFC deformability: k_n = π r² E*/L with r = min radius, L = R_a + R_b (R against a wall).
             let r = min(r_a, r_b);
             var l = r_a + r_b;
@@ -400,7 +400,7 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         var st = KuhnState(slot.tangential, slot_aux(slot).x);
         var st_lo = lo;
         let o = kuhn_step(&st, &st_lo, overlap, normal, rel_displacement, twirl,
-            KuhnParams(kn, kt, rec.friction, rec.flags & 1u), params.one);
+            KuhnParams(kn, kt, rec.friction, rec.flags & LINEAR_TWIRL), params.one);
         return PairOut(o.force, o.slid, with_aux(make_slot(st.tangential, slot.partner),
             vec4<f32>(st.overlap, 0.0, 0.0, 0.0)), st_lo, o.elastic, o.dissipated, vec3<f32>(0.0));
     }

@@ -67,9 +67,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var jst = st.jager;
     var u_t = st.spring.xyz;
     if setup.action == 1u && setup.gap_now <= setup.moisture_gap {
-        hst.moisture = WET;
+        hst.moisture = MOISTURE_WET;
     } else if setup.action == 2u {
-        hst.moisture = DRY;
+        hst.moisture = MOISTURE_DRY;
     }
     for (var s = 0u; s < setup.steps; s++) {
         let k = steps[c * setup.steps + s];
@@ -79,13 +79,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if setup.model == MODEL_SPRING {
             // CPU twin: `contact_case::evaluator::spring_dashpot_step`.
             let sp = setup.spring;
-            let law = sp.law_history & 0xffu;
+            let law = sp.law_history & ((1u << LAW_HISTORY_SHIFT) - 1u);
             if overlap <= 0.0 {
                 u_t = vec3<f32>(0.0);
             } else {
                 let p = ContactParams(sp.kn, sp.kt, sp.gamma_n, sp.gamma_t, sp.friction,
                     sp.eff_mass, sp.eff_radius, DAMPING_VISCOELASTIC);
-                let o = contact_force(law, sp.law_history >> 8u, overlap, n, k.velocity.xyz,
+                let o = contact_force(law, sp.law_history >> LAW_HISTORY_SHIFT, overlap, n, k.velocity.xyz,
                     k.movement_twirl.xyz, u_t, vec3<f32>(0.0), 1.0, p);
                 u_t = o.tangential;
                 let f = law_factor(law, sp.eff_radius, overlap);

@@ -156,10 +156,6 @@ struct HillParams {
     _p: f32,
 }
 
-const DRY: u32 = 0u;
-const RUPTURED: u32 = 1u;
-const WET: u32 = 2u;
-
 struct HillState {
     shear: vec3<f32>,        // Hertz–Mindlin shear force on B
     moisture: u32,
@@ -188,7 +184,7 @@ fn hill_params(e_e: f32, g_e: f32, r1: f32, r2: f32, m1: f32, m2: f32, alpha: f3
 
 fn hill_step(s: ptr<function, HillState>, gap: f32, n: vec3<f32>, velocity: vec3<f32>,
              displacement: vec3<f32>, twirl: f32, p: HillParams) -> HillOut {
-    let wet = (*s).moisture == WET;
+    let wet = (*s).moisture == MOISTURE_WET;
     if !wet && gap > 0.0 {
         (*s).shear = vec3<f32>(0.0);
         return HillOut(vec3<f32>(0.0), 0.0, 0.0, 0.0, 0.0, 0u, 0u);
@@ -201,13 +197,13 @@ fn hill_step(s: ptr<function, HillState>, gap: f32, n: vec3<f32>, velocity: vec3
         } else if gap <= 2.0 * p.r_o {
             fm = f_max * exp(-gap / (2.0 * p.r_o));
         } else {
-            (*s).moisture = RUPTURED;
+            (*s).moisture = MOISTURE_RUPTURED;
         }
     }
     let overlap = -gap;
     if overlap <= 0.0 {
         (*s).shear = vec3<f32>(0.0);
-        return HillOut(-n * fm, 0.0, fm, 0.0, 0.0, 0u, select(0u, 1u, (*s).moisture == WET));
+        return HillOut(-n * fm, 0.0, fm, 0.0, 0.0, 0u, select(0u, 1u, (*s).moisture == MOISTURE_WET));
     }
     let root = sqrt(overlap);
     let quarter = sqrt(root);

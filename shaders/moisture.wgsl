@@ -42,10 +42,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let gap = length(ds_diff(pi, pj, params.one)) - (pi.hi.w + pj.hi.w);
         var aux = slot_aux(slot);
         if action.dry != 0u {
-            aux.x = bitcast<f32>(DRY);
+            aux.x = bitcast<f32>(MOISTURE_DRY);
         }
         if action.wet != 0u && gap <= action.gap {
-            aux.x = bitcast<f32>(WET);
+            aux.x = bitcast<f32>(MOISTURE_WET);
         }
         slots[base + s] = with_aux(slot, aux);
     }

@@ -105,7 +105,7 @@ fn plan() {
 // for a plane (two-sided, as in `contact_forces`), the distance to the rectangle for a plate.
 fn wall_distance(wall: Wall, p: Position) -> f32 {
     let rel = (p.hi.xyz - wall.point_hi.xyz) + (p.lo.xyz - wall.point_lo.xyz);
-    if wall.kind == 0u {
+    if wall.kind == WALL_PLANE {
         return abs(dot(rel, wall.normal.xyz));
     }
     return length(plate_gap(wall, rel));

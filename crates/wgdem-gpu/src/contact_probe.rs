@@ -47,7 +47,8 @@ pub struct ProbeSetup {
     /// Jäger: e_bar, kappa, friction, radius, dp_max, capacity (bits), padding.
     pub jager: [f32; 8],
     /// Spring–dashpot: kn, kt, gamma_n, gamma_t, friction, eff_mass, eff_radius, and as bits
-    /// the law (`shared::law`) plus 256 × the history mode (`shared::history`).
+    /// the law (`shared::law`) plus the history mode (`shared::history`) shifted by
+    /// `shared::LAW_HISTORY_SHIFT`.
     pub spring: [f32; 8],
 }
 
@@ -100,7 +101,7 @@ impl ProbeSetup {
                     p.friction as f32,
                     p.eff_mass as f32,
                     p.eff_radius as f32,
-                    f32::from_bits(law | (history << 8)),
+                    f32::from_bits(law | (history << crate::shared::LAW_HISTORY_SHIFT)),
                 ];
             }
             CaseParams::Linear(KuhnParams {
@@ -305,7 +306,7 @@ impl ContactProbe {
             contacts: self.contacts,
             ..setup
         };
-        let groups = self.contacts.div_ceil(64);
+        let groups = self.contacts.div_ceil(crate::shared::WG);
         self.ensure_io(steps.len());
         let Some(io) = self.io.as_ref() else {
             unreachable!("ensure_io sets the buffers")

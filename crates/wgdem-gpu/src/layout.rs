@@ -4,7 +4,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::shared::{damping, model, rolling};
+use crate::shared::{damping, linear, model, rolling};
 
 /// One field of a mirrored struct: its name, byte offset and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,7 +236,7 @@ impl PairRecord {
         match p.model() {
             PairModel::Linear { stiffness, twirl } => {
                 rec.model = model::LINEAR;
-                rec.flags = u32::from(twirl);
+                rec.flags = if twirl { linear::TWIRL } else { 0 };
                 match stiffness {
                     LinearStiffness::Direct { kn, kt } => {
                         rec.kn = kn as f32;
@@ -246,7 +246,7 @@ impl PairRecord {
                         effective_modulus,
                         stiffness_ratio,
                     } => {
-                        rec.flags |= 2;
+                        rec.flags |= linear::DEFORMABILITY;
                         rec.e_star = effective_modulus as f32;
                         rec.damping = stiffness_ratio as f32;
                     }
@@ -363,6 +363,34 @@ mirror!(Slot {
     tangential,
     partner,
 });
+
+impl Slot {
+    /// u32 words of this struct: the start of every slot, narrow, wide or Jäger, and of a
+    /// wall slot (`WallSlot`).
+    pub const WORDS: usize = size_of::<Slot>() / 4;
+    /// Where a wide slot's `aux` words (model state: Kuhn, hill, type C rolling) begin.
+    pub const AUX: usize = Self::WORDS;
+
+    /// The slot at the start of `words` (one slot or wall slot of any width, as read back).
+    pub fn read(words: &[u32]) -> Self {
+        bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..Self::WORDS]))
+    }
+
+    /// The partner's index (a particle's, or a wall's in a wall slot).
+    pub fn partner_index(&self) -> u32 {
+        self.partner & !crate::shared::A_SIDE
+    }
+
+    /// Whether this side is the pair's body A (the smaller stable id).
+    pub fn is_a_side(&self) -> bool {
+        self.partner & crate::shared::A_SIDE != 0
+    }
+
+    /// The tangential history in f64.
+    pub fn tangential(&self) -> glam::DVec3 {
+        glam::Vec3::from_array(self.tangential).as_dvec3()
+    }
+}
 
 /// `ForceTorque`.
 #[repr(C)]

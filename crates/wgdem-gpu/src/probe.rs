@@ -141,7 +141,7 @@ fn run_probe<T: Pod>(
         });
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups((count as u32).div_ceil(64), 1, 1);
+        pass.dispatch_workgroups((count as u32).div_ceil(crate::shared::WG), 1, 1);
     }
     queue.submit([encoder.finish()]);
     read_buffer(device, queue, &buffers[inputs.len()], count)

@@ -92,6 +92,35 @@ pub mod rolling {
     pub const PRESENT_BIT: u32 = 1 << 8;
 }
 
+/// `PairRecord::flags` of a Kuhn (linear) pair.
+pub mod linear {
+    /// Twirl the tangential force with the pair (Kuhn, Suzuki & Daouadji, Eq. 23).
+    pub const TWIRL: u32 = 1;
+    /// Stiffnesses from PFC's deformability method: E* in `e_star`, κ* in `damping`.
+    pub const DEFORMABILITY: u32 = 2;
+}
+
+/// `Wall::kind`.
+pub mod wall {
+    /// An infinite plane, two-sided.
+    pub const PLANE: u32 = 0;
+    /// A rectangular plate.
+    pub const PLATE: u32 = 1;
+}
+
+/// The moisture state of a hill contact (`HillState::moisture`, a slot's `aux.x` bits).
+pub mod moisture {
+    /// No liquid bridge.
+    pub const DRY: u32 = 0;
+    /// A bridge that has ruptured (dry until the next wetting).
+    pub const RUPTURED: u32 = 1;
+    /// A liquid bridge.
+    pub const WET: u32 = 2;
+}
+
+/// The contact probe's spring–dashpot word: the law plus the history mode shifted by this.
+pub const LAW_HISTORY_SHIFT: u32 = 8;
+
 /// `SimParams::history`: the spring–dashpot's tangential mode (Fleischmann et al.).
 pub mod history {
     /// Multi-step history.
@@ -145,6 +174,14 @@ pub const CONSTANTS: &[(&str, u32)] = &[
     ("ROLLING_CDT", rolling::CDT),
     ("ROLLING_EPSD", rolling::EPSD),
     ("ROLLING_PRESENT", rolling::PRESENT_BIT),
+    ("LINEAR_TWIRL", linear::TWIRL),
+    ("LINEAR_DEFORMABILITY", linear::DEFORMABILITY),
+    ("WALL_PLANE", wall::PLANE),
+    ("WALL_PLATE", wall::PLATE),
+    ("MOISTURE_DRY", moisture::DRY),
+    ("MOISTURE_RUPTURED", moisture::RUPTURED),
+    ("MOISTURE_WET", moisture::WET),
+    ("LAW_HISTORY_SHIFT", LAW_HISTORY_SHIFT),
     ("HISTORY_TRUE", history::TRUE),
     ("HISTORY_PSEUDO", history::PSEUDO),
     ("HISTORY_NONE", history::NONE),

@@ -32,8 +32,9 @@ impl GpuEngine {
         for i in 0..n {
             let c = (counts[i] as usize).min(k);
             for s in slots[i * k * w..(i * k + c) * w].chunks(w) {
-                let j = ids[(s[3] & !A_SIDE) as usize];
-                if (s[3] & A_SIDE != 0) != (ids[i] < j) {
+                let slot = Slot::read(s);
+                let j = ids[slot.partner_index() as usize];
+                if slot.is_a_side() != (ids[i] < j) {
                     return Err(GpuError::Defect(format!(
                         "the neighbour slot of particle {} for partner {j} holds the wrong canonical order",
                         ids[i]
@@ -184,16 +185,18 @@ impl GpuEngine {
         let n = self.params.n as usize;
         let ids = self.particle_order()?;
         self.read_forces_into(sim)?;
-        let d3 = |w: &[u32]| {
-            DVec3::new(
-                f64::from(f32::from_bits(w[0])),
-                f64::from(f32::from_bits(w[1])),
-                f64::from(f32::from_bits(w[2])),
-            )
+        // A wide slot's aux words (zero in narrow slots).
+        let w = self.slot_words;
+        let aux_of = |s: &[u32]| -> [u32; 3] {
+            if w >= 8 {
+                [s[Slot::AUX], s[Slot::AUX + 1], s[Slot::AUX + 2]]
+            } else {
+                [0; 3]
+            }
         };
         // A slot's tangential vector and aux words (zero in narrow slots) as the CPU's history
         // of `kind`.
-        let history = |kind: &ContactKind, tangential: DVec3, aux_words: &[u32]| {
+        let history = |kind: &ContactKind, tangential: DVec3, aux_words: [u32; 3]| {
             let aux = aux_words[0];
             Some(match kind {
                 ContactKind::Spring(p)
@@ -201,7 +204,7 @@ impl GpuEngine {
                         r.rolling.model == wgdem_core::contact::rolling::RollingModel::Epsd
                     }) =>
                 {
-                    SlotHistory::SpringRolling(tangential, d3(aux_words))
+                    SlotHistory::SpringRolling(tangential, d3_words(&aux_words))
                 }
                 ContactKind::Spring(_) => SlotHistory::Spring(tangential),
                 ContactKind::Linear(_) => SlotHistory::Linear(KuhnState {
@@ -212,8 +215,8 @@ impl GpuEngine {
                 ContactKind::Hill(_) => SlotHistory::Hill(HillState {
                     shear: tangential,
                     moisture: match aux {
-                        1 => Moisture::Ruptured,
-                        2 => Moisture::Wet,
+                        shared::moisture::RUPTURED => Moisture::Ruptured,
+                        shared::moisture::WET => Moisture::Wet,
                         _ => Moisture::Dry,
                     },
                     dissipated: 0.0,
@@ -222,21 +225,20 @@ impl GpuEngine {
             })
         };
         let mut out = wgdem_core::snapshot::ContactHistories::default();
-        let w = self.slot_words;
         let k = self.params.slots as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         let slots = self.read_slots()?;
         for i in 0..n {
             let c = (counts[i] as usize).min(k);
             for s in slots[i * k * w..(i * k + c) * w].chunks(w) {
+                let slot = Slot::read(s);
                 // Each pair once, from its body A (the smaller stable id).
-                if s[3] & A_SIDE == 0 {
+                if !slot.is_a_side() {
                     continue;
                 }
-                let (a, b) = (ids[i], ids[(s[3] & !A_SIDE) as usize]);
-                let aux = if w >= 8 { &s[4..7] } else { &[0; 3][..] };
+                let (a, b) = (ids[i], ids[slot.partner_index() as usize]);
                 let kind = sim.pair_kind(a as usize, b as usize);
-                match history(&kind, d3(&s[0..3]), aux) {
+                match history(&kind, slot.tangential(), aux_of(s)) {
                     Some(h) if !h.is_blank() => {
                         out.pairs.insert((a, b), h);
                     }
@@ -257,14 +259,15 @@ impl GpuEngine {
                 }
                 let i = ids[k];
                 for s in table[row as usize * ws * ww..(row as usize + 1) * ws * ww].chunks(ww) {
-                    if s[3] == shared::NO_WALL {
+                    let slot = Slot::read(s);
+                    if slot.partner == shared::NO_WALL {
                         continue;
                     }
-                    let wall = s[3];
-                    let tangential = d3(&s[0..3]) + d3(&s[w..w + 3]);
-                    let aux = if w >= 8 { &s[4..7] } else { &[0; 3][..] };
+                    let wall = slot.partner;
+                    // The low part of the history follows the neighbour slot (`WallSlot`).
+                    let tangential = slot.tangential() + d3_words(&s[w..w + 3]);
                     let kind = sim.wall_kind(wall as usize, i as usize);
-                    match history(&kind, tangential, aux) {
+                    match history(&kind, tangential, aux_of(s)) {
                         Some(h) if !h.is_blank() => {
                             out.walls.insert((wall, i), h);
                         }
@@ -279,6 +282,15 @@ impl GpuEngine {
 }
 
 /// The first three components of a device vector, in f64.
+/// Three f32 stored as u32 words, in f64.
+fn d3_words(w: &[u32]) -> DVec3 {
+    DVec3::new(
+        f64::from(f32::from_bits(w[0])),
+        f64::from(f32::from_bits(w[1])),
+        f64::from(f32::from_bits(w[2])),
+    )
+}
+
 fn d3(a: [f32; 4]) -> DVec3 {
     DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64)
 }

@@ -250,12 +250,15 @@ pub(super) fn wall_words(slot_words: usize) -> usize {
     slot_words + 4
 }
 
-/// `count` wall slots that hold no contact (partner [`shared::NO_WALL`], word 3), as u32
-/// words.
+/// `count` wall slots that hold no contact (partner [`shared::NO_WALL`]), as u32 words.
 pub(super) fn empty_wall_slots(count: usize, wall_words: usize) -> Vec<u32> {
+    let empty = Slot {
+        tangential: [0.0; 3],
+        partner: shared::NO_WALL,
+    };
     let mut words = vec![0u32; count * wall_words];
     for slot in words.chunks_mut(wall_words) {
-        slot[3] = shared::NO_WALL;
+        slot[..Slot::WORDS].copy_from_slice(bytemuck::cast_slice(&[empty]));
     }
     words
 }
@@ -375,13 +378,15 @@ pub(super) fn gpu_walls(sim: &Simulation, schedules: &[[u32; 2]]) -> Vec<Wall> {
 
 pub(super) fn gpu_wall(w: &wgdem_core::wall::Wall) -> Wall {
     let (point, normal, u_axis, extents, kind) = match w.shape {
-        WallShape::Plane { point, normal } => (point, normal, DVec3::ZERO, [0.0; 2], 0),
+        WallShape::Plane { point, normal } => {
+            (point, normal, DVec3::ZERO, [0.0; 2], shared::wall::PLANE)
+        }
         WallShape::Plate {
             center,
             normal,
             u_axis,
             half_extents,
-        } => (center, normal, u_axis, half_extents, 1),
+        } => (center, normal, u_axis, half_extents, shared::wall::PLATE),
     };
     let (point_hi, point_lo) = split3(point);
     Wall {
