@@ -1,7 +1,15 @@
 //! Bind groups, built once per table size (and again after a regrowth) from the binding
 //! tables that `step.rs` gives beside the passes (see `bindings.rs`), and the reorder's groups.
 
-use super::*;
+use wgpu::util::DeviceExt;
+
+use super::GpuEngine;
+use super::bindings::{At, Buf, bind_table};
+use super::kernels::{Kernel, Kernels};
+use super::state::{Buffers, order_passes};
+use super::step::Args;
+use crate::layout::Permute;
+use crate::shared::PERMUTE_BLOCK;
 
 pub(super) fn uniform_words(device: &wgpu::Device, label: &str, words: &[u32]) -> wgpu::Buffer {
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

@@ -4,7 +4,8 @@
 //! table alone, so that a buffer cannot land in another's slot, and a test checks every row
 //! against the kernels' WGSL by name.
 
-use super::*;
+use super::kernels::Kernel;
+use super::state::{Buffers, SlotChunk};
 
 /// How a kernel binds one buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,10 @@
 //! Checkpoints: every buffer a batch changes, bit for bit, with the host's counters.
 
-use super::*;
+use glam::DVec3;
+use wgdem_core::cpu::{Simulation, StepStats};
+
+use super::{GpuEngine, GpuOptions, WallReadout};
+use crate::context::GpuError;
 
 /// Host-side counters and the state buffers of an engine, bit for bit (a checkpoint).
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -28,17 +32,17 @@ impl GpuEngine {
             buffers.push(self.read::<u8>(b, b.size() as usize)?);
         }
         let snapshot = EngineSnapshot {
-            slots: self.params.slots,
-            wall_slots: self.params.wall_slots,
-            wall_rows: self.wall_rows,
+            slots: self.shape.params.slots,
+            wall_slots: self.shape.params.wall_slots,
+            wall_rows: self.shape.wall_rows,
             steps: self.steps,
             time: self.time,
-            start_steps: self.start_steps,
-            start_time: self.start_time,
-            next_reorder: self.next_reorder,
-            last_walls: self.last.walls.clone(),
-            last_stats: self.last.stats,
-            events_applied: self.events_applied,
+            start_steps: self.schedule.start_steps,
+            start_time: self.schedule.start_time,
+            next_reorder: self.schedule.next_reorder,
+            last_walls: self.stream.last.walls.clone(),
+            last_stats: self.stream.last.stats,
+            events_applied: self.schedule.events_applied,
             buffers,
         };
         postcard::to_allocvec(&snapshot).map_err(|e| GpuError::Readback(e.to_string()))
@@ -76,11 +80,11 @@ impl GpuEngine {
         }
         engine.steps = snap.steps;
         engine.time = snap.time;
-        engine.start_steps = snap.start_steps;
-        engine.start_time = snap.start_time;
-        engine.next_reorder = snap.next_reorder;
-        engine.events_applied = snap.events_applied;
-        engine.last = WallReadout {
+        engine.schedule.start_steps = snap.start_steps;
+        engine.schedule.start_time = snap.start_time;
+        engine.schedule.next_reorder = snap.next_reorder;
+        engine.schedule.events_applied = snap.events_applied;
+        engine.stream.last = WallReadout {
             steps: snap.steps,
             time: snap.time,
             walls: snap.last_walls,

@@ -1,7 +1,11 @@
 //! The compute pipelines: one [`Kernel`] per entry point, compiled from `shaders/` for the
 //! scene's slot layout and [`shaders::Specialization`], with the binding types of each.
 
-use super::*;
+use std::borrow::Cow;
+
+use super::bindings::{Bind, Table};
+use super::step::tables;
+use crate::shaders::{self, SlotKind};
 
 /// One compute pipeline: its label, the kernel file (`shaders/<file>.wgsl`), the entry point,
 /// and the binding table of its pass (`step.rs`'s [`tables`]).

@@ -22,22 +22,13 @@
 //! regrows the table to what was needed and finishes the batch from there. The result is the
 //! one a table large enough from the start would give, and no copy of the state is kept for it.
 
-use std::borrow::Cow;
+use glam::DVec3;
+use wgdem_core::cpu::{MoistureEvent, Simulation};
 
-use bytemuck::Pod;
-use glam::{DQuat, DVec3};
-use wgdem_core::contact::{ContactLaw, HistoryMode};
-use wgdem_core::cpu::{MoistureEvent, Simulation, StepStats};
-use wgdem_core::wall::WallShape;
-use wgpu::util::DeviceExt;
-
-use crate::context::{GpuError, read_buffer};
-use crate::layout::{
-    Chunk, Counters, Drive, ForceTorque, MoistureAction, PairRecord, Permute, Position, Predicted,
-    RadixPass, SimParams, Slot, Wall, WallAlloc,
-};
+use crate::context::GpuError;
+use crate::layout::{Predicted, SimParams, Wall};
 use crate::shaders::{self, SlotKind};
-use crate::shared::{self, A_SIDE, PERMUTE_BLOCK};
+use crate::shared;
 
 mod bind_groups;
 mod bindings;
@@ -49,14 +40,15 @@ mod regrow;
 mod state;
 mod step;
 mod streaming;
+mod upload;
 
-use bind_groups::*;
-use bindings::*;
-use kernels::*;
-use regrow::*;
-use state::*;
-use step::*;
-use streaming::*;
+use bind_groups::BindGroups;
+use kernels::Kernels;
+use state::{Buffers, gpu_walls, model_mask, pair_table, slot_chunks, slot_kind_for, split3, v4};
+use streaming::{Staging, write_wall_velocity};
+use upload::{
+    SceneArrays, check_scene, check_tables, initial_wall_rows, sim_params, skin_of, specialization,
+};
 
 pub use bindings::{Bind, Buf, Row, Table};
 pub use kernels::{KERNEL_DECLS, KernelDecl};
@@ -120,13 +112,49 @@ impl Default for GpuOptions {
 pub struct GpuEngine {
     device: wgpu::Device,
     queue: wgpu::Queue,
-    kernels: Kernels,
     buffers: Buffers,
-    groups: BindGroups,
+    shape: Shape,
+    pipelines: Pipelines,
+    stream: Stream,
+    schedule: Schedule,
+    options: GpuOptions,
+    /// Steps taken.
+    pub steps: u64,
+    /// Simulated time (s).
+    pub time: f64,
+    /// Times the neighbour slots were regrown after an overflow.
+    pub regrowths: u32,
+}
+
+/// The layout and sizes of the state on the device (what a regrowth changes).
+struct Shape {
+    /// The kernels' parameters (counts, sizes, the scene's constants).
     params: SimParams,
+    /// Radix passes of the bucket sort.
     radix_passes: u32,
+    /// Layout of the neighbour slots.
+    slot_kind: SlotKind,
+    /// u32 words per contact slot: 4, or 8 when some pair uses the Kuhn or hill model.
+    slot_words: usize,
+    /// Rows of wall slots the wall table holds.
+    wall_rows: u32,
+}
+
+/// The compiled kernels and their bind groups.
+struct Pipelines {
+    kernels: Kernels,
+    groups: BindGroups,
+    /// What the contact kernels are compiled for.
+    spec: shaders::Specialization,
+}
+
+/// Batches in flight and what the host sees of the walls between them.
+struct Stream {
+    /// Steps recorded per submit.
     batch_steps: u32,
+    /// The wall forces and contact counts last read back.
     last: WallReadout,
+    /// Staging buffers of the batches in flight.
     staging: Vec<Staging>,
     /// Wall velocities as last written (m/s).
     wall_velocity: Vec<DVec3>,
@@ -134,25 +162,18 @@ pub struct GpuEngine {
     wall_schedules: Vec<[u32; 2]>,
     /// The step at which the GPU counters were last cleared (they count steps begun).
     counted_from: u64,
-    /// Steps taken.
-    pub steps: u64,
-    /// Simulated time (s).
-    pub time: f64,
-    /// Times the neighbour slots were regrown after an overflow.
-    pub regrowths: u32,
+}
+
+/// The run's clock and what is due at given steps: reorders and moisture events.
+struct Schedule {
+    /// Time step (s).
+    dt: f64,
+    /// Steps and time at the engine's start.
     start_steps: u64,
     start_time: f64,
-    dt: f64,
+    /// Reorder the particle data every this many steps (0: never), next at `next_reorder`.
     reorder_every: u64,
     next_reorder: u64,
-    options: GpuOptions,
-    /// u32 words per contact slot: 4, or 8 when some pair uses the Kuhn or hill model.
-    slot_words: usize,
-    slot_kind: SlotKind,
-    /// What the contact kernels are compiled for.
-    spec: shaders::Specialization,
-    /// Rows of wall slots the wall table holds.
-    wall_rows: u32,
     /// The scene's moisture events in time order, and how many have been applied.
     moisture_events: Vec<MoistureEvent>,
     events_applied: usize,
@@ -166,312 +187,22 @@ impl GpuEngine {
         sim: &Simulation,
         options: GpuOptions,
     ) -> Result<Self, GpuError> {
-        let p = &sim.particles;
-        let n = p.len();
-        if n == 0 {
-            return Err(GpuError::Unsupported(
-                "the GPU engine needs at least one particle; the CPU engine runs a scene without particles".to_owned(),
-            ));
-        }
-        let limit =
-            device.limits().max_compute_workgroups_per_dimension as usize * shared::WG as usize;
-        if n > limit {
-            return Err(GpuError::TooMany {
-                what: "particles (its one-dimensional dispatch limit on this adapter)",
-                count: n as u64,
-                max: limit as u64,
-            });
-        }
-        if n as u64 >= u64::from(A_SIDE) {
-            return Err(GpuError::TooMany {
-                what: "particles (a neighbour slot keeps its partner's index in 31 bits)",
-                count: n as u64,
-                max: u64::from(A_SIDE) - 1,
-            });
-        }
-        let n_walls = sim.walls.len() as u32;
-        if n_walls > shaders::MAX_WALLS {
-            return Err(GpuError::TooMany {
-                what: "walls",
-                count: u64::from(n_walls),
-                max: u64::from(shaders::MAX_WALLS),
-            });
-        }
+        check_scene(device, sim)?;
         let slot_kind = slot_kind_for(sim)?;
         let slot_words = slot_kind.words();
-        // Slots of 8 words and more belong to engines whose pairs may account their work.
-        let wide = slot_words >= 8;
-        let table_bits = hash_table_bits(n);
-        // The CPU reference's skin: 10 % of the smallest diameter.
-        let r_min = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
-        let skin = wgdem_core::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min;
-        let n_tiles = (n as u32).div_ceil(shared::RADIX_TILE);
-        let params = SimParams {
-            n: n as u32,
-            slots: match options.slots {
-                0 => initial_slots(sim, skin),
-                k => k,
-            },
-            n_walls,
-            n_materials: sim.n_materials() as u32,
-            table_bits,
-            law: match sim.model.law {
-                ContactLaw::Hooke => shared::law::HOOKE,
-                ContactLaw::Hertz => shared::law::HERTZ,
-            },
-            history: match sim.model.history {
-                HistoryMode::True => shared::history::TRUE,
-                HistoryMode::Pseudo => shared::history::PSEUDO,
-                HistoryMode::None => shared::history::NONE,
-            },
-            n_tiles,
-            dt: sim.dt as f32,
-            cell_size: (2.0 * p.max_radius() + skin + sim.interaction_range()) as f32
-                * (1.0 + 1e-6),
-            skin: skin as f32,
-            one: 1.0,
-            gravity: v4(sim.gravity),
-            rebuild_every_step: u32::from(options.rebuild_every_step),
-            // The slot chunks and wall slots are set below.
-            chunk_particles: 0,
-            chunks: 0,
-            wall_slots: 0,
-            local_damping: sim.local_damping as f32,
-            bridge_reach: sim.interaction_range() as f32,
-            n_drives: sim.drives.len() as u32,
-            max_speed_sq: {
-                let m = sim.max_speed.min(f32::MAX as f64);
-                (m * m).min(f32::MAX as f64) as f32
-            },
-        };
-
-        let positions: Vec<Position> = (0..n)
-            .map(|i| {
-                let (mut hi, mut lo) = split3(p.position[i]);
-                hi[3] = p.radius[i] as f32;
-                lo[3] = p.mass[i] as f32;
-                Position { hi, lo }
-            })
-            .collect();
-        // The spare w words of the velocities carry a copy of the angular velocity (x in
-        // `vel.w`, y and z in the predicted velocities' w), so that a pair loads its
-        // partner's spin with its velocities (common.wgsl `spin_of`).
-        let vel: Vec<[f32; 4]> = (0..n)
-            .map(|i| {
-                let mut v = v4(p.velocity[i]);
-                v[3] = p.angular_velocity[i].x as f32;
-                v
-            })
-            .collect();
-        // The low parts of the velocities and radii (double-single, as the positions).
-        let fine: Vec<[f32; 4]> = (0..n)
-            .map(|i| {
-                let (_, mut lo) = split3(p.velocity[i]);
-                lo[3] = split(p.radius[i]).1;
-                lo
-            })
-            .collect();
-        let omega: Vec<[f32; 4]> = (0..n)
-            .map(|i| {
-                let mut w = v4(p.angular_velocity[i]);
-                w[3] = if p.spin_fixed[i] {
-                    0.0
-                } else {
-                    (1.0 / p.inertia[i]) as f32
-                };
-                w
-            })
-            .collect();
-        let orientation: Vec<[f32; 4]> = p
-            .orientation
-            .iter()
-            .map(|q| [q.x as f32, q.y as f32, q.z as f32, q.w as f32])
-            .collect();
-        let pred: Vec<Predicted> = (0..n)
-            .map(|i| {
-                let w = v4(p.angular_velocity[i]);
-                let mut v = vel[i];
-                v[3] = w[1];
-                Predicted {
-                    v,
-                    w: [w[0], w[1], w[2], w[2]],
-                }
-            })
-            .collect();
-        let material: Vec<u32> = p.material.iter().map(|&m| m as u32).collect();
-        let pair_table = pair_table(sim);
-        let drive_tables = drive_tables(sim);
-        let walls: Vec<Wall> = gpu_walls(sim, &drive_tables.walls);
-
-        let radix_passes = table_bits.div_ceil(4);
-        let nw = n_walls.max(1) as u64;
-        let table = 1u64 << table_bits;
-        let n64 = n as u64;
-        let chunks = slot_chunks(device, n as u32, params.slots, slot_words, None)?;
-        let mut params = params;
+        let skin = skin_of(sim);
+        let mut params = sim_params(sim, &options, skin);
+        let chunks = slot_chunks(device, params.n, params.slots, slot_words, None)?;
         params.chunk_particles = chunks[0].count;
         params.chunks = chunks.len() as u32;
         // A particle touches few walls at once (regrown on overflow).
-        params.wall_slots = options.wall_slots.clamp(1, n_walls.max(1));
-        // Only the particles near a wall hold wall slots (regrown when more are).
-        let wall_rows = match options.wall_rows {
-            0 => {
-                let near = (0..n)
-                    .filter(|&i| {
-                        sim.walls
-                            .iter()
-                            .any(|w| w.contact(p.position[i], p.radius[i] + skin).is_some())
-                    })
-                    .count();
-                (near + near / 4 + 64).min(n.max(1))
-            }
-            rows => rows as usize,
-        }
-        .max(1) as u32;
-        for (label, bytes, what) in [
-            (
-                "dem.wall_partial",
-                nw * n64.div_ceil(WG64) * 32,
-                format!("{} workgroups × {n_walls} walls × 32 B", n64.div_ceil(WG64)),
-            ),
-            (
-                "dem.wall_history",
-                wall_rows as u64 * params.wall_slots as u64 * 4 * wall_words(slot_words) as u64,
-                format!(
-                    "{wall_rows} rows (particles near a wall) × {} wall slots × {} B",
-                    params.wall_slots,
-                    4 * wall_words(slot_words)
-                ),
-            ),
-            (
-                "dem.cell_ranges",
-                table * 8,
-                format!("2^{table_bits} hash buckets × 8 B"),
-            ),
-            ("dem.position", n64 * 32, format!("{n} particles × 32 B")),
-        ] {
-            check_table(device, label, bytes, &what)?;
-        }
-        let buffers = Buffers {
-            params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("dem.params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            }),
-            radix_passes: (0..order_passes(radix_passes))
-                .map(|k| {
-                    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                        label: Some("dem.radix.pass"),
-                        contents: bytemuck::bytes_of(&RadixPass {
-                            shift: 4 * k,
-                            _p0: 0,
-                            _p1: 0,
-                            _p2: 0,
-                        }),
-                        usage: wgpu::BufferUsages::UNIFORM,
-                    })
-                })
-                .collect(),
-            pos: init(device, "dem.position", &positions),
-            vel: init(device, "dem.velocity", &vel),
-            omega: init(device, "dem.angular_velocity", &omega),
-            orientation: init(device, "dem.orientation", &orientation),
-            pred: init(device, "dem.predicted_velocity", &pred),
-            fine: init(device, "dem.low_parts", &fine),
-            material: init(device, "dem.material", &material),
-            pair_table: init(device, "dem.pair_table", &pair_table),
-            walls: init(device, "dem.walls", &walls),
-            ft: zeroed(device, "dem.force_torque", n as u64 * FORCE_TORQUE_BYTES),
-            work: init(device, "dem.contact_work", &initial_work(sim, wide)),
-            // Contact counts per workgroup of `contact_forces` (summed there).
-            stats: zeroed(device, "dem.contact_stats", n64.div_ceil(WG64) * 16),
-            cells: zeroed(device, "dem.cells", n as u64 * 4),
-            keys: [
-                zeroed(device, "dem.keys.a", n as u64 * 4),
-                zeroed(device, "dem.keys.b", n as u64 * 4),
-            ],
-            vals: [
-                zeroed(device, "dem.vals.a", n as u64 * 4),
-                zeroed(device, "dem.vals.b", n as u64 * 4),
-            ],
-            tile_hist: zeroed(device, "dem.radix.tile_hist", 16 * n_tiles as u64 * 4),
-            ranges: zeroed(device, "dem.cell_ranges", table * 8),
-            counts: zeroed(device, "dem.neighbour_count", n as u64 * 4),
-            dispatch_args: dispatch_args(device, chunks.len()),
-            chunks,
-            built_at: zeroed(device, "dem.built_at", n as u64 * 16),
-            walls_built: init(
-                device,
-                "dem.walls_built",
-                &walls
-                    .iter()
-                    .flat_map(|w| [w.point_hi, w.point_lo])
-                    .chain(std::iter::once([0.0f32; 4]))
-                    .collect::<Vec<_>>(),
-            ),
-            drive_of: init(device, "dem.drive_of", &drive_tables.drive_of),
-            drives: init(device, "dem.drives", &drive_tables.drives),
-            schedule_points: init(device, "dem.schedule_points", &drive_tables.points),
-            ids: init(
-                device,
-                "dem.stable_id",
-                &(0..n as u32).collect::<Vec<u32>>(),
-            ),
-            dummy: zeroed(device, "dem.permute.unused", 16),
-            moisture_action: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("dem.moisture.action"),
-                size: 16,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
-            // The flag starts set: the first step builds the lists.
-            rebuild_state: init(device, "dem.rebuild_state", &[1u32, 0, 0, 0]),
-
-            wall_slots: init(
-                device,
-                "dem.wall_history",
-                &empty_wall_slots(
-                    wall_rows as usize * params.wall_slots as usize,
-                    wall_words(slot_words),
-                ),
-            ),
-            wall_row: init(device, "dem.wall_row", &vec![shared::NO_ROW; n.max(1)]),
-            wall_free: zeroed(device, "dem.wall_free", wall_rows.max(1) as u64 * 4),
-            wall_alloc: init(
-                device,
-                "dem.wall_alloc",
-                &[WallAlloc {
-                    top: 0,
-                    next: 0,
-                    capacity: wall_rows,
-                    _p0: 0,
-                }],
-            ),
-            wall_mask: zeroed(device, "dem.wall_mask", n as u64 * 4),
-            wall_partial: zeroed(device, "dem.wall_partial", nw * n64.div_ceil(WG64) * 32),
-            wall_out: zeroed(device, "dem.wall_force", nw * 32),
-            stats_out: zeroed(device, "dem.contact_stats.total", 16),
-            counters: zeroed(device, "dem.counters", size_of::<Counters>() as u64),
-        };
-        // The list build's private arrays are sized for the table's slots in either case.
-        let words64 = options.words64 && device.features().contains(wgpu::Features::SHADER_INT64);
-        let spec = if options.specialize {
-            shaders::Specialization {
-                models: model_mask(&pair_table),
-                slots: params.slots,
-                words64,
-                one_material: material
-                    .first()
-                    .copied()
-                    .filter(|&m0| material.iter().all(|&m| m == m0)),
-            }
-        } else {
-            shaders::Specialization {
-                slots: params.slots,
-                words64,
-                ..shaders::Specialization::ANY
-            }
-        };
+        params.wall_slots = options.wall_slots.clamp(1, params.n_walls.max(1));
+        let wall_rows = initial_wall_rows(sim, &options, skin);
+        check_tables(device, &params, wall_rows, slot_words)?;
+        let scene = SceneArrays::of(sim);
+        let radix_passes = params.table_bits.div_ceil(4);
+        let buffers = Buffers::upload(device, sim, &params, &scene, chunks, wall_rows, slot_words);
+        let spec = specialization(device, &options, &params, &scene);
         let kernels = Kernels::new(device, slot_kind, spec);
         let groups = Self::bind_groups(
             device,
@@ -481,37 +212,46 @@ impl GpuEngine {
             params.n,
             params.slots * slot_words as u32,
         );
+        let drive_tables = scene.drive_tables;
         Ok(Self {
             device: device.clone(),
             queue: queue.clone(),
-            kernels,
             buffers,
-            groups,
-            params,
-            radix_passes,
-            batch_steps: options.batch_steps.max(1),
-            last: WallReadout::default(),
-            staging: Vec::new(),
-            wall_velocity: sim.walls.iter().map(|w| w.velocity).collect(),
-            wall_schedules: drive_tables.walls,
-            counted_from: sim.steps,
+            shape: Shape {
+                params,
+                radix_passes,
+                slot_kind,
+                slot_words,
+                wall_rows,
+            },
+            pipelines: Pipelines {
+                kernels,
+                groups,
+                spec,
+            },
+            stream: Stream {
+                batch_steps: options.batch_steps.max(1),
+                last: WallReadout::default(),
+                staging: Vec::new(),
+                wall_velocity: sim.walls.iter().map(|w| w.velocity).collect(),
+                wall_schedules: drive_tables.walls,
+                counted_from: sim.steps,
+            },
+            schedule: Schedule {
+                dt: sim.dt,
+                start_steps: sim.steps,
+                start_time: sim.time,
+                reorder_every: options.reorder_every,
+                // The first reorder comes after `reorder_every` steps: the initial order is
+                // the scene's, and the lists are empty until the first build.
+                next_reorder: sim.steps + options.reorder_every.max(1),
+                moisture_events: sim.moisture_events().0.to_vec(),
+                events_applied: sim.moisture_events().1,
+            },
+            options,
             steps: sim.steps,
             time: sim.time,
             regrowths: 0,
-            start_steps: sim.steps,
-            start_time: sim.time,
-            dt: sim.dt,
-            reorder_every: options.reorder_every,
-            // The first reorder comes after `reorder_every` steps: the initial order is the
-            // scene's, and the lists are empty until the first build.
-            next_reorder: sim.steps + options.reorder_every.max(1),
-            options,
-            slot_words,
-            slot_kind,
-            spec,
-            wall_rows,
-            moisture_events: sim.moisture_events().0.to_vec(),
-            events_applied: sim.moisture_events().1,
         })
     }
 
@@ -521,19 +261,19 @@ impl GpuEngine {
     /// `wgdem bench` calls this so that it times the order a long run has. Does nothing when
     /// `reorder_every` is 0.
     pub fn reorder_next_batch(&mut self) {
-        self.next_reorder = self.steps;
+        self.schedule.next_reorder = self.steps;
     }
 
     /// Steps recorded per submit; also the interval at which `run_streaming` reports.
     pub fn set_batch_steps(&mut self, steps: u32) {
-        self.batch_steps = steps.max(1);
-        self.options.batch_steps = self.batch_steps;
+        self.stream.batch_steps = steps.max(1);
+        self.options.batch_steps = self.stream.batch_steps;
     }
 
     /// Uploads the walls of `sim` (geometry, velocity), e.g. a plate the host moved.
     pub fn update_walls(&mut self, sim: &Simulation) {
-        let walls: Vec<Wall> = gpu_walls(sim, &self.wall_schedules);
-        self.wall_velocity = sim.walls.iter().map(|w| w.velocity).collect();
+        let walls: Vec<Wall> = gpu_walls(sim, &self.stream.wall_schedules);
+        self.stream.wall_velocity = sim.walls.iter().map(|w| w.velocity).collect();
         if !walls.is_empty() {
             self.queue
                 .write_buffer(&self.buffers.walls, 0, bytemuck::cast_slice(&walls));
@@ -544,7 +284,7 @@ impl GpuEngine {
     /// batches (see [`GpuEngine::run_streaming`] for the same within a run).
     pub fn set_wall_velocity(&mut self, wall: usize, velocity: DVec3) {
         write_wall_velocity(&self.queue, &self.buffers.walls, wall, velocity);
-        if let Some(v) = self.wall_velocity.get_mut(wall) {
+        if let Some(v) = self.stream.wall_velocity.get_mut(wall) {
             *v = velocity;
         }
     }
@@ -554,7 +294,7 @@ impl GpuEngine {
     /// dashpots see in the next step are predicted from them as from the engine's own: each
     /// particle keeps the increment `F Δt / 2m` (and `T Δt / 2I`) it had.
     pub fn write_velocities(&mut self, sim: &Simulation) -> Result<(), GpuError> {
-        let n = self.params.n as usize;
+        let n = self.shape.params.n as usize;
         let ids = self.particle_order()?;
         let mut vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
         let mut omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
@@ -592,7 +332,7 @@ impl GpuEngine {
     /// that brings in another model recompiles them; one that needs another slot layout (wider
     /// history) is refused.
     pub fn update_pair_table(&mut self, sim: &Simulation) -> Result<(), GpuError> {
-        if !self.slot_kind.holds(slot_kind_for(sim)?) {
+        if !self.shape.slot_kind.holds(slot_kind_for(sim)?) {
             return Err(GpuError::Unsupported(
                 "the new material-pair table uses a contact model whose history does not fit this engine's slots; start a new engine for it".to_owned(),
             ));
@@ -601,9 +341,10 @@ impl GpuEngine {
         let models = model_mask(&table);
         self.queue
             .write_buffer(&self.buffers.pair_table, 0, bytemuck::cast_slice(&table));
-        if models & !self.spec.models != 0 {
-            self.spec.models |= models;
-            self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
+        if models & !self.pipelines.spec.models != 0 {
+            self.pipelines.spec.models |= models;
+            self.pipelines.kernels =
+                Kernels::new(&self.device, self.shape.slot_kind, self.pipelines.spec);
             self.rebind();
         }
         Ok(())

@@ -1,7 +1,11 @@
 //! Measurement: the time of each stage of a step, the byte model of the per-step kernels, and
 //! the GPU memory the engine holds.
 
-use super::*;
+use super::GpuEngine;
+use super::regrow::check_defect;
+use super::step::{STAGES, Stage, StepKind};
+use crate::context::GpuError;
+use crate::layout::Counters;
 
 /// Seconds each stage of [`STAGES`] took over the steps of [`GpuEngine::profile_stages`].
 #[derive(Debug, Clone, Copy)]
@@ -132,8 +136,8 @@ impl GpuEngine {
 
     /// Mean number of partners listed per particle (within the skin) at the last build.
     pub fn listed_per_particle(&self) -> Result<f64, GpuError> {
-        let n = self.params.n as usize;
-        let k = u64::from(self.params.slots);
+        let n = self.shape.params.n as usize;
+        let k = u64::from(self.shape.params.slots);
         let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         Ok(counts.iter().map(|&c| u64::from(c).min(k)).sum::<u64>() as f64 / n as f64)
     }
@@ -156,8 +160,8 @@ impl GpuEngine {
     ///   the position at the last build read; position, velocities, orientation, predicted
     ///   velocities written.
     pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
-        let slot = 4.0 * self.slot_words as f64;
-        let material = if self.spec.one_material.is_some() {
+        let slot = 4.0 * self.shape.slot_words as f64;
+        let material = if self.pipelines.spec.one_material.is_some() {
             0.0
         } else {
             4.0
@@ -212,7 +216,7 @@ impl GpuEngine {
             &b.dummy,
         ];
         other.extend(b.chunks.iter().map(|c| &c.range));
-        other.extend(self.staging.iter().map(|s| &s.buffer));
+        other.extend(self.stream.staging.iter().map(|s| &s.buffer));
         vec![
             (
                 "particle state",

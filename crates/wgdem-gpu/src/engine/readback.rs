@@ -1,7 +1,16 @@
 //! Reading the state back: positions, velocities and walls into the CPU's [`Simulation`],
 //! neighbour lists and table sizes for inspection.
 
-use super::*;
+use bytemuck::Pod;
+use glam::{DQuat, DVec3};
+use wgdem_core::cpu::Simulation;
+use wgdem_core::wall::WallShape;
+
+use super::GpuEngine;
+use super::state::wall_words;
+use crate::context::{GpuError, read_buffer};
+use crate::layout::{Position, Slot, Wall};
+use crate::shared;
 
 impl GpuEngine {
     pub(super) fn read<T: Pod>(
@@ -15,19 +24,19 @@ impl GpuEngine {
     /// The order the particles sit in on the device: the stable id (the scene's index) of
     /// the particle at each position of the per-particle arrays.
     pub fn particle_order(&self) -> Result<Vec<u32>, GpuError> {
-        self.read(&self.buffers.ids, self.params.n as usize)
+        self.read(&self.buffers.ids, self.shape.params.n as usize)
     }
 
     /// The neighbour lists of the last step as `(i, j)` stable-id entries, each particle's
     /// partners within the skin in list order (a pair appears once from each side). A slot
     /// whose canonical-order bit disagrees with the stable ids is reported as an error.
     pub fn neighbour_lists(&self) -> Result<Vec<(u32, u32)>, GpuError> {
-        let n = self.params.n as usize;
-        let k = self.params.slots as usize;
+        let n = self.shape.params.n as usize;
+        let k = self.shape.params.slots as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         let ids = self.particle_order()?;
         let slots = self.read_slots()?;
-        let w = self.slot_words;
+        let w = self.shape.slot_words;
         let mut lists = Vec::new();
         for i in 0..n {
             let c = (counts[i] as usize).min(k);
@@ -48,19 +57,19 @@ impl GpuEngine {
 
     /// Wall slots per particle.
     pub fn wall_slots(&self) -> u32 {
-        self.params.wall_slots
+        self.shape.params.wall_slots
     }
 
     /// Rows of wall slots the wall table holds (one per particle with a wall within its skin).
     pub fn wall_rows(&self) -> u32 {
-        self.wall_rows
+        self.shape.wall_rows
     }
 
     /// All current slots, `n × slots` in particle order, gathered from the chunks, as u32
     /// words (`slot_words` per slot, the partner in word 3).
     pub(super) fn read_slots(&self) -> Result<Vec<u32>, GpuError> {
-        let k = self.params.slots as usize * self.slot_words;
-        let mut all = Vec::with_capacity(self.params.n as usize * k);
+        let k = self.shape.params.slots as usize * self.shape.slot_words;
+        let mut all = Vec::with_capacity(self.shape.params.n as usize * k);
         for c in &self.buffers.chunks {
             all.extend(self.read::<u32>(&c.slots, c.count as usize * k)?);
         }
@@ -74,7 +83,7 @@ impl GpuEngine {
 
     /// Neighbour-list skin (m): lists hold the pairs whose surfaces are closer than this.
     pub fn skin(&self) -> f64 {
-        self.params.skin as f64
+        self.shape.params.skin as f64
     }
 
     /// Neighbour-list builds so far (read back from the GPU).
@@ -85,25 +94,25 @@ impl GpuEngine {
     /// Bytes of one neighbour slot (one side of one pair's history): 16 for the spring–dashpot,
     /// 32 with the Kuhn or hill model, 48 + 16 × capacity with Jäger's history stack.
     pub fn slot_bytes(&self) -> usize {
-        4 * self.slot_words
+        4 * self.shape.slot_words
     }
 
     /// Current neighbour-slot capacity per particle.
     pub fn slots(&self) -> u32 {
-        self.params.slots
+        self.shape.params.slots
     }
 
     /// Whether the per-step kernels hold the particle arrays and slots as 64-bit words
     /// ([`GpuOptions::words64`] on a device with 64-bit integers).
     pub fn words64(&self) -> bool {
-        self.spec.words64
+        self.pipelines.spec.words64
     }
 
     /// Copies the GPU state into `sim`: particle positions, velocities, orientations, wall
     /// positions, wall forces and contact counts of the last step, time and step count. The
     /// contact history stays on the GPU.
     pub fn read_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
-        let n = self.params.n as usize;
+        let n = self.shape.params.n as usize;
         let pos: Vec<Position> = self.read(&self.buffers.pos, n)?;
         let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
         let fine: Vec<[f32; 4]> = self.read(&self.buffers.fine, n)?;
@@ -119,7 +128,7 @@ impl GpuEngine {
             let q = orientation[k];
             p.orientation[i] = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
         }
-        sim.work = if self.slot_words == 8 {
+        sim.work = if self.shape.slot_words == 8 {
             // Summed over the particles in f64 (each contact counted on one side).
             let work: Vec<[f32; 4]> = self.read(&self.buffers.work, n)?;
             wgdem_core::cpu::ContactWork {
@@ -130,7 +139,7 @@ impl GpuEngine {
             // No pair accounts work (the CPU engine's values are zero then too).
             wgdem_core::cpu::ContactWork::default()
         };
-        sim.set_moisture_events_applied(self.events_applied);
+        sim.set_moisture_events_applied(self.schedule.events_applied);
         self.read_walls_into(sim)
     }
 
@@ -147,11 +156,11 @@ impl GpuEngine {
             }
             w.velocity = d3(g.velocity);
         }
-        for (w, &(force, torque)) in sim.walls.iter_mut().zip(&self.last.walls) {
+        for (w, &(force, torque)) in sim.walls.iter_mut().zip(&self.stream.last.walls) {
             w.force = force;
             w.torque = torque;
         }
-        sim.stats = self.last.stats;
+        sim.stats = self.stream.last.stats;
         sim.time = self.time;
         sim.steps = self.steps;
         Ok(())
@@ -160,7 +169,7 @@ impl GpuEngine {
     /// The forces and torques of the last step into `sim`'s particles (gravity, contacts and
     /// applied loads: what the integration used).
     pub fn read_forces_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
-        let n = self.params.n as usize;
+        let n = self.shape.params.n as usize;
         let ids = self.particle_order()?;
         let ft: Vec<[f32; 8]> = self.read(&self.buffers.ft, n)?;
         for (k, &id) in ids.iter().enumerate() {
@@ -182,11 +191,11 @@ impl GpuEngine {
         use wgdem_core::contact::hill::{HillState, Moisture};
         use wgdem_core::contact::kuhn::KuhnState;
         use wgdem_core::contact::model::{ContactKind, SlotHistory};
-        let n = self.params.n as usize;
+        let n = self.shape.params.n as usize;
         let ids = self.particle_order()?;
         self.read_forces_into(sim)?;
         // A wide slot's aux words (zero in narrow slots).
-        let w = self.slot_words;
+        let w = self.shape.slot_words;
         let aux_of = |s: &[u32]| -> [u32; 3] {
             if w >= 8 {
                 [s[Slot::AUX], s[Slot::AUX + 1], s[Slot::AUX + 2]]
@@ -225,7 +234,7 @@ impl GpuEngine {
             })
         };
         let mut out = wgdem_core::snapshot::ContactHistories::default();
-        let k = self.params.slots as usize;
+        let k = self.shape.params.slots as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         let slots = self.read_slots()?;
         for i in 0..n {
@@ -247,12 +256,14 @@ impl GpuEngine {
                 }
             }
         }
-        let ws = self.params.wall_slots as usize;
+        let ws = self.shape.params.wall_slots as usize;
         let ww = wall_words(w);
-        if ws > 0 && self.wall_rows > 0 {
+        if ws > 0 && self.shape.wall_rows > 0 {
             let rows: Vec<u32> = self.read(&self.buffers.wall_row, n)?;
-            let table: Vec<u32> =
-                self.read(&self.buffers.wall_slots, self.wall_rows as usize * ws * ww)?;
+            let table: Vec<u32> = self.read(
+                &self.buffers.wall_slots,
+                self.shape.wall_rows as usize * ws * ww,
+            )?;
             for (k, &row) in rows.iter().enumerate() {
                 if row == shared::NO_ROW {
                     continue;

@@ -2,7 +2,14 @@
 //! was needed, and the batch is finished from that step with the results a large-enough
 //! table gives.
 
-use super::*;
+use super::GpuEngine;
+use super::kernels::Kernels;
+use super::state::{
+    SLOT_HEADROOM, check_table, dispatch_args, empty_wall_slots, init, slot_chunks, wall_words,
+};
+use crate::context::GpuError;
+use crate::layout::{Counters, WallAlloc};
+use crate::shared;
 
 /// Bit 2 of the counters' flags: no table overflowed, the engine broke its own invariant.
 pub(super) fn check_defect(counters: &Counters) -> Result<(), GpuError> {
@@ -40,12 +47,12 @@ impl GpuEngine {
     /// the longest list of a packing grows by a few partners at a time, and a factor of 1.5
     /// would turn 17 slots (272 B per particle) into 25.
     pub(super) fn regrow(&mut self, needed: u32) -> Result<(), GpuError> {
-        let old_k = self.params.slots as usize;
+        let old_k = self.shape.params.slots as usize;
         let new_k = (needed as usize + SLOT_HEADROOM as usize).max(old_k + 1);
-        let n = self.params.n as usize;
+        let n = self.shape.params.n as usize;
         let counts: Vec<u32> = self.read(&self.buffers.counts, n)?;
         let slots = self.read_slots()?;
-        let w = self.slot_words;
+        let w = self.shape.slot_words;
         let mut relaid = vec![0u32; n * new_k * w];
         for i in 0..n {
             let c = (counts[i] as usize).min(old_k);
@@ -59,16 +66,17 @@ impl GpuEngine {
             &self.device,
             n as u32,
             new_k as u32,
-            self.slot_words,
+            self.shape.slot_words,
             Some(&relaid),
         )?;
         self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
-        self.params.chunk_particles = self.buffers.chunks[0].count;
-        self.params.chunks = self.buffers.chunks.len() as u32;
-        self.params.slots = new_k as u32;
+        self.shape.params.chunk_particles = self.buffers.chunks[0].count;
+        self.shape.params.chunks = self.buffers.chunks.len() as u32;
+        self.shape.params.slots = new_k as u32;
         // The list build's private arrays must hold the new lists.
-        self.spec.slots = new_k as u32;
-        self.kernels = Kernels::new(&self.device, self.slot_kind, self.spec);
+        self.pipelines.spec.slots = new_k as u32;
+        self.pipelines.kernels =
+            Kernels::new(&self.device, self.shape.slot_kind, self.pipelines.spec);
         self.tables_resized();
         Ok(())
     }
@@ -79,21 +87,21 @@ impl GpuEngine {
     /// and the walls a particle can have within its skin are few (at most the scene's walls,
     /// which also bounds the number of regrowths).
     pub(super) fn regrow_wall_slots(&mut self, needed: u32) -> Result<(), GpuError> {
-        let rows = self.wall_rows as usize;
-        let old = self.params.wall_slots as usize;
+        let rows = self.shape.wall_rows as usize;
+        let old = self.shape.params.wall_slots as usize;
         let new = (needed as usize + 1)
             .max(old + 1)
-            .min(self.params.n_walls as usize);
+            .min(self.shape.params.n_walls as usize);
         check_table(
             &self.device,
             "dem.wall_history",
-            (rows * new * 4 * wall_words(self.slot_words)) as u64,
+            (rows * new * 4 * wall_words(self.shape.slot_words)) as u64,
             &format!(
                 "capacity {old} walls per particle was full, a particle had {needed} within its skin; regrowing to {new} × {rows} rows × {} B",
-                4 * wall_words(self.slot_words)
+                4 * wall_words(self.shape.slot_words)
             ),
         )?;
-        let w = wall_words(self.slot_words);
+        let w = wall_words(self.shape.slot_words);
         let slots: Vec<u32> = self.read(&self.buffers.wall_slots, rows * old * w)?;
         let mut relaid = empty_wall_slots(rows * new, w);
         for r in 0..rows {
@@ -104,7 +112,7 @@ impl GpuEngine {
             "wall table dem.wall_history: capacity {old} per particle, a particle had {needed} walls within its skin; regrown to {new}, the batch continues from the step that needed it"
         );
         self.buffers.wall_slots = init(&self.device, "dem.wall_history", &relaid);
-        self.params.wall_slots = new as u32;
+        self.shape.params.wall_slots = new as u32;
         self.tables_resized();
         Ok(())
     }
@@ -112,16 +120,16 @@ impl GpuEngine {
     /// Regrows the wall table to hold more rows than the `needed` that particles near a wall
     /// asked for, keeping every row, its holder and the free stack.
     pub(super) fn regrow_wall_rows(&mut self) -> Result<(), GpuError> {
-        let old = self.wall_rows as usize;
+        let old = self.shape.wall_rows as usize;
         let WallAlloc { top, next, .. } = self.read::<WallAlloc>(&self.buffers.wall_alloc, 1)?[0];
         let needed = next as usize;
         let new = needed
             .max(old * 3 / 2)
             .max(old + 64)
-            .min(self.params.n as usize)
+            .min(self.shape.params.n as usize)
             .max(old + 1);
-        let w = wall_words(self.slot_words);
-        let ws = self.params.wall_slots as usize;
+        let w = wall_words(self.shape.slot_words);
+        let ws = self.shape.params.wall_slots as usize;
         check_table(
             &self.device,
             "dem.wall_history",
@@ -152,28 +160,31 @@ impl GpuEngine {
                 _p0: 0,
             }),
         );
-        self.wall_rows = new as u32;
+        self.shape.wall_rows = new as u32;
         self.tables_resized();
         Ok(())
     }
 
     /// After a table was regrown: new parameters to the GPU, new bind groups.
     pub(super) fn tables_resized(&mut self) {
-        self.queue
-            .write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&self.params));
+        self.queue.write_buffer(
+            &self.buffers.params,
+            0,
+            bytemuck::bytes_of(&self.shape.params),
+        );
         self.rebind();
         self.regrowths += 1;
     }
 
     /// New bind groups for the current kernels, buffers and table sizes.
     pub(super) fn rebind(&mut self) {
-        self.groups = Self::bind_groups(
+        self.pipelines.groups = Self::bind_groups(
             &self.device,
-            &self.kernels,
+            &self.pipelines.kernels,
             &self.buffers,
-            self.radix_passes,
-            self.params.n,
-            self.params.slots * self.slot_words as u32,
+            self.shape.radix_passes,
+            self.shape.params.n,
+            self.shape.params.slots * self.shape.slot_words as u32,
         );
     }
 }

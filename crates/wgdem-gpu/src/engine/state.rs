@@ -3,7 +3,18 @@
 //! rows, and the conversions of the scene's f64 state into the kernels' f32 and double-single
 //! layouts.
 
-use super::*;
+use std::borrow::Cow;
+
+use bytemuck::Pod;
+use glam::DVec3;
+use wgdem_core::cpu::Simulation;
+use wgdem_core::wall::WallShape;
+use wgpu::util::DeviceExt;
+
+use crate::context::GpuError;
+use crate::layout::{Chunk, Drive, PairRecord, Slot, Wall};
+use crate::shaders::SlotKind;
+use crate::shared::{self, PERMUTE_BLOCK};
 
 /// Neighbour slots beyond the longest list at the start (or the longest that overflowed) that
 /// a table sized from the scene (or regrown) gets: room for contacts to form before the next

@@ -23,7 +23,10 @@
 //! 8. `integrate`: semi-implicit Euler in double-single, flagging a particle that has moved
 //!    half the skin since the last build (for the next step's `plan`); walls move.
 
-use super::*;
+use super::GpuEngine;
+use super::kernels::{Kernel, direct_dispatch, indirect_dispatch};
+use super::state::order_passes;
+use crate::shared;
 
 /// The stages of one step, in order (see [`GpuEngine::profile_stages`]): the rebuild plan
 /// (whether this step rebuilds: `integrate` has flagged the particles that moved half the
@@ -153,18 +156,23 @@ impl GpuEngine {
 
     /// `rebuild.plan`: whether this step rebuilds, as the dispatch sizes of the rest.
     fn plan_rebuild(&self, pass: &mut wgpu::ComputePass<'_>) {
-        direct_dispatch(pass, &self.kernels.rebuild_plan, &self.groups.rebuild, 1);
+        direct_dispatch(
+            pass,
+            &self.pipelines.kernels.rebuild_plan,
+            &self.pipelines.groups.rebuild,
+            1,
+        );
     }
 
     /// `neighbours`, `rebuild.walls_near`, `rebuild.walls_alloc`, `rebuild.halt`,
     /// `rebuild.commit`: each particle's partners and walls within the skin, with their
     /// histories carried over; the batch stops here on an overflow.
     fn build_lists(&self, pass: &mut wgpu::ComputePass<'_>) {
-        let (k, g) = (&self.kernels, &self.groups);
+        let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         for c in 0..self.buffers.chunks.len() {
             self.indirect(pass, &k.neighbours, &g.neighbours[c], Args::RebuildChunk(c));
         }
-        if self.params.n_walls > 0 {
+        if self.shape.params.n_walls > 0 {
             self.indirect(
                 pass,
                 &k.rebuild_walls,
@@ -191,8 +199,8 @@ impl GpuEngine {
         for c in 0..self.buffers.chunks.len() {
             self.indirect(
                 pass,
-                &self.kernels.moisture,
-                &self.groups.moisture[c],
+                &self.pipelines.kernels.moisture,
+                &self.pipelines.groups.moisture[c],
                 Args::Chunk(c),
             );
         }
@@ -201,7 +209,7 @@ impl GpuEngine {
     /// `contact_forces` (pair and wall forces, summed per particle in list order), then, where
     /// `reduce`, `wall_reduce`: per-wall force and torque, and the contact counts.
     fn contact_forces(&self, pass: &mut wgpu::ComputePass<'_>, reduce: bool) {
-        let (k, g) = (&self.kernels, &self.groups);
+        let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         let kernel = if reduce {
             &k.contacts
         } else {
@@ -211,7 +219,7 @@ impl GpuEngine {
             self.indirect(pass, kernel, &g.contacts[c], Args::Chunk(c));
         }
         if reduce {
-            if self.params.n_walls > 0 {
+            if self.shape.params.n_walls > 0 {
                 self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
             }
             self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
@@ -221,9 +229,9 @@ impl GpuEngine {
     /// `integrate` (semi-implicit Euler in double-single, flagging a particle that has moved
     /// half the skin), then `integrate.walls`: the walls move.
     fn integrate(&self, pass: &mut wgpu::ComputePass<'_>) {
-        let (k, g) = (&self.kernels, &self.groups);
+        let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         self.indirect(pass, &k.integrate, &g.integrate, Args::Particles);
-        if self.params.n_walls > 0 {
+        if self.shape.params.n_walls > 0 {
             self.indirect(pass, &k.walls_advance, &g.integrate, Args::One);
         }
     }
@@ -243,7 +251,7 @@ impl GpuEngine {
     /// `hash`, `radix.*`, (`hash.order` and `permute.*` for a reorder,) `ranges.*`: the sort
     /// stage, each a zero-sized dispatch when no rebuild is due.
     fn sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
-        let (k, g) = (&self.kernels, &self.groups);
+        let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         let sort = |pass: &mut wgpu::ComputePass<'_>, hash: &Kernel, passes: u32| {
             self.indirect(pass, hash, &g.hash, Args::RebuildParticles);
             for p in 0..passes as usize {
@@ -257,7 +265,7 @@ impl GpuEngine {
             // code and move every particle to its sorted position. (The buckets' own order
             // scatters neighbouring cells over the arrays: a step of the bench's packing took
             // 1.8 times as long on lavapipe in that order as in the lattice's.)
-            sort(pass, &k.hash_order, order_passes(self.radix_passes));
+            sort(pass, &k.hash_order, order_passes(self.shape.radix_passes));
             let pg = &g.permute;
             self.indirect(pass, &k.permute_invert, &pg.invert, Args::Particles);
             for block in &pg.moves {
@@ -270,7 +278,7 @@ impl GpuEngine {
             }
         }
         // The bucket sort of the neighbour search, in the new order after a reorder.
-        sort(pass, &k.hash, self.radix_passes);
+        sort(pass, &k.hash, self.shape.radix_passes);
         self.indirect(pass, &k.ranges_clear, &g.ranges, Args::RebuildBuckets);
         self.indirect(pass, &k.ranges_mark, &g.ranges, Args::RebuildParticles);
     }

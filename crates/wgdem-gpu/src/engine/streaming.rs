@@ -2,7 +2,15 @@
 //! back one batch behind the GPU, the host's wall velocities between batches, and the
 //! schedules (reorders, moisture events) that decide where a batch starts and ends.
 
-use super::*;
+use glam::DVec3;
+use wgdem_core::cpu::StepStats;
+
+use super::GpuEngine;
+use super::regrow::check_defect;
+use super::state::v4;
+use super::step::StepKind;
+use crate::context::GpuError;
+use crate::layout::{Counters, ForceTorque, MoistureAction, Wall};
 
 /// Batches in flight at once: the host reads one batch's results while the next one runs.
 pub(super) const IN_FLIGHT: usize = 2;
@@ -82,7 +90,12 @@ impl GpuEngine {
     /// last `make_dry`.
     pub(super) fn take_due_moisture(&mut self, step: u64) -> bool {
         let (mut dry, mut wet_gap) = (false, None::<f64>);
-        while let Some(e) = self.moisture_events.get(self.events_applied).copied() {
+        while let Some(e) = self
+            .schedule
+            .moisture_events
+            .get(self.schedule.events_applied)
+            .copied()
+        {
             if e.time > self.time_at(step) {
                 break;
             }
@@ -92,7 +105,7 @@ impl GpuEngine {
                 dry = true;
                 wet_gap = None;
             }
-            self.events_applied += 1;
+            self.schedule.events_applied += 1;
         }
         if !dry && wet_gap.is_none() {
             return false;
@@ -148,7 +161,7 @@ impl GpuEngine {
                 // A batch ends before the step at which the next moisture event is due, so
                 // that the event applies in the first step of a batch.
                 let mut n = (target - submitted)
-                    .min(self.batch_steps as u64)
+                    .min(self.stream.batch_steps as u64)
                     .min(self.steps_to_next_event(submitted));
                 if let Some(end) = finish_at.take() {
                     n = n.min(end - submitted);
@@ -160,7 +173,7 @@ impl GpuEngine {
                     for (w, &v) in velocities.iter().enumerate() {
                         write_wall_velocity(&self.queue, &self.buffers.walls, w, v);
                     }
-                    self.wall_velocity = velocities;
+                    self.stream.wall_velocity = velocities;
                 }
             }
             let Some(batch) = in_flight.pop_front() else {
@@ -172,13 +185,13 @@ impl GpuEngine {
                 Ok(readout) => {
                     self.steps = batch.start_steps + batch.steps as u64;
                     self.time = readout.time;
-                    self.last = readout;
+                    self.stream.last = readout;
                     let mut control = WallControl {
                         queue: &self.queue,
                         walls: &self.buffers.walls,
-                        velocities: &mut self.wall_velocity,
+                        velocities: &mut self.stream.wall_velocity,
                     };
-                    on_batch(&self.last, &mut control);
+                    on_batch(&self.stream.last, &mut control);
                 }
                 Err(counters) if counters.runaway != 0 => {
                     // A blow-up (checked before overflows: runaway positions overflow the
@@ -205,16 +218,16 @@ impl GpuEngine {
                     }
                     let failed_at = self.failed_step(&batch, &counters)?;
                     if failed_at == batch.start_steps {
-                        self.events_applied = batch.events_before;
+                        self.schedule.events_applied = batch.events_before;
                     }
-                    self.next_reorder = batch.next_reorder_after;
+                    self.schedule.next_reorder = batch.next_reorder_after;
                     self.steps = failed_at;
                     self.time = self.time_at(self.steps);
                     for (w, &v) in batch.velocities.iter().enumerate() {
                         write_wall_velocity(&self.queue, &self.buffers.walls, w, v);
                     }
                     steered = Some(std::mem::replace(
-                        &mut self.wall_velocity,
+                        &mut self.stream.wall_velocity,
                         batch.velocities.clone(),
                     ));
                     self.regrow_overflowed(&counters)?;
@@ -235,7 +248,7 @@ impl GpuEngine {
         };
         self.queue
             .write_buffer(&self.buffers.counters, 0, bytemuck::bytes_of(&counters));
-        self.counted_from = self.steps;
+        self.stream.counted_from = self.steps;
     }
 
     /// The step of `batch` in which a table overflowed: the counters count the steps begun
@@ -246,12 +259,12 @@ impl GpuEngine {
         counters: &Counters,
     ) -> Result<u64, GpuError> {
         check_defect(counters)?;
-        let before = batch.start_steps.wrapping_sub(self.counted_from) as u32;
+        let before = batch.start_steps.wrapping_sub(self.stream.counted_from) as u32;
         let offset = counters.steps.wrapping_sub(1).wrapping_sub(before);
         if offset >= batch.steps {
             return Err(GpuError::Defect(format!(
                 "a table overflowed in a batch of {} steps, but {} steps were counted since step {} (the batch began at step {})",
-                batch.steps, counters.steps, self.counted_from, batch.start_steps
+                batch.steps, counters.steps, self.stream.counted_from, batch.start_steps
             )));
         }
         Ok(batch.start_steps + offset as u64)
@@ -260,13 +273,17 @@ impl GpuEngine {
     /// Steps from `step` to the first step at whose start the next pending moisture event is
     /// due (at least 1; `u64::MAX` when none is pending).
     pub(super) fn steps_to_next_event(&self, step: u64) -> u64 {
-        let Some(e) = self.moisture_events.get(self.events_applied) else {
+        let Some(e) = self
+            .schedule
+            .moisture_events
+            .get(self.schedule.events_applied)
+        else {
             return u64::MAX;
         };
         let mut s = step + 1;
         // The estimate, then the exact first step with time_at(s) ≥ e.time. An event further
         // away than any batch only needs to be known as far.
-        let ahead = ((e.time - self.time_at(s)) / self.dt).floor();
+        let ahead = ((e.time - self.time_at(s)) / self.schedule.dt).floor();
         if ahead >= 1e12 {
             return 1_000_000_000_000;
         }
@@ -281,15 +298,15 @@ impl GpuEngine {
 
     /// Simulated time after `steps` steps (the f64 step of the scene, as the CPU reference).
     pub(super) fn time_at(&self, steps: u64) -> f64 {
-        self.start_time + (steps - self.start_steps) as f64 * self.dt
+        self.schedule.start_time + (steps - self.schedule.start_steps) as f64 * self.schedule.dt
     }
 
     /// Creates the staging ring if missing.
     pub(super) fn ensure_staging(&mut self) {
-        if self.staging.len() != IN_FLIGHT {
+        if self.stream.staging.len() != IN_FLIGHT {
             let walls_offset = size_of::<Counters>() as u64;
-            let stats_offset = walls_offset + self.params.n_walls.max(1) as u64 * 32;
-            self.staging = (0..IN_FLIGHT)
+            let stats_offset = walls_offset + self.shape.params.n_walls.max(1) as u64 * 32;
+            self.stream.staging = (0..IN_FLIGHT)
                 .map(|_| Staging {
                     buffer: self.device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("dem.readout_ring"),
@@ -307,11 +324,11 @@ impl GpuEngine {
     /// Records and submits one batch: the steps, then copies of the results to the staging
     /// buffer, which it asks to be mapped.
     pub(super) fn submit_batch(&mut self, start_steps: u64, steps: u32, slot: usize) -> InFlight {
-        let events_before = self.events_applied;
+        let events_before = self.schedule.events_applied;
         let moisture = self.take_due_moisture(start_steps);
-        let reorder = self.reorder_every > 0 && start_steps >= self.next_reorder;
+        let reorder = self.schedule.reorder_every > 0 && start_steps >= self.schedule.next_reorder;
         if reorder {
-            self.next_reorder = start_steps + self.reorder_every;
+            self.schedule.next_reorder = start_steps + self.schedule.reorder_every;
             // Force a rebuild in the batch's first step; the reorder follows its sort.
             self.queue
                 .write_buffer(&self.buffers.rebuild_state, 0, bytemuck::bytes_of(&1u32));
@@ -335,7 +352,7 @@ impl GpuEngine {
                 self.record_step(&mut pass, kind);
             }
         }
-        let st = &self.staging[slot];
+        let st = &self.stream.staging[slot];
         encoder.copy_buffer_to_buffer(
             &self.buffers.counters,
             0,
@@ -358,9 +375,9 @@ impl GpuEngine {
         });
         InFlight {
             start_steps,
-            next_reorder_after: self.next_reorder,
+            next_reorder_after: self.schedule.next_reorder,
             events_before,
-            velocities: self.wall_velocity.clone(),
+            velocities: self.stream.wall_velocity.clone(),
             steps,
             slot,
             submission,
@@ -393,7 +410,7 @@ impl GpuEngine {
                 Err(e) => return Err(readback(e.to_string())),
             }
         }
-        let st = &self.staging[batch.slot];
+        let st = &self.stream.staging[batch.slot];
         let result = {
             let view = st
                 .buffer
@@ -406,7 +423,7 @@ impl GpuEngine {
                 let d3 = |a: &[f32]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
                 let walls: Vec<ForceTorque> = bytemuck::pod_collect_to_vec(
                     &view[st.walls_offset as usize
-                        ..st.walls_offset as usize + self.params.n_walls as usize * 32],
+                        ..st.walls_offset as usize + self.shape.params.n_walls as usize * 32],
                 );
                 let stats: [u32; 4] = bytemuck::pod_read_unaligned(
                     &view[st.stats_offset as usize..st.stats_offset as usize + 16],

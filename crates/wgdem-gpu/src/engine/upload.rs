@@ -1,0 +1,415 @@
+//! A new engine's state, step by step ([`GpuEngine::new`](super::GpuEngine::new) reads as the
+//! list of these): the scene checked against the engine's limits, the parameters of the
+//! kernels, the tables sized and checked against the device, the scene's arrays in the kernels'
+//! f32 and double-single layouts, the buffers, and what the kernels are compiled for.
+
+use wgdem_core::contact::{ContactLaw, HistoryMode};
+use wgdem_core::cpu::Simulation;
+use wgpu::util::DeviceExt;
+
+use super::state::{
+    Buffers, DriveTables, FORCE_TORQUE_BYTES, SlotChunk, check_table, dispatch_args, drive_tables,
+    empty_wall_slots, gpu_walls, hash_table_bits, init, initial_slots, initial_work, model_mask,
+    order_passes, pair_table, split, split3, v4, wall_words, zeroed,
+};
+use super::{GpuOptions, WG64};
+use crate::context::GpuError;
+use crate::layout::{
+    Counters, PairRecord, Position, Predicted, RadixPass, SimParams, Wall, WallAlloc,
+};
+use crate::shaders;
+use crate::shared::{self, A_SIDE};
+
+/// Refuses a scene the engine cannot hold: no particles, more than one dispatch can cover or a
+/// slot's partner word can name, more walls than a wall mask has bits.
+pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(), GpuError> {
+    let n = sim.particles.len();
+    if n == 0 {
+        return Err(GpuError::Unsupported(
+            "the GPU engine needs at least one particle; the CPU engine runs a scene without particles".to_owned(),
+        ));
+    }
+    let limit = device.limits().max_compute_workgroups_per_dimension as usize * shared::WG as usize;
+    if n > limit {
+        return Err(GpuError::TooMany {
+            what: "particles (its one-dimensional dispatch limit on this adapter)",
+            count: n as u64,
+            max: limit as u64,
+        });
+    }
+    if n as u64 >= u64::from(A_SIDE) {
+        return Err(GpuError::TooMany {
+            what: "particles (a neighbour slot keeps its partner's index in 31 bits)",
+            count: n as u64,
+            max: u64::from(A_SIDE) - 1,
+        });
+    }
+    let n_walls = sim.walls.len() as u32;
+    if n_walls > shaders::MAX_WALLS {
+        return Err(GpuError::TooMany {
+            what: "walls",
+            count: u64::from(n_walls),
+            max: u64::from(shaders::MAX_WALLS),
+        });
+    }
+    Ok(())
+}
+
+/// The CPU reference's skin (m): 10 % of the smallest diameter.
+pub(super) fn skin_of(sim: &Simulation) -> f64 {
+    let r_min = sim
+        .particles
+        .radius
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    wgdem_core::cpu::DEFAULT_SKIN_FRACTION * 2.0 * r_min
+}
+
+/// The kernels' parameters for `sim`; the slot chunks and wall slots are set once sized.
+pub(super) fn sim_params(sim: &Simulation, options: &GpuOptions, skin: f64) -> SimParams {
+    let p = &sim.particles;
+    let n = p.len();
+    SimParams {
+        n: n as u32,
+        slots: match options.slots {
+            0 => initial_slots(sim, skin),
+            k => k,
+        },
+        n_walls: sim.walls.len() as u32,
+        n_materials: sim.n_materials() as u32,
+        table_bits: hash_table_bits(n),
+        law: match sim.model.law {
+            ContactLaw::Hooke => shared::law::HOOKE,
+            ContactLaw::Hertz => shared::law::HERTZ,
+        },
+        history: match sim.model.history {
+            HistoryMode::True => shared::history::TRUE,
+            HistoryMode::Pseudo => shared::history::PSEUDO,
+            HistoryMode::None => shared::history::NONE,
+        },
+        n_tiles: (n as u32).div_ceil(shared::RADIX_TILE),
+        dt: sim.dt as f32,
+        cell_size: (2.0 * p.max_radius() + skin + sim.interaction_range()) as f32 * (1.0 + 1e-6),
+        skin: skin as f32,
+        one: 1.0,
+        gravity: v4(sim.gravity),
+        rebuild_every_step: u32::from(options.rebuild_every_step),
+        chunk_particles: 0,
+        chunks: 0,
+        wall_slots: 0,
+        local_damping: sim.local_damping as f32,
+        bridge_reach: sim.interaction_range() as f32,
+        n_drives: sim.drives.len() as u32,
+        max_speed_sq: {
+            let m = sim.max_speed.min(f32::MAX as f64);
+            (m * m).min(f32::MAX as f64) as f32
+        },
+    }
+}
+
+/// Rows of wall slots to start with: only the particles with a wall within their skin hold
+/// one (regrown when more do), as many as now plus a quarter, unless the options say.
+pub(super) fn initial_wall_rows(sim: &Simulation, options: &GpuOptions, skin: f64) -> u32 {
+    let p = &sim.particles;
+    let n = p.len();
+    match options.wall_rows {
+        0 => {
+            let near = (0..n)
+                .filter(|&i| {
+                    sim.walls
+                        .iter()
+                        .any(|w| w.contact(p.position[i], p.radius[i] + skin).is_some())
+                })
+                .count();
+            (near + near / 4 + 64).min(n.max(1))
+        }
+        rows => rows as usize,
+    }
+    .max(1) as u32
+}
+
+/// Refuses tables larger than the device can bind, each named with its sizing.
+pub(super) fn check_tables(
+    device: &wgpu::Device,
+    params: &SimParams,
+    wall_rows: u32,
+    slot_words: usize,
+) -> Result<(), GpuError> {
+    let (n, n_walls, table_bits) = (params.n, params.n_walls, params.table_bits);
+    let n64 = u64::from(n);
+    let nw = n_walls.max(1) as u64;
+    for (label, bytes, what) in [
+        (
+            "dem.wall_partial",
+            nw * n64.div_ceil(WG64) * 32,
+            format!("{} workgroups × {n_walls} walls × 32 B", n64.div_ceil(WG64)),
+        ),
+        (
+            "dem.wall_history",
+            wall_rows as u64 * params.wall_slots as u64 * 4 * wall_words(slot_words) as u64,
+            format!(
+                "{wall_rows} rows (particles near a wall) × {} wall slots × {} B",
+                params.wall_slots,
+                4 * wall_words(slot_words)
+            ),
+        ),
+        (
+            "dem.cell_ranges",
+            (1u64 << table_bits) * 8,
+            format!("2^{table_bits} hash buckets × 8 B"),
+        ),
+        ("dem.position", n64 * 32, format!("{n} particles × 32 B")),
+    ] {
+        check_table(device, label, bytes, &what)?;
+    }
+    Ok(())
+}
+
+/// The scene's state in the kernels' layouts, before it is uploaded.
+pub(super) struct SceneArrays {
+    /// Positions in double-single, radius and mass in the w words.
+    positions: Vec<Position>,
+    /// Velocities; the spare w words carry a copy of the angular velocity (x in `vel.w`, y and
+    /// z in the predicted velocities' w), so that a pair loads its partner's spin with its
+    /// velocities (common.wgsl `spin_of`).
+    vel: Vec<[f32; 4]>,
+    /// The low parts of the velocities and radii (double-single, as the positions).
+    fine: Vec<[f32; 4]>,
+    /// Angular velocities, inverse inertia in w (0 for a sphere whose spin is fixed).
+    omega: Vec<[f32; 4]>,
+    orientation: Vec<[f32; 4]>,
+    pred: Vec<Predicted>,
+    material: Vec<u32>,
+    pair_table: Vec<PairRecord>,
+    walls: Vec<Wall>,
+    /// Drives, velocity schedules and each wall's schedule.
+    pub(super) drive_tables: DriveTables,
+}
+
+impl SceneArrays {
+    pub(super) fn of(sim: &Simulation) -> Self {
+        let p = &sim.particles;
+        let n = p.len();
+        let positions: Vec<Position> = (0..n)
+            .map(|i| {
+                let (mut hi, mut lo) = split3(p.position[i]);
+                hi[3] = p.radius[i] as f32;
+                lo[3] = p.mass[i] as f32;
+                Position { hi, lo }
+            })
+            .collect();
+        let vel: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let mut v = v4(p.velocity[i]);
+                v[3] = p.angular_velocity[i].x as f32;
+                v
+            })
+            .collect();
+        let fine: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let (_, mut lo) = split3(p.velocity[i]);
+                lo[3] = split(p.radius[i]).1;
+                lo
+            })
+            .collect();
+        let omega: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let mut w = v4(p.angular_velocity[i]);
+                w[3] = if p.spin_fixed[i] {
+                    0.0
+                } else {
+                    (1.0 / p.inertia[i]) as f32
+                };
+                w
+            })
+            .collect();
+        let orientation: Vec<[f32; 4]> = p
+            .orientation
+            .iter()
+            .map(|q| [q.x as f32, q.y as f32, q.z as f32, q.w as f32])
+            .collect();
+        let pred: Vec<Predicted> = (0..n)
+            .map(|i| {
+                let w = v4(p.angular_velocity[i]);
+                let mut v = vel[i];
+                v[3] = w[1];
+                Predicted {
+                    v,
+                    w: [w[0], w[1], w[2], w[2]],
+                }
+            })
+            .collect();
+        let drive_tables = drive_tables(sim);
+        Self {
+            walls: gpu_walls(sim, &drive_tables.walls),
+            positions,
+            vel,
+            fine,
+            omega,
+            orientation,
+            pred,
+            material: p.material.iter().map(|&m| m as u32).collect(),
+            pair_table: pair_table(sim),
+            drive_tables,
+        }
+    }
+}
+
+impl Buffers {
+    /// Every buffer of a new engine on `sim`, with the scene's arrays uploaded and the tables
+    /// sized by `params`, `chunks` and `wall_rows` (checked by [`check_tables`]).
+    pub(super) fn upload(
+        device: &wgpu::Device,
+        sim: &Simulation,
+        params: &SimParams,
+        scene: &SceneArrays,
+        chunks: Vec<SlotChunk>,
+        wall_rows: u32,
+        slot_words: usize,
+    ) -> Self {
+        let n = params.n as usize;
+        let n64 = n as u64;
+        let nw = params.n_walls.max(1) as u64;
+        let table = 1u64 << params.table_bits;
+        let radix_passes = params.table_bits.div_ceil(4);
+        // Slots of 8 words and more belong to engines whose pairs may account their work.
+        let wide = slot_words >= 8;
+        let d = &scene.drive_tables;
+        Buffers {
+            params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("dem.params"),
+                contents: bytemuck::bytes_of(params),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            }),
+            radix_passes: (0..order_passes(radix_passes))
+                .map(|k| {
+                    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("dem.radix.pass"),
+                        contents: bytemuck::bytes_of(&RadixPass {
+                            shift: 4 * k,
+                            _p0: 0,
+                            _p1: 0,
+                            _p2: 0,
+                        }),
+                        usage: wgpu::BufferUsages::UNIFORM,
+                    })
+                })
+                .collect(),
+            pos: init(device, "dem.position", &scene.positions),
+            vel: init(device, "dem.velocity", &scene.vel),
+            omega: init(device, "dem.angular_velocity", &scene.omega),
+            orientation: init(device, "dem.orientation", &scene.orientation),
+            pred: init(device, "dem.predicted_velocity", &scene.pred),
+            fine: init(device, "dem.low_parts", &scene.fine),
+            material: init(device, "dem.material", &scene.material),
+            pair_table: init(device, "dem.pair_table", &scene.pair_table),
+            walls: init(device, "dem.walls", &scene.walls),
+            ft: zeroed(device, "dem.force_torque", n64 * FORCE_TORQUE_BYTES),
+            work: init(device, "dem.contact_work", &initial_work(sim, wide)),
+            // Contact counts per workgroup of `contact_forces` (summed there).
+            stats: zeroed(device, "dem.contact_stats", n64.div_ceil(WG64) * 16),
+            cells: zeroed(device, "dem.cells", n64 * 4),
+            keys: [
+                zeroed(device, "dem.keys.a", n64 * 4),
+                zeroed(device, "dem.keys.b", n64 * 4),
+            ],
+            vals: [
+                zeroed(device, "dem.vals.a", n64 * 4),
+                zeroed(device, "dem.vals.b", n64 * 4),
+            ],
+            tile_hist: zeroed(
+                device,
+                "dem.radix.tile_hist",
+                16 * params.n_tiles as u64 * 4,
+            ),
+            ranges: zeroed(device, "dem.cell_ranges", table * 8),
+            counts: zeroed(device, "dem.neighbour_count", n64 * 4),
+            dispatch_args: dispatch_args(device, chunks.len()),
+            chunks,
+            built_at: zeroed(device, "dem.built_at", n64 * 16),
+            walls_built: init(
+                device,
+                "dem.walls_built",
+                &scene
+                    .walls
+                    .iter()
+                    .flat_map(|w| [w.point_hi, w.point_lo])
+                    .chain(std::iter::once([0.0f32; 4]))
+                    .collect::<Vec<_>>(),
+            ),
+            drive_of: init(device, "dem.drive_of", &d.drive_of),
+            drives: init(device, "dem.drives", &d.drives),
+            schedule_points: init(device, "dem.schedule_points", &d.points),
+            ids: init(
+                device,
+                "dem.stable_id",
+                &(0..n as u32).collect::<Vec<u32>>(),
+            ),
+            dummy: zeroed(device, "dem.permute.unused", 16),
+            moisture_action: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("dem.moisture.action"),
+                size: 16,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            // The flag starts set: the first step builds the lists.
+            rebuild_state: init(device, "dem.rebuild_state", &[1u32, 0, 0, 0]),
+            wall_slots: init(
+                device,
+                "dem.wall_history",
+                &empty_wall_slots(
+                    wall_rows as usize * params.wall_slots as usize,
+                    wall_words(slot_words),
+                ),
+            ),
+            wall_row: init(device, "dem.wall_row", &vec![shared::NO_ROW; n.max(1)]),
+            wall_free: zeroed(device, "dem.wall_free", wall_rows.max(1) as u64 * 4),
+            wall_alloc: init(
+                device,
+                "dem.wall_alloc",
+                &[WallAlloc {
+                    top: 0,
+                    next: 0,
+                    capacity: wall_rows,
+                    _p0: 0,
+                }],
+            ),
+            wall_mask: zeroed(device, "dem.wall_mask", n64 * 4),
+            wall_partial: zeroed(device, "dem.wall_partial", nw * n64.div_ceil(WG64) * 32),
+            wall_out: zeroed(device, "dem.wall_force", nw * 32),
+            stats_out: zeroed(device, "dem.contact_stats.total", 16),
+            counters: zeroed(device, "dem.counters", size_of::<Counters>() as u64),
+        }
+    }
+}
+
+/// What the kernels are compiled for: the scene's models and its one material, where
+/// `options.specialize`, else every model; 64-bit words where asked and the device has them.
+/// The list build's private arrays are sized for the table's slots in either case.
+pub(super) fn specialization(
+    device: &wgpu::Device,
+    options: &GpuOptions,
+    params: &SimParams,
+    scene: &SceneArrays,
+) -> shaders::Specialization {
+    let words64 = options.words64 && device.features().contains(wgpu::Features::SHADER_INT64);
+    if options.specialize {
+        let material = &scene.material;
+        shaders::Specialization {
+            models: model_mask(&scene.pair_table),
+            slots: params.slots,
+            words64,
+            one_material: material
+                .first()
+                .copied()
+                .filter(|&m0| material.iter().all(|&m| m == m0)),
+        }
+    } else {
+        shaders::Specialization {
+            slots: params.slots,
+            words64,
+            ..shaders::Specialization::ANY
+        }
+    }
+}
