@@ -178,7 +178,7 @@ fn particle(
         let aux = slot_aux(slot);
         // A wet hill contact acts across a gap (its liquid bridge); every other one only while
         // the spheres overlap.
-        let bridged = uses_model(MODEL_HILL) && rec.model == MODEL_HILL && bitcast<u32>(aux.x) == WET;
+        let bridged = uses_model(MODEL_HILL) && rec.model == MODEL_HILL && bitcast<u32>(aux.x) == MOISTURE_WET;
         if overlap <= 0.0 && !bridged {
             // A later contact starts afresh.
             slots[base + s] = slot_words(make_slot(vec3<f32>(0.0), slot.partner));
