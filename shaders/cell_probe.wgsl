@@ -2,6 +2,9 @@
 // cell (common.wgsl `pack_cell`, `unpack_cell_near`), so that the round trip can be checked
 // against integer arithmetic on the host (tests/gpu_broadphase.rs).
 
+import package::shared::{WG};
+import package::common::{pack_cell, unpack_cell_near};
+
 struct CellCase {
     cell: vec4<i32>,             // xyz the cell to pack
     near: vec4<i32>,             // xyz the cell to unpack near

@@ -4,6 +4,9 @@
 // `neighbours`.)
 // CPU twin: the end of `Simulation::update_neighbours` (crates/wgdem-core/src/cpu/neighbours.rs).
 
+import package::shared::{WG};
+import package::common::{Position, SimParams};
+
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
 @group(0) @binding(2) var<storage, read_write> built_at: array<vec4<f32>>;

@@ -1,9 +1,13 @@
-// common.wgsl — prepended to every kernel by `wgdem-gpu::shaders`.
+// common.wgsl — `package::common`, which every kernel imports from (composed by WESL in
+// `wgdem-gpu::shaders`).
 //
 // Layouts mirrored by the `#[repr(C)]` structs of `crates/wgdem-gpu/src/layout.rs` (a test checks
 // sizes with naga), the double-single position arithmetic, the cell hash, and the contact law:
 // `contact_params` and `contact_force` are the twins of `PairParams::contact_params` and
 // `contact::contact_force` in `crates/wgdem-core`, with the same argument order.
+
+import package::shared::{A_SIDE, DAMPING_TSUJI, HISTORY_PSEUDO, HISTORY_TRUE, LAW_HERTZ};
+import package::spec::{JAGER_POINTS};
 
 struct SimParams {
     n: u32,
@@ -113,22 +117,52 @@ fn spin_of(vel: vec4<f32>, pred: Predicted) -> vec3<f32> {
 
 // One neighbour slot: the partner (its index, with `A_SIDE` set where this particle is the
 // pair's body A) and this side's copy of the pair's tangential history.
-// @slot-begin (replaced by the wide or Jäger slot of `shaders.rs` when some pair needs more state
-// per contact; `SLOT_WORDS`, the words of a slot, comes with the prelude)
+// A narrow slot (16 bytes) holds the spring–dashpot history; a wide one (`slot_wide`, 32
+// bytes) four words of model state (`aux`) for the Kuhn and hill models and type C rolling;
+// a Jäger slot (`slot_jager`) a wide one plus the contact frame and `JAGER_POINTS` history
+// points, the tangential force in the contact frame and the point count in `tangential`.
+// `SLOT_WORDS` (package::spec) is the slot's size in u32 words.
 struct Slot {
     tangential: vec3<f32>,
     partner: u32,
+    @if(slot_wide || slot_jager) aux: vec4<f32>,
+    @if(slot_jager) frame: vec4<f32>,
+    @if(slot_jager) points: array<vec4<f32>, JAGER_POINTS>,
 }
+@if(!slot_wide && !slot_jager)
 fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
     return Slot(tangential, partner);
 }
+@if(slot_wide)
+fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
+    return Slot(tangential, partner, vec4<f32>(0.0));
+}
+@if(slot_jager)
+fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
+    return Slot(tangential, partner, vec4<f32>(0.0), vec4<f32>(0.0), array<vec4<f32>, JAGER_POINTS>());
+}
+@if(!slot_wide && !slot_jager)
 fn slot_aux(s: Slot) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
+@if(slot_wide || slot_jager)
+fn slot_aux(s: Slot) -> vec4<f32> {
+    return s.aux;
+}
+@if(!slot_wide && !slot_jager)
 fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
     return s;
 }
-// @slot-end
+@if(slot_wide)
+fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
+    return Slot(s.tangential, s.partner, aux);
+}
+@if(slot_jager)
+fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
+    var out = s;
+    out.aux = aux;
+    return out;
+}
 
 // A neighbour slot's `partner` word: the partner's index in the low 31 bits, and in the top bit
 // whether this particle is the pair's body A (the smaller stable id; set by `neighbours` from
@@ -152,54 +186,163 @@ struct ForceTorque {
 
 // How the per-step kernels (contacts, integration, the rebuild's wall pass) hold the per-particle
 // arrays and the neighbour slots in storage: `XWords` is the stored form of `X`, `x_of` reads
-// it and `x_words` writes it. Here the types themselves; where the device has 64-bit integers,
-// `shaders::words64` puts in their place the same bytes as 64-bit words, which lavapipe loads
+// it and `x_words` writes it. First the types themselves; where the device has 64-bit integers
+// (`words64`), the same bytes as 64-bit words, which lavapipe loads
 // and stores with half as many per-lane instructions (it gathers a load at a per-invocation
 // index lane by lane, one component at a time). The values are the same bit for bit.
-// @words-begin
+@if(!words64)
 alias Vec4Words = vec4<f32>;
+@if(!words64)
 alias PositionWords = Position;
+@if(!words64)
 alias PredictedWords = Predicted;
+@if(!words64)
 alias ForceTorqueWords = ForceTorque;
+@if(!words64)
 alias SlotWords = Slot;
+@if(!words64)
 alias U32x4Words = vec4<u32>;
+@if(!words64)
 fn u32x4_of(w: U32x4Words) -> vec4<u32> {
     return w;
 }
+@if(!words64)
 fn u32x4_words(v: vec4<u32>) -> U32x4Words {
     return v;
 }
+@if(!words64)
 fn vec4_of(w: Vec4Words) -> vec4<f32> {
     return w;
 }
+@if(!words64)
 fn vec4_words(v: vec4<f32>) -> Vec4Words {
     return v;
 }
+@if(!words64)
 fn position_of(w: PositionWords) -> Position {
     return w;
 }
+@if(!words64)
 fn position_words(p: Position) -> PositionWords {
     return p;
 }
+@if(!words64)
 fn predicted_of(w: PredictedWords) -> Predicted {
     return w;
 }
+@if(!words64)
 fn predicted_words(p: Predicted) -> PredictedWords {
     return p;
 }
+@if(!words64)
 fn force_torque_of(w: ForceTorqueWords) -> ForceTorque {
     return w;
 }
+@if(!words64)
 fn force_torque_words(f: ForceTorque) -> ForceTorqueWords {
     return f;
 }
+@if(!words64)
 fn slot_of(w: SlotWords) -> Slot {
     return w;
 }
+@if(!words64)
 fn slot_words(s: Slot) -> SlotWords {
     return s;
 }
-// @words-end
+// The same as 64-bit words (`words64`, on devices with SHADER_INT64): each pair of u32 words
+// one u64, low word first, as the bytes lie. Jäger slots keep their struct form.
+@if(words64)
+fn halves(x: u64) -> vec2<u32> {
+    return vec2<u32>(u32(x), u32(x >> 32u));
+}
+@if(words64)
+fn word64(h: vec2<u32>) -> u64 {
+    return u64(h.x) | (u64(h.y) << 32u);
+}
+@if(words64)
+alias U32x4Words = vec2<u64>;
+@if(words64)
+fn u32x4_of(w: U32x4Words) -> vec4<u32> {
+    return vec4<u32>(halves(w.x), halves(w.y));
+}
+@if(words64)
+fn u32x4_words(v: vec4<u32>) -> U32x4Words {
+    return vec2<u64>(word64(v.xy), word64(v.zw));
+}
+@if(words64)
+alias Vec4Words = vec2<u64>;
+@if(words64)
+fn vec4_of(w: Vec4Words) -> vec4<f32> {
+    return bitcast<vec4<f32>>(u32x4_of(w));
+}
+@if(words64)
+fn vec4_words(v: vec4<f32>) -> Vec4Words {
+    return u32x4_words(bitcast<vec4<u32>>(v));
+}
+@if(words64)
+alias PositionWords = vec4<u64>;
+@if(words64)
+fn position_of(w: PositionWords) -> Position {
+    return Position(vec4_of(w.xy), vec4_of(w.zw));
+}
+@if(words64)
+fn position_words(p: Position) -> PositionWords {
+    return vec4<u64>(vec4_words(p.hi), vec4_words(p.lo));
+}
+@if(words64)
+alias PredictedWords = vec4<u64>;
+@if(words64)
+fn predicted_of(w: PredictedWords) -> Predicted {
+    return Predicted(vec4_of(w.xy), vec4_of(w.zw));
+}
+@if(words64)
+fn predicted_words(p: Predicted) -> PredictedWords {
+    return vec4<u64>(vec4_words(p.v), vec4_words(p.w));
+}
+@if(words64)
+alias ForceTorqueWords = vec4<u64>;
+@if(words64)
+fn force_torque_of(w: ForceTorqueWords) -> ForceTorque {
+    return ForceTorque(vec4_of(w.xy), vec4_of(w.zw));
+}
+@if(words64)
+fn force_torque_words(f: ForceTorque) -> ForceTorqueWords {
+    return vec4<u64>(vec4_words(f.force), vec4_words(f.torque));
+}
+@if(words64 && !slot_wide && !slot_jager)
+alias SlotWords = vec2<u64>;
+@if(words64 && !slot_wide && !slot_jager)
+fn slot_of(w: SlotWords) -> Slot {
+    let u = u32x4_of(w);
+    return Slot(bitcast<vec3<f32>>(u.xyz), u.w);
+}
+@if(words64 && !slot_wide && !slot_jager)
+fn slot_words(s: Slot) -> SlotWords {
+    return u32x4_words(vec4<u32>(bitcast<vec3<u32>>(s.tangential), s.partner));
+}
+@if(words64 && slot_wide)
+alias SlotWords = vec4<u64>;
+@if(words64 && slot_wide)
+fn slot_of(w: SlotWords) -> Slot {
+    let u = u32x4_of(w.xy);
+    return Slot(bitcast<vec3<f32>>(u.xyz), u.w, vec4_of(w.zw));
+}
+@if(words64 && slot_wide)
+fn slot_words(s: Slot) -> SlotWords {
+    return vec4<u64>(u32x4_words(vec4<u32>(bitcast<vec3<u32>>(s.tangential), s.partner)),
+        vec4_words(s.aux));
+}
+@if(words64 && slot_jager)
+alias SlotWords = Slot;
+@if(words64 && slot_jager)
+fn slot_of(w: SlotWords) -> Slot {
+    return w;
+}
+@if(words64 && slot_jager)
+fn slot_words(s: Slot) -> SlotWords {
+    return s;
+}
 
 // Overflow and capacity counters read back by the host.
 struct Counters {

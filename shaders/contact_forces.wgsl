@@ -15,6 +15,25 @@
 // Dispatched once per chunk of particles (see `Chunk`).
 // CPU twin: `Simulation::compute_forces` (crates/wgdem-core/src/cpu/contact_forces.rs).
 
+import package::shared::{
+    A_SIDE, FAILED_DEFECT, LAW_HERTZ, LINEAR_DEFORMABILITY, LINEAR_TWIRL, MAX_WALLS, MODEL_HILL,
+    MODEL_JAGER, MODEL_LINEAR, MOISTURE_WET, NO_ROW, NO_WALL, ROLLING_EPSD, ROLLING_NONE,
+    ROLLING_PRESENT, WALL_PLANE, WALL_PLATE, WG,
+};
+import package::spec::{MODELS_PRESENT, ONE_MATERIAL, SLOT_WORDS, THE_MATERIAL};
+import package::common::{
+    Chunk, Counters, ForceTorque, ForceTorqueWords, PairRecord, Position, PositionWords,
+    PredictedWords, SimParams, Slot, SlotWords, U32x4Words, Vec4Words, Wall, WallSlot,
+    contact_force, contact_params, ds_diff, fast_two_sum, force_torque_words, law_factor,
+    make_slot, over_plate_face, partner_index, plate_gap, position_of, predicted_of, slot_aux,
+    slot_of, slot_words, sphere_gap, spin_of, two_sum, u32x4_words, vec4_of, vec4_words, with_aux,
+};
+import package::models::{
+    HillState, JagerParams, KuhnParams, KuhnState, hill_params, hill_step, inv_rolling_inertia,
+    jager_step, kuhn_step, rolling_torque,
+};
+import package::jager_slot::{jager_load, jager_store};
+
 @group(0) @binding(0) var<uniform> params: SimParams;
 // Per-particle arrays in their stored form (common.wgsl's words block: structs, or 64-bit words).
 @group(0) @binding(1) var<storage, read> pos: array<PositionWords>;  // lo.w = mass

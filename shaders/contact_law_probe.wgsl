@@ -1,6 +1,9 @@
 // contact_law_probe.wgsl — test entry point: evaluates `contact_force` on many contact states so
 // that the WGSL law can be compared with the CPU law (tests/gpu_contact_law.rs).
 
+import package::shared::{WG};
+import package::common::{PairRecord, contact_force, contact_params};
+
 struct ProbeIn {
     normal_overlap: vec4<f32>,   // xyz normal, w overlap
     velocity: vec4<f32>,         // xyz relative velocity, w eff_mass

@@ -3,6 +3,16 @@
 // buffer between dispatches. Used by `wgdem contact --backend gpu` and the GPU model tests.
 // CPU twin: `contact_case::CpuEvaluator` (the same model functions in f64).
 
+import package::shared::{
+    DAMPING_VISCOELASTIC, LAW_HERTZ, LAW_HISTORY_SHIFT, MODEL_HILL, MODEL_LINEAR, MODEL_SPRING,
+    MOISTURE_DRY, MOISTURE_WET, WG,
+};
+import package::common::{ContactParams, contact_force, law_factor};
+import package::models::{
+    HillParams, HillState, JagerParams, JagerState, KuhnParams, KuhnState, hill_step, jager_step,
+    kuhn_step,
+};
+
 // Fleischmann et al.'s spring–dashpot (Eq. 1–6): `ContactParams` and the mode.
 struct SpringProbe {
     kn: f32,

@@ -6,6 +6,9 @@
 // CPU twin: the cell/bucket closures of `broadphase::pairs_within` (`order`: none; the CPU
 // reference never reorders).
 
+import package::shared::{WG};
+import package::common::{Position, SimParams, bucket_of, cell_of, pack_cell};
+
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
 @group(0) @binding(2) var<storage, read_write> cells: array<u32>;

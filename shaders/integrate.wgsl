@@ -11,6 +11,13 @@
 // `rebuild.plan` has begun since) times Δt.
 // CPU twin: `Simulation::integrate` (crates/wgdem-core/src/cpu/integrate.rs) (and the prediction at the start of `compute_forces`).
 
+import package::shared::{WG};
+import package::common::{
+    Counters, ForceTorqueWords, Position, PositionWords, Predicted, PredictedWords, RebuildState,
+    SimParams, Vec4Words, Wall, ds_add, fast_two_sum, force_torque_of, force_torque_words,
+    position_of, position_words, predicted_words, two_sum, vec4_of, vec4_words,
+};
+
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read_write> pos: array<PositionWords>;
 @group(0) @binding(2) var<storage, read_write> vel: array<Vec4Words>;  // w = ω_x (spin_of)

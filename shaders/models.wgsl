@@ -1,8 +1,12 @@
-// models.wgsl — the contact models beyond Fleischmann's spring–dashpot, in f32, prepended after
-// common.wgsl to the kernels that evaluate them. Each function is the twin of a CPU function in
+// models.wgsl — `package::models`, the contact models beyond Fleischmann's spring–dashpot, in
+// f32, imported by the kernels that evaluate them. Each function is the twin of a CPU function in
 // `crates/wgdem-core/src/contact/` with the same steps in the same order:
 // `kuhn_step` ↔ `kuhn::kuhn_step`, `hill_step` ↔ `hill::hill_step`,
 // `jager_step` ↔ `jager::jager_step` (history in a function-local array of JAGER_CAP points).
+
+import package::shared::{MOISTURE_RUPTURED, MOISTURE_WET, ROLLING_CDT};
+import package::spec::{JAGER_CAP};
+import package::common::{two_sum};
 
 // ---- Kuhn, Suzuki & Daouadji: refined linear-frictional contact (Fig. 1) ------------------
 
@@ -244,7 +248,8 @@ fn hill_step(s: ptr<function, HillState>, gap: f32, n: vec3<f32>, velocity: vec3
 
 // ---- Jäger's history-stack contact (Kuhn & Jäger, Eq. 1–20, Section 3.1) ------------------
 
-// JAGER_CAP (points of the working history) is set where the kernel is compiled.
+// JAGER_CAP (points of the working history) comes from `package::spec`, set where the kernel
+// is compiled.
 
 struct JagerParams {
     e_bar: f32,

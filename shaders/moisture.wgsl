@@ -8,6 +8,11 @@
 // positions is exactly negated), so their copies of the state agree.
 // CPU twin: `Simulation::apply_moisture` (crates/wgdem-core/src/cpu/moisture.rs).
 
+import package::shared::{MODEL_HILL, MOISTURE_DRY, MOISTURE_WET, WG};
+import package::common::{
+    Chunk, PairRecord, Position, SimParams, Slot, ds_diff, partner_index, slot_aux, with_aux,
+};
+
 struct MoistureAction {
     dry: u32,       // 1: make_dry first
     wet: u32,       // 1: then make_wet with `gap`

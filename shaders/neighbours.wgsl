@@ -19,6 +19,13 @@
 // CPU twin: `Simulation::update_neighbours` (crates/wgdem-core/src/cpu/neighbours.rs) with
 // `broadphase::pairs_within`.
 
+import package::shared::{A_SIDE, FAILED_NEIGHBOURS, WG};
+import package::spec::{NEIGHBOUR_SLOTS};
+import package::common::{
+    Chunk, Counters, Position, SimParams, Slot, bucket_of, cell_of, ds_diff, make_slot, pack_cell,
+    unpack_cell_near,
+};
+
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
 @group(0) @binding(2) var<storage, read> cells: array<u32>;    // `hash`'s packed cells

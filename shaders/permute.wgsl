@@ -10,6 +10,10 @@
 // are unaffected.
 // CPU twin: none (the CPU reference never reorders; its index is the stable id).
 
+import package::shared::{A_SIDE, PERMUTE_BLOCK, WG};
+import package::spec::{SLOT_WORDS};
+import package::common::{SimParams, partner_index};
+
 struct Permute {
     stride: u32,        // u32 words per particle of the array being moved
     block: u32,         // its first word this dispatch moves (a multiple of PERMUTE_BLOCK)

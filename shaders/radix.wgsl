@@ -6,6 +6,9 @@
 // 0..n in order, equal keys end up by ascending particle index, every time.
 // CPU twin: the counting sort in `broadphase::pairs_within`.
 
+import package::shared::{RADIX_TILE};
+import package::common::{SimParams};
+
 struct RadixPass {
     shift: u32,
     _p0: u32,

@@ -1,6 +1,9 @@
 // ranges.wgsl — [start, end) of every bucket in the sorted keys. CPU twin: the `start` array of
 // `broadphase::pairs_within`.
 
+import package::shared::{WG};
+import package::common::{SimParams};
+
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> sorted_keys: array<u32>;
 @group(0) @binding(2) var<storage, read_write> ranges: array<vec2<u32>>;

@@ -23,6 +23,16 @@
 // The rebuild ends with `commit.wgsl`.
 // CPU twin: `Simulation::update_neighbours` (crates/wgdem-core/src/cpu/neighbours.rs).
 
+import package::shared::{
+    ARGS_REBUILD_BUCKETS, ARGS_REBUILD_CHUNKS, ARGS_REBUILD_ONE, ARGS_REBUILD_PARTICLES,
+    ARGS_REBUILD_TILES, ARGS_STEP_CHUNKS, ARGS_STEP_ONE, ARGS_STEP_PARTICLES, ARGS_STEP_WALLS,
+    FAILED_WALL_ROWS, FAILED_WALL_SLOTS, NO_ROW, NO_WALL, WALL_PLANE, WG,
+};
+import package::common::{
+    Counters, Position, PositionWords, RebuildState, SimParams, Wall, WallSlot, make_slot,
+    plate_gap, position_of,
+};
+
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<PositionWords>;
 @group(0) @binding(2) var<storage, read_write> state: RebuildState;

@@ -4,6 +4,9 @@
 // wall; `stats` runs as one more workgroup.
 // CPU twin: the wall.force / wall.torque sums of `Simulation::compute_forces`.
 
+import package::shared::{WG};
+import package::common::{ForceTorque, SimParams};
+
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> wall_partial: array<ForceTorque>;
 @group(0) @binding(2) var<storage, read> stats: array<vec4<u32>>;  // per workgroup of `contact_forces`

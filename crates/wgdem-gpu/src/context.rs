@@ -104,7 +104,7 @@ impl GpuContext {
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("dem.device"),
                 // Timestamps for `bench`; 64-bit integers for the per-step kernels' 64-bit
-                // words (`shaders::words64`), where the adapter has them.
+                // words (`shaders::Specialization::words64`), where the adapter has them.
                 required_features: adapter.features()
                     & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_INT64),
                 required_limits: adapter.limits(),

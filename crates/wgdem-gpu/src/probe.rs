@@ -88,7 +88,7 @@ pub fn cells(
     )
 }
 
-/// Runs the `main` entry point of the test kernel `kernel` (after the common prelude) once per
+/// Runs the `main` entry point of the test kernel `kernel` (composed with the shared modules) once per
 /// output: bindings 0.. are the read-only `inputs`, the next one `count` outputs of `T`.
 fn run_probe<T: Pod>(
     device: &wgpu::Device,

@@ -1,10 +1,11 @@
-//! The numbers Rust and WGSL share, defined once here and emitted into every kernel's prelude
-//! as named WGSL constants ([`wgsl_prelude`]): failure bits, indirect-dispatch argument slots,
-//! contact model, law and history ids, sentinels and workgroup sizes. No kernel defines these
-//! itself; a test (`shader_validation.rs`) checks that each one reaches the shaders.
+//! The numbers Rust and WGSL share, defined once here and generated as the WGSL module
+//! `package::shared` ([`wgsl_module`]) that the kernels import by name: failure bits,
+//! indirect-dispatch argument slots, contact model, law, history, wall-kind and moisture ids,
+//! sentinels and workgroup sizes. No kernel defines these itself; a test
+//! (`shader_validation.rs`) checks that each one reaches the shaders with its value.
 //!
 //! To add one: declare it in [`CONSTANTS`] (and as a Rust `const` where the host needs it), then
-//! use its name in the WGSL.
+//! import it in the WGSL (`import package::shared::{NAME};`).
 
 /// Bits of `Counters::failed`, set by the kernels and read by the host after each batch.
 pub mod failed {
@@ -194,8 +195,8 @@ pub const CONSTANTS: &[(&str, u32)] = &[
     ("PERMUTE_BLOCK", PERMUTE_BLOCK),
 ];
 
-/// The WGSL declarations of [`CONSTANTS`], prepended to every kernel.
-pub fn wgsl_prelude() -> String {
+/// `package::shared`, the WGSL module of [`CONSTANTS`] that the kernels import from.
+pub fn wgsl_module() -> String {
     let mut out = String::from("// Shared with the host: generated from wgdem-gpu's shared.rs.\n");
     for (name, value) in CONSTANTS {
         out.push_str(&format!("const {name}: u32 = {value:#x}u;\n"));

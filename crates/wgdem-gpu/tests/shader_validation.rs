@@ -355,8 +355,22 @@ fn a_swapped_or_missing_binding_fails_by_name() {
     assert!(e.contains("`pos`"), "{e}");
 }
 
-/// The shared constants are defined once, in Rust: every kernel's source carries each of them,
-/// no WGSL file defines one of them itself, and each is used by some shader.
+/// The value of the `u32` (or abstract integer) constant `name` of `module`, if it has one.
+fn constant(module: &naga::Module, name: &str) -> Option<u64> {
+    let (_, c) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))?;
+    match module.global_expressions[c.init] {
+        naga::Expression::Literal(naga::Literal::U32(v)) => Some(u64::from(v)),
+        naga::Expression::Literal(naga::Literal::AbstractInt(v)) => u64::try_from(v).ok(),
+        ref other => panic!("{name} is {other:?}"),
+    }
+}
+
+/// The shared constants are defined once, in Rust: every kernel as composed carries each of
+/// them with its value, no WGSL file defines one of them itself, and each is used by some
+/// shader.
 #[test]
 fn shared_constants_are_defined_once_in_rust() {
     use wgdem_gpu::shared::CONSTANTS;
@@ -366,17 +380,22 @@ fn shared_constants_are_defined_once_in_rust() {
         .chain([
             ("common", wgdem_gpu::shaders::COMMON),
             ("models", wgdem_gpu::shaders::MODELS),
+            ("jager_slot", wgdem_gpu::shaders::JAGER_SLOT),
             ("contact_probe", CONTACT_PROBE),
             ("contact_law_probe", CONTACT_LAW_PROBE),
             ("cell_probe", CELL_PROBE),
         ])
         .collect();
+    let modules: Vec<(&str, naga::Module)> = KERNELS
+        .iter()
+        .map(|(kernel, _)| (*kernel, validate(kernel, &kernel_for(kernel, false))))
+        .collect();
     for (name, value) in CONSTANTS {
-        let decl = format!("const {name}: u32 = {value:#x}u;");
-        for (kernel, _) in KERNELS {
-            assert!(
-                kernel_for(kernel, false).contains(&decl),
-                "{kernel} lacks `{decl}`"
+        for (kernel, module) in &modules {
+            assert_eq!(
+                constant(module, name),
+                Some(u64::from(*value)),
+                "{kernel}: {name}"
             );
         }
         let own = format!("const {name}");
@@ -388,7 +407,7 @@ fn shared_constants_are_defined_once_in_rust() {
             "no shader uses {name}"
         );
     }
-    // A slot's width in words comes from `SlotKind::words` alone.
+    // A slot's width in words comes from `SlotKind::words` alone, through `package::spec`.
     for (file, src) in &files {
         assert!(
             !src.contains("const SLOT_WORDS"),
@@ -396,16 +415,34 @@ fn shared_constants_are_defined_once_in_rust() {
         );
     }
     for slots in [SlotKind::Narrow, SlotKind::Wide, SlotKind::Jager(8)] {
-        let decl = format!("const SLOT_WORDS: u32 = {}u;", slots.words());
         for (kernel, _) in KERNELS {
-            let src = kernel_with(kernel, slots);
-            assert!(src.contains(&decl), "{kernel} ({slots:?}) lacks `{decl}`");
+            let module = validate(kernel, &kernel_with(kernel, slots));
             assert_eq!(
-                src.matches("const SLOT_WORDS").count(),
-                1,
+                constant(&module, "SLOT_WORDS"),
+                Some(slots.words() as u64),
                 "{kernel} ({slots:?})"
             );
         }
+    }
+}
+
+/// The kernel files are WGSL composed by WESL alone: none is spliced by markers, and the Rust
+/// that composes them holds no WGSL function or struct (the generated constant modules aside).
+#[test]
+fn kernels_are_composed_from_the_shader_files() {
+    let files = KERNELS.iter().copied().chain([
+        ("common", wgdem_gpu::shaders::COMMON),
+        ("models", wgdem_gpu::shaders::MODELS),
+    ]);
+    for (file, src) in files {
+        assert!(
+            !src.contains("@slot-begin") && !src.contains("@words-begin"),
+            "{file}"
+        );
+    }
+    let composer = include_str!("../src/shaders.rs");
+    for wgsl in ["fn slot_of(", "struct Slot {", "fn jager_load(", "alias "] {
+        assert!(!composer.contains(wgsl), "shaders.rs holds `{wgsl}`");
     }
 }
 

@@ -87,7 +87,8 @@ pub struct GpuOptions {
     /// (same results, slower).
     pub specialize: bool,
     /// Hold the per-particle arrays and neighbour slots as 64-bit words in the per-step
-    /// kernels where the device has 64-bit integers (see [`shaders::words64`]); same results.
+    /// kernels where the device has 64-bit integers (the `words64` flag of common.wgsl, see
+    /// [`shaders::Specialization::words64`]); same results.
     /// `false` keeps 32-bit words (for tests of that path, which devices without 64-bit
     /// integers take).
     pub words64: bool,
