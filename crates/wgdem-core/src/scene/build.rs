@@ -18,6 +18,84 @@ pub fn build_scene_with(
 ) -> Result<Scene> {
     let v = Validator { file };
     let s = &config.simulation;
+    check_simulation(&v, &config)?;
+    let materials = v.materials(&config.materials)?;
+    let names: HashMap<&str, usize> = materials
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.name.as_str(), i))
+        .collect();
+    let lookup = |field: String, name: &str| -> Result<usize> {
+        names.get(name).copied().ok_or_else(|| {
+            v.err(
+                &field,
+                format!(
+                    "no material named \"{name}\"; define it under [[materials]] (known: {})",
+                    known(&materials)
+                ),
+            )
+        })
+    };
+    check_memory_asked(file, &config.particles)?;
+    let walls = build_walls(&v, &config.walls, &lookup)?;
+    let (particles, group_ranges) =
+        build_particles(&v, &config, reader, &materials, &walls, &lookup)?;
+    check_overlaps(&v, &config, &particles)?;
+    let (drives, drive_of) = build_loads(&v, &config.loads, &group_ranges, particles.len())?;
+    let wall_schedules = build_wall_schedules(&v, &config.walls)?;
+    let pair_params = build_pair_params(&v, &config, &materials, &walls, &particles, &lookup)?;
+    let moisture_events = build_moisture_events(&v, &config, &pair_params, &particles)?;
+    if !(0.0..1.0).contains(&s.local_damping) {
+        return Err(v.err(
+            "simulation.local_damping",
+            format!(
+                "{} is outside [0, 1); use 0 (none) or e.g. 0.7 for quasi-static problems",
+                s.local_damping
+            ),
+        ));
+    }
+    let step = time_step(
+        &v,
+        &config,
+        &particles,
+        &walls,
+        &pair_params,
+        materials.len(),
+    )?;
+    let model = ContactModel {
+        law: config.contact.law,
+        history: config.contact.history,
+    };
+    let gravity = DVec3::from_array(s.gravity);
+    let mut simulation = Simulation::new(particles, walls, model, pair_params, gravity, step.dt);
+    simulation.local_damping = s.local_damping;
+    simulation.set_moisture_events(moisture_events);
+    simulation.drives = drives;
+    simulation.drive_of = drive_of;
+    simulation.wall_schedules = wall_schedules;
+    simulation.max_speed = match s.max_speed {
+        Some(bound) => {
+            v.positive("simulation.max_speed", bound, "m/s")?;
+            bound
+        }
+        None => crate::guard::default_max_speed(&simulation),
+    };
+    Ok(Scene {
+        simulation,
+        duration: s.duration,
+        output_interval: s.output_interval,
+        critical_dt: step.critical_dt,
+        max_dt: step.max_dt,
+        materials,
+        config,
+        source: file.to_owned(),
+    })
+}
+
+/// The `[simulation]` and `[output]` values that need no materials: durations, intervals, the
+/// safety factor, gravity, and the characteristic velocity of `[contact]`.
+fn check_simulation(v: &Validator, config: &SceneConfig) -> Result<()> {
+    let s = &config.simulation;
     v.positive("simulation.duration", s.duration, "s")?;
     v.positive("simulation.output_interval", s.output_interval, "s")?;
     if let Some(t) = config.output.vtk_interval
@@ -42,30 +120,13 @@ pub fn build_scene_with(
         "contact.characteristic_velocity",
         config.contact.characteristic_velocity,
         "m/s",
-    )?;
+    )
+}
 
-    let materials = v.materials(&config.materials)?;
-    let names: HashMap<&str, usize> = materials
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.name.as_str(), i))
-        .collect();
-    let lookup = |field: String, name: &str| -> Result<usize> {
-        names.get(name).copied().ok_or_else(|| {
-            v.err(
-                &field,
-                format!(
-                    "no material named \"{name}\"; define it under [[materials]] (known: {})",
-                    known(&materials)
-                ),
-            )
-        })
-    };
-
-    // Memory for the spheres asked for, before any is made (a file group's are read first).
-    // Each group's count and the key that sets it; the largest group is named.
-    let asked: Vec<(f64, String)> = config
-        .particles
+/// Refuses more spheres than the machine's memory holds, before any is made (a file group's
+/// are read first): each group's count and the key that sets it, the largest group named.
+fn check_memory_asked(file: &str, groups: &[ParticleGroup]) -> Result<()> {
+    let asked: Vec<(f64, String)> = groups
         .iter()
         .enumerate()
         .map(|(g, group)| match group {
@@ -89,10 +150,20 @@ pub fn build_scene_with(
             &format!("{total:.3e} spheres in all"),
         )?;
     }
-    let walls = build_walls(&v, &config.walls, &lookup)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
+    Ok(())
+}
+
+/// Every particle group's spheres, in order, and each group's range of stable ids.
+fn build_particles(
+    v: &Validator,
+    config: &SceneConfig,
+    reader: &dyn crate::packing::PackingReader,
+    materials: &[Material],
+    walls: &[Wall],
+    lookup: &dyn Fn(String, &str) -> Result<usize>,
+) -> Result<(Particles, Vec<std::ops::Range<usize>>)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(config.simulation.seed);
     let mut particles = Particles::default();
-    // Each group's particles, by stable id: [start, end).
     let mut group_ranges = Vec::with_capacity(config.particles.len());
     // Density of material `m`, which a group of `field` uses.
     let density_of = |m: usize, field: &str| {
@@ -111,15 +182,15 @@ pub fn build_scene_with(
         let start = particles.len();
         match group {
             ParticleGroup::File { .. } => {
-                let base = Path::new(file).parent().unwrap_or(Path::new("."));
+                let base = Path::new(v.file).parent().unwrap_or(Path::new("."));
                 add_file_group(
-                    &v,
+                    v,
                     &field,
                     group,
                     &reader.read(&base.join(group_path(group)))?,
-                    &walls,
+                    walls,
                     materials.len(),
-                    &lookup,
+                    lookup,
                     &density_of,
                     &mut particles,
                 )?;
@@ -129,12 +200,12 @@ pub fn build_scene_with(
             | ParticleGroup::Random { material, .. } => {
                 let m = lookup(format!("{field}.material"), material)?;
                 add_group(
-                    &v,
+                    v,
                     &field,
                     group,
                     m,
                     density_of(m, &field)?,
-                    &walls,
+                    walls,
                     &mut rng,
                     &mut particles,
                 )?;
@@ -142,8 +213,13 @@ pub fn build_scene_with(
         }
         group_ranges.push(start..particles.len());
     }
-    // Default: what the file groups allow among their own spheres, at least 0.1.
-    let allow = s.allow_overlap.unwrap_or_else(|| {
+    Ok((particles, group_ranges))
+}
+
+/// Refuses spheres that start overlapping by more than `simulation.allow_overlap` (default:
+/// what the file groups allow among their own spheres, at least 0.1), the worst pair named.
+fn check_overlaps(v: &Validator, config: &SceneConfig, particles: &Particles) -> Result<()> {
+    let allow = config.simulation.allow_overlap.unwrap_or_else(|| {
         config
             .particles
             .iter()
@@ -168,9 +244,15 @@ pub fn build_scene_with(
             ),
         ));
     }
-    let (drives, drive_of) = build_loads(&v, &config.loads, &group_ranges, particles.len())?;
-    let wall_schedules = config
-        .walls
+    Ok(())
+}
+
+/// Each wall's velocity schedule, where it has one.
+fn build_wall_schedules(
+    v: &Validator,
+    configs: &[WallConfig],
+) -> Result<Vec<Option<crate::loads::Schedule>>> {
+    configs
         .iter()
         .enumerate()
         .map(|(k, w)| {
@@ -190,11 +272,20 @@ pub fn build_scene_with(
                 })
                 .transpose()
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
 
-    // Pair table and time step.
+/// The material-pair table (`n_mat × n_mat`, row-major): the scene's spring–dashpot for every
+/// pair, then the models and rolling resistance of `[[contact.pairs]]`.
+fn build_pair_params(
+    v: &Validator,
+    config: &SceneConfig,
+    materials: &[Material],
+    walls: &[Wall],
+    particles: &Particles,
+    lookup: &dyn Fn(String, &str) -> Result<usize>,
+) -> Result<Vec<PairParams>> {
     let law = config.contact.law;
-    let v_char = config.contact.characteristic_velocity;
     if config.contact.damping == Damping::Tsuji {
         if law == ContactLaw::Hooke {
             return Err(v.err(
@@ -215,10 +306,10 @@ pub fn build_scene_with(
             ));
         }
     }
-    let n_mat = materials.len();
-    let mut pair_params = Vec::with_capacity(n_mat * n_mat);
-    for a in &materials {
-        for b in &materials {
+    let v_char = config.contact.characteristic_velocity;
+    let mut pair_params = Vec::with_capacity(materials.len() * materials.len());
+    for a in materials {
+        for b in materials {
             // Mixed kinds were refused by `Validator::materials`.
             let p = PairParams::new(law, config.contact.damping, a, b, v_char)
                 .ok_or_else(|| v.err("materials", "mixed stiffness kinds".to_owned()))?;
@@ -229,12 +320,22 @@ pub fn build_scene_with(
     let particle_material_set: HashSet<usize> = particles.material.iter().copied().collect();
     v.pair_models(
         &config.contact.pairs,
-        &materials,
-        &lookup,
+        materials,
+        lookup,
         &wall_material_set,
         &particle_material_set,
         &mut pair_params,
     )?;
+    Ok(pair_params)
+}
+
+/// The moisture events of `[[contact.moisture]]`, for scenes with hill pairs.
+fn build_moisture_events(
+    v: &Validator,
+    config: &SceneConfig,
+    pair_params: &[PairParams],
+    particles: &Particles,
+) -> Result<Vec<MoistureEvent>> {
     let any_hill = pair_params
         .iter()
         .any(|p| matches!(p.model(), PairModel::Hill { .. }));
@@ -267,15 +368,27 @@ pub fn build_scene_with(
             gap: e.gap,
         });
     }
-    if !(0.0..1.0).contains(&s.local_damping) {
-        return Err(v.err(
-            "simulation.local_damping",
-            format!(
-                "{} is outside [0, 1); use 0 (none) or e.g. 0.7 for quasi-static problems",
-                s.local_damping
-            ),
-        ));
-    }
+    Ok(moisture_events)
+}
+
+/// The time step of a scene and where it came from (s).
+struct TimeStep {
+    dt: f64,
+    critical_dt: f64,
+    max_dt: f64,
+}
+
+/// The time step: `simulation.dt` checked against `safety_factor × Δt_crit`, or that limit;
+/// then the step count against the ceiling. `pair_params` is `n_mat × n_mat`, row-major.
+fn time_step(
+    v: &Validator,
+    config: &SceneConfig,
+    particles: &Particles,
+    walls: &[Wall],
+    pair_params: &[PairParams],
+    n_mat: usize,
+) -> Result<TimeStep> {
+    let s = &config.simulation;
     let mut smallest: Vec<(usize, f64, f64)> = Vec::new();
     for i in 0..particles.len() {
         let (m, r, mass) = (
@@ -295,7 +408,7 @@ pub fn build_scene_with(
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
-    let critical_dt = critical_time_step(law, &smallest, &wall_materials, |a, b| {
+    let critical_dt = critical_time_step(config.contact.law, &smallest, &wall_materials, |a, b| {
         pair_params[a * n_mat + b]
     });
     let max_dt = s.safety_factor * critical_dt;
@@ -321,9 +434,8 @@ pub fn build_scene_with(
             ));
         }
     };
-
     crate::guard::check_steps(
-        file,
+        v.file,
         "simulation.dt",
         s.duration,
         dt,
@@ -331,33 +443,10 @@ pub fn build_scene_with(
             "the critical time step {critical_dt:.3e} s comes from the smallest sphere's mass and the stiffest contact: check the materials' density and young_modulus (or dt, or duration)"
         ),
     )?;
-    let model = ContactModel {
-        law,
-        history: config.contact.history,
-    };
-    let gravity = DVec3::from_array(s.gravity);
-    let mut simulation = Simulation::new(particles, walls, model, pair_params, gravity, dt);
-    simulation.local_damping = s.local_damping;
-    simulation.set_moisture_events(moisture_events);
-    simulation.drives = drives;
-    simulation.drive_of = drive_of;
-    simulation.wall_schedules = wall_schedules;
-    simulation.max_speed = match s.max_speed {
-        Some(bound) => {
-            v.positive("simulation.max_speed", bound, "m/s")?;
-            bound
-        }
-        None => crate::guard::default_max_speed(&simulation),
-    };
-    Ok(Scene {
-        simulation,
-        duration: s.duration,
-        output_interval: s.output_interval,
+    Ok(TimeStep {
+        dt,
         critical_dt,
         max_dt,
-        materials,
-        config,
-        source: file.to_owned(),
     })
 }
 
