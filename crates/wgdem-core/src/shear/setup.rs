@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
+use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 use crate::material::PairParams;
 use crate::provenance::Provenance;
 use crate::scene::{
-    ParticleGroup, RegionConfig, SceneConfig, SimulationConfig, Validator, WallConfig, build_scene,
-    sample_diameters,
+    ParticleGroup, RegionConfig, Scene, SceneConfig, SimulationConfig, Validator, WallConfig,
+    build_scene, sample_diameters,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -75,6 +76,59 @@ impl ShearSetup {
 
 pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<ShearSetup> {
     let v = Validator { file };
+    check_config(&v, &config)?;
+    let sizes = specimen_sizes(&v, &config)?;
+    let geometry = box_geometry(&v, &config, &sizes)?;
+    let walls = box_walls(&config, &geometry);
+    let scene_config = specimen_scene(&config, &geometry, walls);
+    let mut scene = build_scene(scene_config, file).map_err(rename_fields)?;
+    // The longest the test can take: every stage to its limit.
+    let longest = config.specimen.max_time
+        + config.consolidation.max_time
+        + config.shear.displacement / config.shear.speed;
+    crate::guard::check_steps(
+        file,
+        "simulation.dt",
+        longest,
+        scene.simulation.dt,
+        "the stages' longest times (specimen.max_time + consolidation.max_time + shear.displacement / shear.speed) over the time step; check shear.speed and the materials' density and young_modulus",
+    )?;
+    let (preparation_pairs, shear_pairs) = stage_pairs(&config, &mut scene);
+    if let Some(h) = geometry.expansion_height {
+        squeeze_for_expansion(&mut scene.simulation, h, geometry.column);
+    }
+    let p_mat = scene.simulation.particles.material[0];
+    let w_mat = scene.simulation.walls[0].material;
+    let density = scene.materials[p_mat].density.unwrap_or(0.0);
+    let area = geometry.area;
+    let plate_stiffness = plate_stiffness(
+        config.contact.law,
+        &shear_pairs[w_mat * scene.materials.len() + p_mat],
+        0.5 * sizes.mean_diameter,
+        density,
+        area,
+        config.consolidation.normal_stress,
+    );
+    let provenance = Provenance::new(file, &config, Some(config.simulation.seed))?;
+    Ok(ShearSetup {
+        text: text.to_owned(),
+        provenance,
+        scene,
+        preparation_pairs,
+        shear_pairs,
+        area,
+        mean_diameter: sizes.mean_diameter,
+        density,
+        plate_stiffness,
+        box_top: geometry.box_top,
+        expansion_height: geometry.expansion_height,
+        expansion_factor: geometry.expansion_factor,
+        config,
+    })
+}
+
+/// The box, specimen, consolidation, shear and simulation values that need no sizes.
+fn check_config(v: &Validator, config: &ShearConfig) -> Result<()> {
     let b = &config.shear_box;
     v.positive("box.length", b.length, "m")?;
     v.positive("box.width", b.width, "m")?;
@@ -148,18 +202,62 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
         ));
     }
 
-    // The sizes, drawn as the scene build will draw them (same seed), give the solid volume.
+    Ok(())
+}
+
+/// The specimen's sizes, drawn as the scene build will draw them (same seed): solid volume
+/// (m³), largest, smallest and mean diameter (m).
+struct Sizes {
+    solid: f64,
+    d_max: f64,
+    d_min: f64,
+    mean_diameter: f64,
+}
+
+fn specimen_sizes(v: &Validator, config: &ShearConfig) -> Result<Sizes> {
+    let s = &config.specimen;
     let mut rng = ChaCha8Rng::seed_from_u64(config.simulation.seed);
-    let diameters = sample_diameters(&v, "specimen.size", &s.size, s.count, &mut rng)?;
-    let solid: f64 = diameters
-        .iter()
-        .map(|d| std::f64::consts::PI / 6.0 * d * d * d)
-        .sum();
-    let d_max = diameters.first().copied().unwrap_or(0.0);
+    let diameters = sample_diameters(v, "specimen.size", &s.size, s.count, &mut rng)?;
+    Ok(Sizes {
+        solid: diameters
+            .iter()
+            .map(|d| std::f64::consts::PI / 6.0 * d * d * d)
+            .sum(),
+        d_max: diameters.first().copied().unwrap_or(0.0),
+        d_min: diameters.last().copied().unwrap_or(0.0),
+        mean_diameter: diameters.iter().sum::<f64>() / diameters.len() as f64,
+    })
+}
+
+/// Heights of the box and its specimen (m).
+struct Geometry {
+    /// Plan area of the box (m²).
+    area: f64,
+    /// Height of the pour column the spheres are placed in.
+    column: f64,
+    /// The expansion method's target height, and the radius factor of each increment.
+    expansion_height: Option<f64>,
+    expansion_factor: f64,
+    /// Top of the box's side walls.
+    box_top: f64,
+    /// Bottom of the upper box.
+    upper_bottom: f64,
+    /// Where the lid waits until consolidation.
+    park: f64,
+}
+
+/// The box checked against the sizes, and its heights: the pour column that holds the
+/// specimen at `specimen.fill_fraction`, or the expansion's target height.
+fn box_geometry(v: &Validator, config: &ShearConfig, sizes: &Sizes) -> Result<Geometry> {
+    let (b, s) = (&config.shear_box, &config.specimen);
+    let Sizes {
+        solid,
+        d_max,
+        d_min,
+        ..
+    } = *sizes;
     let (l, w) = (b.length, b.width);
     let area = l * w;
-    let d_min = diameters.last().copied().unwrap_or(0.0);
-    let mean_diameter = diameters.iter().sum::<f64>() / diameters.len() as f64;
     if b.gap >= d_min {
         return Err(v.err(
             "box.gap",
@@ -201,10 +299,23 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
         }
     };
     let fill_top = expansion_height.unwrap_or(column);
-    let box_top = (b.lower_height + b.gap + b.upper_height).max(fill_top + 2.0 * d_max);
-    let upper_bottom = b.lower_height + b.gap;
-    let park = fill_top + 1.5 * d_max;
+    Ok(Geometry {
+        area,
+        column,
+        expansion_height,
+        expansion_factor,
+        box_top: (b.lower_height + b.gap + b.upper_height).max(fill_top + 2.0 * d_max),
+        upper_bottom: b.lower_height + b.gap,
+        park: fill_top + 1.5 * d_max,
+    })
+}
 
+/// The box's plates, in the order of `walls` (config.rs): bottom, the lower and upper boxes'
+/// sides, the lid (parked above the specimen) and the two lips.
+fn box_walls(config: &ShearConfig, g: &Geometry) -> Vec<WallConfig> {
+    let b = &config.shear_box;
+    let (l, w) = (b.length, b.width);
+    let (box_top, upper_bottom, park) = (g.box_top, g.upper_bottom, g.park);
     let plate = |name: &str, center: [f64; 3], normal: [f64; 3], u: [f64; 3], half: [f64; 2]| {
         WallConfig::Plate {
             name: name.to_owned(),
@@ -225,7 +336,7 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
     // The y sides of the lower box reach past its ends by the shear displacement, so that the
     // spheres the box carries stay enclosed at the upper box's ends.
     let reach = 0.5 * l + config.shear.displacement;
-    let scene_walls = vec![
+    vec![
         plate("bottom", [0.0, 0.0, 0.0], z, x, [0.5 * l, 0.5 * w]),
         plate("lower_x0", [-0.5 * l, 0.0, zl], x, y, [0.5 * w, 0.5 * hl]),
         plate("lower_x1", [0.5 * l, 0.0, zl], x, y, [0.5 * w, 0.5 * hl]),
@@ -252,8 +363,14 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
             x,
             [0.5 * config.shear.displacement, 0.5 * w],
         ),
-    ];
-    let scene_config = SceneConfig {
+    ]
+}
+
+/// The scene that places the specimen's spheres at random in the pour column of the box.
+fn specimen_scene(config: &ShearConfig, g: &Geometry, walls: Vec<WallConfig>) -> SceneConfig {
+    let (b, s) = (&config.shear_box, &config.specimen);
+    let (l, w, column) = (b.length, b.width, g.column);
+    SceneConfig {
         simulation: SimulationConfig {
             duration: 1.0,
             output_interval: config.simulation.output_interval,
@@ -280,31 +397,21 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
             size: s.size.clone(),
             max_attempts: 5000,
         }],
-        walls: scene_walls,
-    };
-    let mut scene = build_scene(scene_config, file).map_err(rename_fields)?;
-    // The longest the test can take: every stage to its limit.
-    let longest = config.specimen.max_time
-        + config.consolidation.max_time
-        + config.shear.displacement / config.shear.speed;
-    crate::guard::check_steps(
-        file,
-        "simulation.dt",
-        longest,
-        scene.simulation.dt,
-        "the stages' longest times (specimen.max_time + consolidation.max_time + shear.displacement / shear.speed) over the time step; check shear.speed and the materials' density and young_modulus",
-    )?;
+        walls,
+    }
+}
+
+/// The shear stage's pair table (the scene's, with any per-pair contact models) and the
+/// preparation's, which replaces the specimen's friction (a pair taking the smaller of its
+/// materials' values, as in `PairParams::new`); the scene starts with the preparation's.
+fn stage_pairs(config: &ShearConfig, scene: &mut Scene) -> (Vec<PairParams>, Vec<PairParams>) {
     let sim = &mut scene.simulation;
     let p_mat = sim.particles.material[0];
-    let w_mat = sim.walls[0].material;
-    // The scene's pair table (with any per-pair contact models) is the shear table; the
-    // preparation table replaces the specimen's friction, a pair taking the smaller of its
-    // materials' values as in `PairParams::new`.
     let n_mat = scene.materials.len();
     let shear_pairs: Vec<PairParams> = (0..n_mat * n_mat)
         .map(|k| *sim.pair(k / n_mat, k % n_mat))
         .collect();
-    let prep_friction = |m: usize| match s.preparation_friction {
+    let prep_friction = |m: usize| match config.specimen.preparation_friction {
         Some(mu) if m == p_mat => mu,
         _ => scene.materials[m].friction,
     };
@@ -314,44 +421,23 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
         .map(|(k, pair)| pair.with_friction(prep_friction(k / n_mat).min(prep_friction(k % n_mat))))
         .collect();
     sim.set_pair_params(preparation_pairs.clone());
-    if let Some(h) = expansion_height {
-        let shrink = h / column;
-        if shrink < 1.0 {
-            for i in 0..sim.particles.len() {
-                let r = sim.particles.radius[i];
-                sim.particles.set_radius(i, r * shrink);
-                sim.particles.position[i].z *= shrink;
-            }
-            sim.set_default_skin();
+    (preparation_pairs, shear_pairs)
+}
+
+/// The expansion method's start: the spheres placed in the pour column squeezed to the target
+/// height `h` with their radii (no overlap can appear), and the lid at `h`.
+fn squeeze_for_expansion(sim: &mut Simulation, h: f64, column: f64) {
+    let shrink = h / column;
+    if shrink < 1.0 {
+        for i in 0..sim.particles.len() {
+            let r = sim.particles.radius[i];
+            sim.particles.set_radius(i, r * shrink);
+            sim.particles.position[i].z *= shrink;
         }
-        // The lid holds the expanding specimen at the target height.
-        if let crate::wall::WallShape::Plate { center, .. } = &mut sim.walls[walls::TOP].shape {
-            center.z = h;
-        }
+        sim.set_default_skin();
     }
-    let density = scene.materials[p_mat].density.unwrap_or(0.0);
-    let plate_stiffness = plate_stiffness(
-        config.contact.law,
-        &shear_pairs[w_mat * scene.materials.len() + p_mat],
-        0.5 * mean_diameter,
-        density,
-        area,
-        c.normal_stress,
-    );
-    let provenance = Provenance::new(file, &config, Some(config.simulation.seed))?;
-    Ok(ShearSetup {
-        text: text.to_owned(),
-        provenance,
-        scene,
-        preparation_pairs,
-        shear_pairs,
-        area,
-        mean_diameter,
-        density,
-        plate_stiffness,
-        box_top,
-        expansion_height,
-        expansion_factor,
-        config,
-    })
+    // The lid holds the expanding specimen at the target height.
+    if let crate::wall::WallShape::Plate { center, .. } = &mut sim.walls[walls::TOP].shape {
+        center.z = h;
+    }
 }
