@@ -7,6 +7,8 @@
 //! `words64` (64-bit storage words). No WGSL lives in Rust beyond those generated constants.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use wesl::{CompileOptions, Feature, Features, ModulePath, NoMangler, VirtualResolver};
 
@@ -53,7 +55,7 @@ pub const CONTACT_LAW_PROBE: &str = include_str!("../../../shaders/contact_law_p
 pub const CELL_PROBE: &str = include_str!("../../../shaders/cell_probe.wgsl");
 
 /// Layout of the neighbour slots an engine compiles its kernels for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SlotKind {
     /// 16 bytes: the spring–dashpot history.
     Narrow,
@@ -97,7 +99,7 @@ impl SlotKind {
 /// indexed at run time in memory: the per-step contact kernel has none sized by the tables
 /// (it finds a wall's slot by rank, see contact_forces.wgsl), and the neighbour-list build's,
 /// run only at rebuilds, are sized for the table's slots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Specialization {
     /// Bit m set where some pair uses model m (`PairRecord::model`: 0 spring–dashpot, 1 Kuhn,
     /// 2 hill, 3 Jäger), and [`crate::shared::rolling::PRESENT_BIT`] where some pair has
@@ -218,9 +220,78 @@ fn compose(
         },
         ..CompileOptions::default()
     };
-    wesl::compile(&path("package::kernel"), &resolver, &NoMangler, &options)
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .to_string()
+    let mut composed = wesl::compile(&path("package::kernel"), &resolver, &NoMangler, &options)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    // WESL assembles the modules in an order that changes from one process to the next (it
+    // keeps a module's imports in a hash map). The same kernel must be the same text every
+    // time: the driver's shader cache is keyed by it, and a run is reproducible to the bit only
+    // if the pipeline is. So the declarations are put in the order of a spliced source: the
+    // shared constants, the spec, common, models, the Jäger slot helpers, then the kernel,
+    // each module's in its own order.
+    let sources = [
+        crate::shared::wgsl_module(),
+        spec_module(slots, spec, jager_cap),
+        COMMON.to_owned(),
+        MODELS.to_owned(),
+        JAGER_SLOT.to_owned(),
+        root.to_owned(),
+    ];
+    let rank = declaration_ranks(&sources);
+    composed
+        .syntax
+        .global_declarations
+        .sort_by_key(|d| declared_name(d.node()).and_then(|n| rank.get(&n).copied()));
+    composed.to_string()
+}
+
+/// The place of every module-scope name of `sources` (in that order, each in source order):
+/// the declarations that start a line (`const`, `struct`, `fn`, `alias`, `override`, and
+/// `var`, bare or after a binding's attributes).
+fn declaration_ranks(sources: &[String]) -> HashMap<String, usize> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut rank = HashMap::new();
+    for line in sources.iter().flat_map(|s| s.lines()) {
+        let name = if let Some(var) = line.strip_prefix("var").or_else(|| {
+            line.starts_with('@')
+                .then(|| line.split_once(" var").map(|(_, v)| v))?
+        }) {
+            // `var<space, access> name` or `var name`.
+            let rest = match var.strip_prefix('<') {
+                Some(r) => r.split_once('>').map_or("", |(_, r)| r),
+                None => var,
+            };
+            ident(rest)
+        } else {
+            let mut words = line.splitn(2, ' ');
+            match (words.next(), words.next()) {
+                (Some("const" | "struct" | "fn" | "alias" | "override"), Some(rest)) => ident(rest),
+                _ => continue,
+            }
+        };
+        if !name.is_empty() {
+            let next = rank.len();
+            rank.entry(name).or_insert(next);
+        }
+    }
+    rank
+}
+
+/// The name a module-scope declaration declares, if any.
+fn declared_name(d: &wesl::syntax::GlobalDeclaration) -> Option<String> {
+    use wesl::syntax::GlobalDeclaration as G;
+    let ident = match d {
+        G::Declaration(d) => &d.ident,
+        G::TypeAlias(a) => &a.ident,
+        G::Struct(s) => &s.ident,
+        G::Function(f) => &f.ident,
+        G::Void | G::ConstAssert(_) => return None,
+    };
+    Some(ident.name().clone())
 }
 
 /// Full source of a probe kernel that uses the contact models (narrow slots, every model, a
@@ -286,9 +357,21 @@ pub fn kernel_with(name: &str, slots: SlotKind) -> String {
 /// # Panics
 /// If `name` is not in [`KERNELS`] (a programming error, caught by the tests).
 pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> String {
-    let (_, src) = KERNELS
+    let (name, src) = KERNELS
         .iter()
         .find(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("no kernel named {name}"));
-    compose(name, src, slots, spec, working_jager_points(slots))
+    // Composing takes about 10 ms a kernel; an engine compiles 23 and a regrowth or a new
+    // engine of the same kind compiles the same again, so each is composed once a process.
+    static COMPOSED: LazyLock<Mutex<HashMap<(&str, SlotKind, Specialization), Arc<str>>>> =
+        LazyLock::new(Mutex::default);
+    let key = (*name, slots, spec);
+    if let Some(src) = COMPOSED.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return src.to_string();
+    }
+    let composed: Arc<str> = compose(name, src, slots, spec, working_jager_points(slots)).into();
+    if let Ok(mut cache) = COMPOSED.lock() {
+        cache.insert(key, composed.clone());
+    }
+    composed.to_string()
 }

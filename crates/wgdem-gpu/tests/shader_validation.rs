@@ -426,6 +426,33 @@ fn shared_constants_are_defined_once_in_rust() {
     }
 }
 
+/// A kernel composes to the same text every time (WESL's own module order changes between
+/// compilations: the driver's shader cache and the reproducibility of a run need one text).
+#[test]
+fn composition_is_the_same_every_time() {
+    let first = with_models(CONTACT_PROBE);
+    for _ in 0..8 {
+        assert!(
+            with_models(CONTACT_PROBE) == first,
+            "contact_probe composed differently"
+        );
+    }
+    let first = source(CELL_PROBE);
+    for _ in 0..8 {
+        assert!(
+            source(CELL_PROBE) == first,
+            "cell_probe composed differently"
+        );
+    }
+    // The shared constants first and the kernel's own declarations last, as a spliced source.
+    let shared = first
+        .find("const FAILED_NEIGHBOURS")
+        .expect("shared constants");
+    let common = first.find("struct SimParams").expect("common");
+    let own = first.find("fn main").expect("entry point");
+    assert!(shared < common && common < own);
+}
+
 /// The kernel files are WGSL composed by WESL alone: none is spliced by markers, and the Rust
 /// that composes them holds no WGSL function or struct (the generated constant modules aside).
 #[test]
