@@ -350,6 +350,9 @@ pub fn kernel_with(name: &str, slots: SlotKind) -> String {
     kernel_specialized(name, slots, Specialization::ANY)
 }
 
+/// What a composed kernel depends on: its file, the slot layout and the specialisation.
+type KernelKey = (&'static str, SlotKind, Specialization);
+
 /// Full source of the named kernel for slots of kind `slots`, specialised by `spec` (the
 /// models and material for the contact kernel, the slot count for the neighbour-list build,
 /// the storage words for the per-step kernels).
@@ -363,8 +366,7 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
         .unwrap_or_else(|| panic!("no kernel named {name}"));
     // Composing takes about 10 ms a kernel; an engine compiles 23 and a regrowth or a new
     // engine of the same kind compiles the same again, so each is composed once a process.
-    static COMPOSED: LazyLock<Mutex<HashMap<(&str, SlotKind, Specialization), Arc<str>>>> =
-        LazyLock::new(Mutex::default);
+    static COMPOSED: LazyLock<Mutex<HashMap<KernelKey, Arc<str>>>> = LazyLock::new(Mutex::default);
     let key = (*name, slots, spec);
     if let Some(src) = COMPOSED.lock().ok().and_then(|c| c.get(&key).cloned()) {
         return src.to_string();
