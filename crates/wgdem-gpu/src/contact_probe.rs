@@ -19,8 +19,8 @@ use crate::shaders;
 /// Bytes of one contact's `ProbeState` (a test checks naga's layout).
 pub const PROBE_STATE_BYTES: usize = 624;
 
-/// Most Jäger history points the GPU holds per contact (`JAGER_CAP − 1` in models.wgsl).
-pub const JAGER_GPU_CAPACITY: usize = 32;
+/// Most Jäger history points the GPU holds per contact (defined with the shared values).
+pub use crate::shared::JAGER_GPU_CAPACITY;
 
 /// `ProbeSetup` of contact_probe.wgsl.
 #[repr(C)]

@@ -295,14 +295,14 @@ fn declared_name(d: &wesl::syntax::GlobalDeclaration) -> Option<String> {
 }
 
 /// Full source of a probe kernel that uses the contact models (narrow slots, every model, a
-/// working Jäger history of [`crate::contact_probe::JAGER_GPU_CAPACITY`] points and one more).
+/// working Jäger history of [`crate::shared::JAGER_GPU_CAPACITY`] points and one more).
 pub fn with_models(kernel: &str) -> String {
     compose(
         "probe",
         kernel,
         SlotKind::Narrow,
         Specialization::ANY,
-        crate::contact_probe::JAGER_GPU_CAPACITY as u32 + 1,
+        crate::shared::JAGER_GPU_CAPACITY as u32 + 1,
     )
 }
 

@@ -148,6 +148,10 @@ pub const MAX_WALLS: u32 = 16;
 /// u32 words per particle that the reorder moves through its scratch at a time.
 pub const PERMUTE_BLOCK: u32 = 8;
 
+/// Most Jäger history points the GPU holds per contact (`JAGER_CAP − 1` in models.wgsl, whose
+/// `JAGER_CAP` comes from `package::spec`).
+pub const JAGER_GPU_CAPACITY: usize = 32;
+
 /// Every shared constant: its WGSL name and value.
 pub const CONSTANTS: &[(&str, u32)] = &[
     ("FAILED_NEIGHBOURS", failed::NEIGHBOURS),

@@ -4,7 +4,7 @@
 use wgpu::util::DeviceExt;
 
 use super::GpuEngine;
-use super::bindings::{At, Buf, bind_table};
+use super::bindings::{At, Buf};
 use super::kernels::{Kernel, Kernels};
 use super::state::{Buffers, order_passes};
 use super::step::Args;
@@ -187,4 +187,29 @@ impl GpuEngine {
             moisture: per_chunk("dem.moisture", &k.moisture),
         }
     }
+}
+
+/// The bind group of `kernel` (whose layout was built from `table`) for `at`: row i of the
+/// table at `@binding(i)`.
+pub(super) fn bind_table(
+    device: &wgpu::Device,
+    label: &str,
+    kernel: &Kernel,
+    buffers: &Buffers,
+    at: &At<'_>,
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = kernel
+        .table
+        .iter()
+        .enumerate()
+        .map(|(i, row)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: buffers.resolve(row.buffer, at).as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout: &kernel.layout,
+        entries: &entries,
+    })
 }

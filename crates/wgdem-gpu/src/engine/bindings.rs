@@ -1,10 +1,9 @@
-//! Bindings by name: a pass's table ([`Table`], one per pass in `step.rs`'s `tables`) lists
+//! Bindings by name: a pass's table ([`Table`], one per pass in `tables.rs`) lists
 //! each WGSL global it binds with its access and the buffer ([`Buf`]) that fills it; the
 //! pipeline layout of every kernel of the pass and each of its bind groups are built from the
 //! table alone, so that a buffer cannot land in another's slot, and a test checks every row
 //! against the kernels' WGSL by name.
 
-use super::kernels::Kernel;
 use super::state::{Buffers, SlotChunk};
 
 /// How a kernel binds one buffer.
@@ -244,29 +243,4 @@ impl Buffers {
             Buf::PermuteData => permute(2),
         }
     }
-}
-
-/// The bind group of `kernel` (whose layout was built from `table`) for `at`: row i of the
-/// table at `@binding(i)`.
-pub(super) fn bind_table(
-    device: &wgpu::Device,
-    label: &str,
-    kernel: &Kernel,
-    buffers: &Buffers,
-    at: &At<'_>,
-) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry> = kernel
-        .table
-        .iter()
-        .enumerate()
-        .map(|(i, row)| wgpu::BindGroupEntry {
-            binding: i as u32,
-            resource: buffers.resolve(row.buffer, at).as_entire_binding(),
-        })
-        .collect();
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(label),
-        layout: &kernel.layout,
-        entries: &entries,
-    })
 }

@@ -4,11 +4,11 @@
 use std::borrow::Cow;
 
 use super::bindings::{Bind, Table};
-use super::step::tables;
+use super::tables;
 use crate::shaders::{self, SlotKind};
 
 /// One compute pipeline: its label, the kernel file (`shaders/<file>.wgsl`), the entry point,
-/// and the binding table of its pass (`step.rs`'s [`tables`]).
+/// and the binding table of its pass ([`tables`]).
 #[derive(Debug, Clone, Copy)]
 pub struct KernelDecl {
     /// Pipeline label (`dem.…`).

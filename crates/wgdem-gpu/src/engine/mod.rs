@@ -40,6 +40,7 @@ mod regrow;
 mod state;
 mod step;
 mod streaming;
+pub mod tables;
 mod upload;
 
 use bind_groups::BindGroups;
@@ -54,7 +55,7 @@ pub use bindings::{Bind, Buf, Row, Table};
 pub use kernels::{KERNEL_DECLS, KernelDecl};
 pub use profile::StageTimes;
 pub use state::{SLOT_HEADROOM, hash_table_bits};
-pub use step::{STAGES, tables};
+pub use step::STAGES;
 pub use streaming::{WallControl, WallReadout};
 
 /// [`shared::WG`], the workgroup size of the per-particle kernels, for sizes in u64.

@@ -330,13 +330,13 @@ pub(super) fn slot_kind_for(sim: &Simulation) -> Result<SlotKind, GpuError> {
         }
         match sim.pair(k / nm, k % nm).model() {
             wgdem_core::contact::model::PairModel::Jager { capacity, .. } => {
-                if capacity > crate::contact_probe::JAGER_GPU_CAPACITY {
+                if capacity > crate::shared::JAGER_GPU_CAPACITY {
                     return Err(GpuError::Unsupported(format!(
                         "material pair ({}, {}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {}; set capacity ≤ {}",
                         k / nm,
                         k % nm,
-                        crate::contact_probe::JAGER_GPU_CAPACITY,
-                        crate::contact_probe::JAGER_GPU_CAPACITY
+                        crate::shared::JAGER_GPU_CAPACITY,
+                        crate::shared::JAGER_GPU_CAPACITY
                     )));
                 }
                 jager_points = jager_points.max(capacity.max(3) as u32);

@@ -1,0 +1,163 @@
+//! What each pass of a step (`step.rs`) binds: one row per WGSL global, in binding order
+//! (`@binding(0)` first), naming the global, how the kernels access it and the buffer that fills it. The pipeline
+//! layouts (`kernels.rs`) and the bind groups (`bind_groups.rs`) are built from these tables
+//! alone, and `shader_validation.rs` checks every row against its kernels' WGSL by name,
+//! binding and access, without a GPU.
+
+use super::bindings::{Buf, Table, read, uniform, write};
+
+/// `rebuild.*`: `args` is the indirect-argument buffer (a stand-in for
+/// `rebuild.walls_near`, which is itself dispatched from it).
+pub const REBUILD: Table = &[
+    uniform("params", Buf::Params),
+    read("pos", Buf::Position),
+    write("state", Buf::RebuildState),
+    write("args", Buf::DispatchArgs),
+    read("walls", Buf::Walls),
+    write("walls_built", Buf::WallsBuilt),
+    write("counters", Buf::Counters),
+    write("wall_mask", Buf::WallMask),
+    write("wall_row", Buf::WallRow),
+    write("wall_free", Buf::WallFree),
+    write("alloc", Buf::WallAlloc),
+    write("wall_slots", Buf::WallSlots),
+];
+
+/// `rebuild.commit`: the positions of the build.
+pub const COMMIT: Table = &[
+    uniform("params", Buf::Params),
+    read("pos", Buf::Position),
+    write("built_at", Buf::BuiltAt),
+];
+
+/// `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle, into the
+/// first key/value pair of the sort.
+pub const HASH: Table = &[
+    uniform("params", Buf::Params),
+    read("pos", Buf::Position),
+    write("cells", Buf::Cells),
+    write("keys", Buf::Keys(0)),
+    write("vals", Buf::Vals(0)),
+];
+
+/// `radix.*`, one bind group per pass: from one key/value pair of buffers into the other.
+pub const RADIX: Table = &[
+    uniform("params", Buf::Params),
+    uniform("pass_info", Buf::RadixShift),
+    read("keys_in", Buf::KeysIn),
+    read("vals_in", Buf::ValsIn),
+    write("keys_out", Buf::KeysOut),
+    write("vals_out", Buf::ValsOut),
+    write("tile_hist", Buf::TileHist),
+];
+
+/// `ranges.*` over the sorted keys.
+pub const RANGES: Table = &[
+    uniform("params", Buf::Params),
+    read("sorted_keys", Buf::SortedKeys),
+    write("ranges", Buf::Ranges),
+];
+
+/// `neighbours`, one bind group per slot chunk.
+pub const NEIGHBOURS: Table = &[
+    uniform("params", Buf::Params),
+    read("pos", Buf::Position),
+    read("cells", Buf::Cells),
+    read("sorted_vals", Buf::SortedVals),
+    read("ranges", Buf::Ranges),
+    write("count", Buf::NeighbourCount),
+    write("slots", Buf::ChunkSlots),
+    write("counters", Buf::Counters),
+    uniform("chunk", Buf::ChunkRange),
+    read("ids", Buf::StableIds),
+];
+
+/// `moisture`, one bind group per slot chunk.
+pub const MOISTURE: Table = &[
+    uniform("params", Buf::Params),
+    read("pos", Buf::Position),
+    read("material", Buf::Material),
+    read("pair_table", Buf::PairTable),
+    read("count", Buf::NeighbourCount),
+    write("slots", Buf::ChunkSlots),
+    uniform("chunk", Buf::ChunkRange),
+    uniform("action", Buf::MoistureAction),
+];
+
+/// `contact_forces`, one bind group per slot chunk.
+pub const CONTACTS: Table = &[
+    uniform("params", Buf::Params),
+    read("pos", Buf::Position),
+    read("vel", Buf::Velocity),
+    read("pred", Buf::Predicted),
+    read("material", Buf::Material),
+    read("pair_table", Buf::PairTable),
+    read("walls", Buf::Walls),
+    read("count", Buf::NeighbourCount),
+    write("slots", Buf::ChunkSlots),
+    write("wall_slots", Buf::WallSlots),
+    write("wall_partial", Buf::WallPartial),
+    write("ft", Buf::ForceTorque),
+    write("stats", Buf::ContactStats),
+    uniform("chunk", Buf::ChunkRange),
+    write("counters", Buf::Counters),
+    write("work", Buf::ContactWork),
+    read("wall_mask", Buf::WallMask),
+    read("wall_row", Buf::WallRow),
+    read("fine", Buf::LowParts),
+];
+
+/// `wall_reduce.*`: per-workgroup wall sums and contact counts into totals.
+pub const REDUCE: Table = &[
+    uniform("params", Buf::Params),
+    read("wall_partial", Buf::WallPartial),
+    read("stats", Buf::ContactStats),
+    write("wall_out", Buf::WallForce),
+    write("stats_out", Buf::ContactStatsTotal),
+];
+
+/// `integrate` and `integrate.walls`.
+pub const INTEGRATE: Table = &[
+    uniform("params", Buf::Params),
+    write("pos", Buf::Position),
+    write("vel", Buf::Velocity),
+    write("omega", Buf::AngularVelocity),
+    write("orientation", Buf::Orientation),
+    write("pred", Buf::Predicted),
+    write("ft", Buf::ForceTorque),
+    write("walls", Buf::Walls),
+    read("built_at", Buf::BuiltAt),
+    write("state", Buf::RebuildState),
+    write("counters", Buf::Counters),
+    read("ids", Buf::StableIds),
+    read("drive_of", Buf::DriveOf),
+    read("drives", Buf::Drives),
+    read("points", Buf::SchedulePoints),
+    write("fine", Buf::LowParts),
+];
+
+/// `permute.*`, one bind group per (array, column block, slot chunk): a block of `data`
+/// through the scratch (the force–torque buffer, free between steps), in the sorted order.
+pub const PERMUTE: Table = &[
+    uniform("params", Buf::Params),
+    uniform("perm_info", Buf::PermuteInfo),
+    read("order", Buf::SortedVals),
+    read("new_index", Buf::PermuteNewIndex),
+    write("data", Buf::PermuteData),
+    write("scratch", Buf::ForceTorque),
+];
+
+/// Every table, with a name for messages (the test checks that each kernel's is here).
+pub const ALL: &[(&str, Table)] = &[
+    ("REBUILD", REBUILD),
+    ("COMMIT", COMMIT),
+    ("HASH", HASH),
+    ("RADIX", RADIX),
+    ("RANGES", RANGES),
+    ("NEIGHBOURS", NEIGHBOURS),
+    ("MOISTURE", MOISTURE),
+    ("CONTACTS", CONTACTS),
+    ("REDUCE", REDUCE),
+    ("INTEGRATE", INTEGRATE),
+    ("PERMUTE", PERMUTE),
+];
