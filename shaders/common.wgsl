@@ -89,6 +89,15 @@ fn plate_gap(wall: Wall, rel: vec3<f32>) -> vec3<f32> {
     return rel - wall.u_axis.xyz * cu - v_axis * cv;
 }
 
+// Whether a wall has moved more than half the skin since the last build (its point then, in
+// double-single `built_hi` + `built_lo`): the walls within a particle's skin at the build may
+// no longer be the only ones it can touch, so the lists are rebuilt.
+fn wall_moved(wall: Wall, built_hi: vec4<f32>, built_lo: vec4<f32>, skin: f32) -> bool {
+    let limit = 0.5 * skin;
+    let d = (wall.point_hi.xyz - built_hi.xyz) + (wall.point_lo.xyz - built_lo.xyz);
+    return dot(d, d) > limit * limit;
+}
+
 // Whether a point at `rel` from a plate's centre lies over the plate's face (within its
 // outline), where its closest point is straight along the normal.
 fn over_plate_face(wall: Wall, rel: vec3<f32>) -> bool {
@@ -356,6 +365,9 @@ struct Counters {
     base_hi: u32,                    // high word): this step is base + steps − 1
     runaway: atomic<u32>,            // spheres with a non-finite or too fast state (integrate)
     first_runaway: atomic<u32>,      // their smallest stable id (cleared to 0xffffffff)
+    end: u32,                        // `steps` at the end of the batch being run: no step
+                                     // begins beyond it (`rebuild.plan`, `integrate.steps`)
+    rounds: u32,                     // rounds of a single-workgroup batch not yet begun
 }
 
 // Whether the next step rebuilds the neighbour lists (`flag`, set by `integrate` or the host,

@@ -36,13 +36,19 @@ import package::jager_slot::{jager_load, jager_store};
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 // Per-particle arrays in their stored form (common.wgsl's words block: structs, or 64-bit words).
-@group(0) @binding(1) var<storage, read> pos: array<PositionWords>;  // lo.w = mass
+// `integrate.wgsl` builds its kernels on this module (flag `integrating`): there the
+// particle and wall state it advances is writable, at the same bindings.
+@if(!integrating) @group(0) @binding(1) var<storage, read> pos: array<PositionWords>;  // lo.w = mass
+@if(integrating) @group(0) @binding(1) var<storage, read_write> pos: array<PositionWords>;
 // The angular velocity ω_{n−1/2} travels in the velocities' spare w words (`spin_of`).
-@group(0) @binding(2) var<storage, read> vel: array<Vec4Words>;  // v_{n-1/2}; w = ω_x
-@group(0) @binding(3) var<storage, read> pred: array<PredictedWords>;  // v.w = ω_y, w.w = ω_z
+@if(!integrating) @group(0) @binding(2) var<storage, read> vel: array<Vec4Words>;  // v_{n-1/2}; w = ω_x
+@if(integrating) @group(0) @binding(2) var<storage, read_write> vel: array<Vec4Words>;
+@if(!integrating) @group(0) @binding(3) var<storage, read> pred: array<PredictedWords>;  // v.w = ω_y, w.w = ω_z
+@if(integrating) @group(0) @binding(3) var<storage, read_write> pred: array<PredictedWords>;
 @group(0) @binding(4) var<storage, read> material: array<u32>;
 @group(0) @binding(5) var<storage, read> pair_table: array<PairRecord>;
-@group(0) @binding(6) var<storage, read> walls: array<Wall>;
+@if(!integrating) @group(0) @binding(6) var<storage, read> walls: array<Wall>;
+@if(integrating) @group(0) @binding(6) var<storage, read_write> walls: array<Wall>;
 @group(0) @binding(7) var<storage, read> count: array<u32>;
 @group(0) @binding(8) var<storage, read_write> slots: array<SlotWords>;
 @group(0) @binding(9) var<storage, read_write> wall_slots: array<WallSlot>;  // [row][slot]
@@ -62,7 +68,8 @@ import package::jager_slot::{jager_load, jager_store};
 @group(0) @binding(17) var<storage, read> wall_row: array<u32>;
 // The low parts of each particle's velocity (xyz, `integrate`'s) and radius (w): the radius is
 // r = pos.hi.w + fine.w, so that overlaps of stiff grains keep their precision.
-@group(0) @binding(18) var<storage, read> fine: array<vec4<f32>>;
+@if(!integrating) @group(0) @binding(18) var<storage, read> fine: array<vec4<f32>>;
+@if(integrating) @group(0) @binding(18) var<storage, read_write> fine: array<vec4<f32>>;
 
 // MAX_WALLS comes from the shared constants (shared.rs).
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -77,18 +84,29 @@ fn main(
     @builtin(local_invocation_index) li: u32,
     @builtin(workgroup_id) wg: vec3<u32>,
 ) {
-    // No early return: every invocation reaches the wall reduction's barriers.
+    // Chunks start at multiples of the workgroup size, so this is the global group index.
+    group_forces(gid.x, li, chunk.first / WG + wg.x, true);
+}
+
+// The forces on the particle at `local` in the chunk (none past its end), by invocation `li`
+// of a workgroup covering workgroup `group`'s particles, with the group's wall sums and
+// contact counts where `sums` (`main`; `integrate.steps` group by group, with sums in a
+// batch's last step). No early return: every invocation reaches the reduction's barriers.
+fn group_forces(local: u32, li: u32, group: u32, sums: bool) {
     var wall_f: array<vec4<f32>, MAX_WALLS>;
     var wall_t: array<vec4<f32>, MAX_WALLS>;
-    if li < 3u {
-        atomicStore(&red_stats[li], 0u);
+    if sums {
+        if li < 3u {
+            atomicStore(&red_stats[li], 0u);
+        }
+        workgroupBarrier();
     }
-    workgroupBarrier();
-    if gid.x < chunk.count {
-        particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t, true);
+    if local < chunk.count {
+        particle(chunk.first + local, local, &wall_f, &wall_t, sums);
     }
-    // Chunks start at multiples of the workgroup size, so this is the global group index.
-    let group = chunk.first / WG + wg.x;
+    if !sums {
+        return;
+    }
     workgroupBarrier();
     if li == 0u {
         stats[group] = u32x4_words(vec4<u32>(atomicLoad(&red_stats[0]),
@@ -116,10 +134,15 @@ fn main(
 // counts, for the steps whose wall forces and counts nobody reads: all but the last of a batch.
 @compute @workgroup_size(WG)
 fn forces_only(@builtin(global_invocation_id) gid: vec3<u32>) {
+    forces_of(gid.x);
+}
+
+// The forces on the particle at `local` in the chunk (none past its end), without sums.
+fn forces_of(local: u32) {
     var wall_f: array<vec4<f32>, MAX_WALLS>;
     var wall_t: array<vec4<f32>, MAX_WALLS>;
-    if gid.x < chunk.count {
-        particle(chunk.first + gid.x, gid.x, &wall_f, &wall_t, false);
+    if local < chunk.count {
+        particle(chunk.first + local, local, &wall_f, &wall_t, false);
     }
 }
 

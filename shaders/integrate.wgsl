@@ -11,23 +11,22 @@
 // `rebuild.plan` has begun since) times Δt.
 // CPU twin: `Simulation::integrate` (crates/wgdem-core/src/cpu/integrate.rs) (and the prediction at the start of `compute_forces`).
 
-import package::shared::{WG};
+import package::shared::{FAILED_SHORT, WG};
 import package::common::{
     Counters, ForceTorqueWords, Position, PositionWords, Predicted, PredictedWords, RebuildState,
     SimParams, Vec4Words, Wall, ds_add, fast_two_sum, force_torque_of, force_torque_words,
-    position_of, position_words, predicted_words, two_sum, vec4_of, vec4_words,
+    position_of, position_words, predicted_words, two_sum, vec4_of, vec4_words, wall_moved,
+};
+// The bindings this shares with the contact kernels (writable here, flag `integrating`), and
+// their per-workgroup force sums for `steps`.
+import package::contact_forces::{
+    counters, fine, ft, group_forces, params, pos, pred, vel, walls,
 };
 
-@group(0) @binding(0) var<uniform> params: SimParams;
-@group(0) @binding(1) var<storage, read_write> pos: array<PositionWords>;
-@group(0) @binding(2) var<storage, read_write> vel: array<Vec4Words>;  // w = ω_x (spin_of)
-@group(0) @binding(3) var<storage, read_write> omega: array<Vec4Words>;
-@group(0) @binding(4) var<storage, read_write> orientation: array<Vec4Words>;
-@group(0) @binding(5) var<storage, read_write> pred: array<PredictedWords>;  // ω_y, ω_z in w
-@group(0) @binding(6) var<storage, read_write> ft: array<ForceTorqueWords>;
-@group(0) @binding(7) var<storage, read_write> walls: array<Wall>;
-@group(0) @binding(8) var<storage, read> built_at: array<Vec4Words>;  // positions at the last build
-@group(0) @binding(9) var<storage, read_write> state: RebuildState;
+@group(0) @binding(19) var<storage, read_write> omega: array<Vec4Words>;
+@group(0) @binding(20) var<storage, read_write> orientation: array<Vec4Words>;
+@group(0) @binding(21) var<storage, read> built_at: array<Vec4Words>;  // positions at the last build
+@group(0) @binding(22) var<storage, read_write> state: RebuildState;
 
 // A particle's loads and constraints: each schedule a range of `points` (count 0: none).
 struct Drive {
@@ -41,14 +40,13 @@ struct Drive {
     _p2: u32,
 }
 
-@group(0) @binding(10) var<storage, read_write> counters: Counters;
-@group(0) @binding(11) var<storage, read> ids: array<u32>;
-@group(0) @binding(12) var<storage, read> drive_of: array<u32>;   // by stable id
-@group(0) @binding(13) var<storage, read> drives: array<Drive>;
-@group(0) @binding(14) var<storage, read> points: array<vec4<f32>>; // t, x, y, z
-// The low part of each particle's velocity (xyz; v = vel.xyz + fine.xyz) and of its radius (w,
-// kept as it is).
-@group(0) @binding(15) var<storage, read_write> fine: array<vec4<f32>>;
+@group(0) @binding(23) var<storage, read> ids: array<u32>;
+@group(0) @binding(24) var<storage, read> drive_of: array<u32>;   // by stable id
+@group(0) @binding(25) var<storage, read> drives: array<Drive>;
+@group(0) @binding(26) var<storage, read> points: array<vec4<f32>>; // t, x, y, z
+// Wall points at the last build, double-single ([2w] high part, [2w + 1] low part; written by
+// `rebuild.plan`): `steps` stops where a wall has moved half the skin since.
+@group(0) @binding(27) var<storage, read> walls_built: array<vec4<f32>>;
 
 const NO_DRIVE: u32 = 0xffffffffu;
 
@@ -104,11 +102,14 @@ fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= params.n {
-        return;
+fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if gid.x < params.n {
+        advance(gid.x);
     }
+}
+
+// One step of particle `i`.
+fn advance(i: u32) {
     let dt = params.dt;
     let p = position_of(pos[i]);
     var f = force_torque_of(ft[i]);
@@ -197,10 +198,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(WG)
 fn walls_main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let w = gid.x;
-    if w >= params.n_walls {
-        return;
+    if gid.x < params.n_walls {
+        advance_wall(gid.x);
     }
+}
+
+// One step of wall `w`.
+fn advance_wall(w: u32) {
     var wall = walls[w];
     if wall.schedule_count != 0u {
         wall.velocity = vec4<f32>(schedule_at(vec2<u32>(wall.schedule_first, wall.schedule_count),
@@ -210,4 +214,69 @@ fn walls_main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let moved = ds_add(wall.point_hi.xyz, wall.point_lo.xyz, wall.velocity.xyz * params.dt, params.one);
     walls[w].point_hi = vec4<f32>(moved.hi.xyz, 0.0);
     walls[w].point_lo = vec4<f32>(moved.lo.xyz, 0.0);
+}
+
+// Whether `steps` takes one more step (1, or 2 for the batch's last, whose per-workgroup wall
+// sums and contact counts the host reads) or stops (0): at the batch's end, after an
+// overflow, or where the lists must be rebuilt first. A rebuild is a general step's: one
+// recorded after this dispatch (a round, `counters.rounds` of them left), else the batch ends
+// short of its end and the host finishes it from a general step. Invocation 0 only; a step
+// taken is counted as begun, as `rebuild.plan` counts it.
+fn next_step() -> u32 {
+    let begun = atomicLoad(&counters.steps);
+    if atomicLoad(&counters.failed) != 0u || begun == counters.end {
+        return 0u;
+    }
+    var rebuild = atomicLoad(&state.flag) != 0u || params.rebuild_every_step != 0u;
+    for (var w = 0u; w < params.n_walls; w++) {
+        rebuild = rebuild || wall_moved(walls[w], walls_built[2u * w], walls_built[2u * w + 1u],
+            params.skin);
+    }
+    if rebuild {
+        if counters.rounds == 0u {
+            atomicOr(&counters.failed, FAILED_SHORT);
+        } else {
+            counters.rounds -= 1u;
+        }
+        return 0u;
+    }
+    atomicAdd(&counters.steps, 1u);
+    return select(1u, 2u, begun + 1u == counters.end);
+}
+
+var<workgroup> next: u32;
+
+// Many steps of a small system in one dispatch of one workgroup: each step the contact forces
+// of every particle, workgroup by workgroup as `contact_forces.main` (or `forces_only`: the
+// same arithmetic in the same order, so the same bits), then `integrate` and `walls_main`,
+// with barriers between. A batch is this dispatch, with general steps recorded after it where
+// rebuilds are expected (each followed by this again), so a step of a system that fits costs
+// no dispatch of its own: on lavapipe a dispatch costs about 0.1 ms whatever its size. One
+// slot chunk.
+@compute @workgroup_size(WG)
+fn steps(@builtin(local_invocation_index) li: u32) {
+    let groups = (params.n + WG - 1u) / WG;
+    loop {
+        // The last step's positions, velocities, flags and walls, seen by every invocation.
+        storageBarrier();
+        if li == 0u {
+            next = next_step();
+        }
+        storageBarrier();
+        let step = workgroupUniformLoad(&next);
+        if step == 0u {
+            break;
+        }
+        for (var g = 0u; g < groups; g++) {
+            group_forces(g * WG + li, li, g, step == 2u);
+        }
+        // Every force summed before any particle moves.
+        storageBarrier();
+        for (var i = li; i < params.n; i += WG) {
+            advance(i);
+        }
+        if li < params.n_walls {
+            advance_wall(li);
+        }
+    }
 }

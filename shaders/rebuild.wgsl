@@ -30,7 +30,7 @@ import package::shared::{
 };
 import package::common::{
     Counters, Position, PositionWords, RebuildState, SimParams, Wall, WallSlot, make_slot,
-    plate_gap, position_of,
+    plate_gap, position_of, wall_moved,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -74,16 +74,19 @@ fn step_args() -> u32 {
 
 @compute @workgroup_size(1)
 fn plan() {
-    let failed = atomicLoad(&counters.failed) != 0u;
-    let limit = 0.5 * params.skin;
+    // A table overflowed, or (single-workgroup batches) `integrate.steps` has already taken
+    // every step of the batch: nothing more runs in it.
+    let failed = atomicLoad(&counters.failed) != 0u
+        || atomicLoad(&counters.steps) == counters.end;
     var walls_moved = false;
     for (var w = 0u; w < params.n_walls; w++) {
-        let d = (walls[w].point_hi.xyz - walls_built[2u * w].xyz)
-            + (walls[w].point_lo.xyz - walls_built[2u * w + 1u].xyz);
-        walls_moved = walls_moved || dot(d, d) > limit * limit;
+        walls_moved = walls_moved || wall_moved(walls[w], walls_built[2u * w],
+            walls_built[2u * w + 1u], params.skin);
     }
     let go = !failed && (atomicLoad(&state.flag) != 0u || params.rebuild_every_step != 0u || walls_moved);
-    atomicStore(&state.flag, 0u);
+    if !failed {
+        atomicStore(&state.flag, 0u);
+    }
     let chunks = params.chunks;
     let per_chunk = params.chunk_particles;
     set_args(ARGS_REBUILD_PARTICLES, select(0u, (params.n + WG - 1u) / WG, go));

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{gpu, random_spheres_on_a_floor};
+use common::{assert_same_bits, gpu, random_spheres_on_a_floor};
 use wgdem_core::cpu::Simulation;
 use wgdem_core::material::PairParams;
 use wgdem_gpu::{GpuEngine, GpuOptions};
@@ -84,31 +84,6 @@ fn run_with(
 /// Steps of `sim` in `seconds` of simulated time.
 fn steps_for(sim: &Simulation, seconds: f64) -> u64 {
     (seconds / sim.dt).ceil() as u64
-}
-
-fn assert_same_bits(what: &str, a: &Simulation, b: &Simulation) {
-    let n = a.particles.len();
-    let differ = (0..n)
-        .filter(|&i| {
-            a.particles.position[i] != b.particles.position[i]
-                || a.particles.velocity[i] != b.particles.velocity[i]
-                || a.particles.angular_velocity[i] != b.particles.angular_velocity[i]
-        })
-        .count();
-    let worst = (0..n)
-        .map(|i| (a.particles.position[i] - b.particles.position[i]).length())
-        .fold(0.0, f64::max);
-    assert_eq!(
-        differ, 0,
-        "{what}: {differ} of {n} particles differ (positions by up to {worst:e} m)"
-    );
-    assert_eq!(a.stats, b.stats, "{what}: contact counts");
-    assert_eq!(a.walls[0].force, b.walls[0].force, "{what}: floor force");
-    assert_eq!(
-        (a.work.elastic.to_bits(), a.work.dissipated.to_bits()),
-        (b.work.elastic.to_bits(), b.work.dissipated.to_bits()),
-        "{what}: contact work"
-    );
 }
 
 /// Hooke and Hertz with true, pseudo and no history: the specialised kernels give the generic

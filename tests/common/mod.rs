@@ -210,3 +210,34 @@ impl Stepper {
         }
     }
 }
+
+/// Asserts that two runs of one scene ended in the same bits: every particle's position,
+/// velocity and spin, the contact counts, the first wall's force and the contact work.
+pub fn assert_same_bits(
+    what: &str,
+    a: &wgdem_core::cpu::Simulation,
+    b: &wgdem_core::cpu::Simulation,
+) {
+    let n = a.particles.len();
+    let differ = (0..n)
+        .filter(|&i| {
+            a.particles.position[i] != b.particles.position[i]
+                || a.particles.velocity[i] != b.particles.velocity[i]
+                || a.particles.angular_velocity[i] != b.particles.angular_velocity[i]
+        })
+        .count();
+    let worst = (0..n)
+        .map(|i| (a.particles.position[i] - b.particles.position[i]).length())
+        .fold(0.0, f64::max);
+    assert_eq!(
+        differ, 0,
+        "{what}: {differ} of {n} particles differ (positions by up to {worst:e} m)"
+    );
+    assert_eq!(a.stats, b.stats, "{what}: contact counts");
+    assert_eq!(a.walls[0].force, b.walls[0].force, "{what}: floor force");
+    assert_eq!(
+        (a.work.elastic.to_bits(), a.work.dissipated.to_bits()),
+        (b.work.elastic.to_bits(), b.work.dissipated.to_bits()),
+        "{what}: contact work"
+    );
+}

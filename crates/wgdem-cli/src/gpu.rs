@@ -34,6 +34,7 @@ pub fn options(settings: GpuSettings) -> GpuOptions {
         batch_steps: settings.batch_steps.unwrap_or(defaults.batch_steps),
         specialize: settings.specialize,
         words64: settings.words64,
+        single_workgroup: settings.single_workgroup,
         ..defaults
     }
 }

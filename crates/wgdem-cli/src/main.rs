@@ -47,6 +47,11 @@ enum Command {
         /// Replace the results of an earlier run in the output directory.
         #[arg(long)]
         overwrite: bool,
+        /// How the GPU engine records its steps: `general` (a dispatch per pass of every
+        /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
+        /// systems; same results), or `auto` (the latter up to 2 048 spheres).
+        #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
+        gpu_path: GpuPath,
     },
     /// Run a direct shear test: preparation, consolidation under a servo-controlled normal
     /// stress, shear at constant speed. Writes shear.csv, summary.json, plots/ (PNG, SVG),
@@ -98,6 +103,11 @@ enum Command {
         /// the device has 64-bit integers (same results, slower on lavapipe; for comparison).
         #[arg(long)]
         words32: bool,
+        /// How the GPU engine records its steps: `general` (a dispatch per pass of every
+        /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
+        /// systems; same results), or `auto` (the latter up to 2 048 spheres).
+        #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
+        gpu_path: GpuPath,
         /// Print one JSON object on stdout instead of text (log lines go to stderr).
         #[arg(long)]
         json: bool,
@@ -141,6 +151,32 @@ struct ShearArgs {
     /// lie inside the box; consolidation begins at once.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     specimen: Option<PathBuf>,
+    /// How the GPU engine records its steps: `general` (a dispatch per pass of every
+    /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
+    /// systems; same results), or `auto` (the latter up to 2 048 spheres).
+    #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
+    gpu_path: GpuPath,
+}
+
+/// How the GPU engine records its steps (`GpuOptions::single_workgroup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum GpuPath {
+    /// Many steps per dispatch in one workgroup up to 2 048 spheres, the general path above.
+    Auto,
+    /// A dispatch per pass of every step.
+    General,
+    /// Many steps per dispatch in one workgroup wherever the engine can (one slot chunk).
+    SingleWorkgroup,
+}
+
+impl GpuPath {
+    fn single_workgroup(self) -> Option<bool> {
+        match self {
+            GpuPath::Auto => None,
+            GpuPath::General => Some(false),
+            GpuPath::SingleWorkgroup => Some(true),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -170,6 +206,8 @@ struct GpuSettings {
     specialize: bool,
     /// 64-bit storage words where the device has them.
     words64: bool,
+    /// Many steps per dispatch in one workgroup (`None`: by size).
+    single_workgroup: Option<bool>,
 }
 
 impl Default for GpuSettings {
@@ -178,6 +216,7 @@ impl Default for GpuSettings {
             batch_steps: None,
             specialize: true,
             words64: true,
+            single_workgroup: None,
         }
     }
 }
@@ -293,6 +332,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
         overwrite,
         particles,
         specimen,
+        gpu_path,
     } = args;
     let setup = ShearSetup::load_scaled(&config, particles).map_err(cli_error)?;
     let specimen = specimen
@@ -315,6 +355,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
     };
     let options = GpuSettings {
         batch_steps: Some(setup.config.simulation.control_interval_steps as u32),
+        single_workgroup: gpu_path.single_workgroup(),
         ..GpuSettings::default()
     };
     let mut engine = make_backend(
@@ -406,13 +447,17 @@ fn run_scene(
     out: PathBuf,
     resume: Option<PathBuf>,
     overwrite: bool,
+    gpu_path: GpuPath,
 ) -> Result<(), String> {
     let mut scene = wgdem_io::load_scene(&path).map_err(cli_error)?;
     let mut engine = make_backend(
         backend,
         adapter.as_deref(),
         &scene.simulation,
-        GpuSettings::default(),
+        GpuSettings {
+            single_workgroup: gpu_path.single_workgroup(),
+            ..GpuSettings::default()
+        },
     )?;
     let dir = resume.clone().unwrap_or(out);
     let total = step_count(scene.duration, scene.simulation.dt);
@@ -485,6 +530,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             model,
             generic_kernels,
             words32,
+            gpu_path,
             json,
         } => {
             let report = bench::run(
@@ -496,6 +542,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                 GpuSettings {
                     specialize: !generic_kernels,
                     words64: !words32,
+                    single_workgroup: gpu_path.single_workgroup(),
                     ..GpuSettings::default()
                 },
                 |line| log::info!("{line}"),
@@ -535,6 +582,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             out,
             resume,
             overwrite,
-        } => run_scene(scene, backend, adapter, out, resume, overwrite),
+            gpu_path,
+        } => run_scene(scene, backend, adapter, out, resume, overwrite, gpu_path),
     }
 }

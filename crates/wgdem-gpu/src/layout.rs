@@ -429,6 +429,11 @@ pub struct Counters {
     pub runaway: u32,
     /// The smallest stable id among them (cleared to `u32::MAX`).
     pub first_runaway: u32,
+    /// `steps` at the end of the batch being run: no step begins beyond it.
+    pub end: u32,
+    /// Rounds (a general step, then `integrate.steps`) of a single-workgroup batch not yet
+    /// begun; the host sizes the next batch's rounds by what this one used.
+    pub rounds: u32,
 }
 
 mirror!(Counters {
@@ -440,6 +445,8 @@ mirror!(Counters {
     base_hi,
     runaway,
     first_runaway,
+    end,
+    rounds,
 });
 
 /// `Drive` (integrate.wgsl): a particle's loads and constraints, each schedule a range of

@@ -15,6 +15,9 @@ use wesl::{CompileOptions, Feature, Features, ModulePath, NoMangler, VirtualReso
 /// Shared structs and functions (`package::common`).
 pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 
+/// The contact kernels (`package::contact_forces` for `integrate.wgsl`).
+const CONTACT_FORCES: &str = include_str!("../../../shaders/contact_forces.wgsl");
+
 /// Every kernel file: name and source.
 pub const KERNELS: [(&str, &str); 11] = [
     ("permute", include_str!("../../../shaders/permute.wgsl")),
@@ -27,10 +30,7 @@ pub const KERNELS: [(&str, &str); 11] = [
         "neighbours",
         include_str!("../../../shaders/neighbours.wgsl"),
     ),
-    (
-        "contact_forces",
-        include_str!("../../../shaders/contact_forces.wgsl"),
-    ),
+    ("contact_forces", CONTACT_FORCES),
     (
         "wall_reduce",
         include_str!("../../../shaders/wall_reduce.wgsl"),
@@ -197,11 +197,19 @@ fn compose(
     resolver.add_module(path("package::common"), Cow::Borrowed(COMMON));
     resolver.add_module(path("package::models"), Cow::Borrowed(MODELS));
     resolver.add_module(path("package::jager_slot"), Cow::Borrowed(JAGER_SLOT));
+    resolver.add_module(
+        path("package::contact_forces"),
+        Cow::Borrowed(CONTACT_FORCES),
+    );
     resolver.add_module(path("package::kernel"), Cow::Borrowed(root));
+    // `integrate.wgsl` builds on the contact kernels' module, whose state bindings are then
+    // writable (see `steps` there).
+    let integrating = name == "integrate";
     let flags = [
         ("slot_wide", slots == SlotKind::Wide),
         ("slot_jager", matches!(slots, SlotKind::Jager(_))),
         ("words64", spec.words64),
+        ("integrating", integrating),
     ];
     let options = CompileOptions {
         // Every declaration kept, as written: the bindings a pass declares stay in the
@@ -234,6 +242,11 @@ fn compose(
         COMMON.to_owned(),
         MODELS.to_owned(),
         JAGER_SLOT.to_owned(),
+        if integrating {
+            CONTACT_FORCES.to_owned()
+        } else {
+            String::new()
+        },
         root.to_owned(),
     ];
     let rank = declaration_ranks(&sources);

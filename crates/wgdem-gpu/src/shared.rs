@@ -18,6 +18,10 @@ pub mod failed {
     pub const DEFECT: u32 = 4;
     /// The wall table had no free row (the host adds rows).
     pub const WALL_ROWS: u32 = 8;
+    /// A batch of the single-workgroup path (`integrate.steps`) met more rebuilds than it had
+    /// rounds for and stopped before its end, every step it took complete: not a failure, the
+    /// host finishes the batch from there.
+    pub const SHORT: u32 = 16;
 }
 
 /// Slots of the indirect dispatch arguments (three u32 each), written by `rebuild.plan` at
@@ -158,6 +162,7 @@ pub const CONSTANTS: &[(&str, u32)] = &[
     ("FAILED_WALL_SLOTS", failed::WALL_SLOTS),
     ("FAILED_DEFECT", failed::DEFECT),
     ("FAILED_WALL_ROWS", failed::WALL_ROWS),
+    ("FAILED_SHORT", failed::SHORT),
     ("ARGS_REBUILD_PARTICLES", args::REBUILD_PARTICLES),
     ("ARGS_REBUILD_TILES", args::REBUILD_TILES),
     ("ARGS_REBUILD_ONE", args::REBUILD_ONE),

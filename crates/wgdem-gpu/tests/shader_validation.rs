@@ -1,7 +1,7 @@
 //! Every kernel parses and validates with naga, and the WGSL structs have the sizes of their
 //! Rust mirrors. Needs no GPU.
 
-use wgdem_gpu::engine::{Bind, KERNEL_DECLS, Row, tables};
+use wgdem_gpu::engine::{Bind, KERNEL_DECLS, Row, tables, unused};
 use wgdem_gpu::layout;
 use wgdem_gpu::shaders::{
     CELL_PROBE, CONTACT_LAW_PROBE, CONTACT_PROBE, KERNELS, SlotKind, Specialization, kernel_for,
@@ -206,10 +206,26 @@ fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
-/// The WGSL globals of `module` bound in group 0, by binding: name and access.
-fn wgsl_bindings(what: &str, module: &naga::Module) -> Vec<(String, Bind)> {
-    let mut out: Vec<Option<(String, Bind)>> = Vec::new();
-    for (_, var) in module.global_variables.iter() {
+/// A global with a binding: its name, its access, and whether the entry point uses it.
+type Global = (String, Bind, bool);
+
+/// The globals of `module` by binding index (all in group 0), each marked with whether entry
+/// point `entry` uses it (a module shared by several kernels declares more than each binds).
+fn wgsl_bindings(what: &str, module: &naga::Module, entry: &str) -> Vec<Option<Global>> {
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(module)
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let index = module
+        .entry_points
+        .iter()
+        .position(|e| e.name == entry)
+        .unwrap_or_else(|| panic!("{what}: no entry point {entry}"));
+    let uses = info.get_entry_point(index);
+    let mut out: Vec<Option<Global>> = Vec::new();
+    for (handle, var) in module.global_variables.iter() {
         let Some(binding) = &var.binding else {
             continue;
         };
@@ -234,19 +250,26 @@ fn wgsl_bindings(what: &str, module: &naga::Module) -> Vec<(String, Bind)> {
             out.resize(k + 1, None);
         }
         assert!(out[k].is_none(), "{what}: two globals at binding {k}");
-        out[k] = Some((name, access));
+        out[k] = Some((name, access, !uses[handle].is_empty()));
     }
-    out.into_iter()
-        .enumerate()
-        .map(|(k, b)| b.unwrap_or_else(|| panic!("{what}: no global at binding {k}")))
-        .collect()
+    out
 }
 
-/// Whether `table` binds exactly `wgsl`'s globals: row i names the global at `@binding(i)`
-/// and has its access, and neither has a binding the other lacks.
-fn table_matches(table: &[Row], wgsl: &[(String, Bind)]) -> Result<(), String> {
+/// Whether `table` binds the entry point's globals: row i names the global at `@binding(i)`
+/// and has its access; an unused row (a gap) has no global the entry point uses; and the
+/// entry point uses no global beyond the table.
+fn table_matches(table: &[Row], wgsl: &[Option<Global>]) -> Result<(), String> {
     for (k, row) in table.iter().enumerate() {
-        let Some((name, access)) = wgsl.get(k) else {
+        let global = wgsl.get(k).and_then(Option::as_ref);
+        if row.access == Bind::Unused {
+            if let Some((name, _, true)) = global {
+                return Err(format!(
+                    "the kernel uses `{name}` at binding {k}, where Rust binds nothing"
+                ));
+            }
+            continue;
+        }
+        let Some((name, access, _)) = global else {
             return Err(format!(
                 "Rust binds `{}` ({:?}) at {k}, where the WGSL declares nothing",
                 row.name, row.buffer
@@ -265,10 +288,14 @@ fn table_matches(table: &[Row], wgsl: &[(String, Bind)]) -> Result<(), String> {
             ));
         }
     }
-    if let Some((name, _)) = wgsl.get(table.len()) {
+    if let Some((k, (name, _, _))) = wgsl
+        .iter()
+        .enumerate()
+        .skip(table.len())
+        .find_map(|(k, g)| g.as_ref().filter(|g| g.2).map(|g| (k, g)))
+    {
         return Err(format!(
-            "the WGSL declares `{name}` at binding {}, which Rust does not bind",
-            table.len()
+            "the kernel uses `{name}` at binding {k}, which Rust does not bind"
         ));
     }
     Ok(())
@@ -317,7 +344,7 @@ fn kernel_bindings_match_rust_by_name() {
                 decl.entry,
                 decl.file
             );
-            let wgsl = wgsl_bindings(decl.label, &module);
+            let wgsl = wgsl_bindings(decl.label, &module, decl.entry);
             if let Err(e) = table_matches(decl.table, &wgsl) {
                 panic!("{} ({}.wgsl): {e}", decl.label, decl.file);
             }
@@ -330,7 +357,7 @@ fn kernel_bindings_match_rust_by_name() {
 #[test]
 fn a_swapped_or_missing_binding_fails_by_name() {
     let module = validate("contact_forces", &kernel_for("contact_forces", false));
-    let wgsl = wgsl_bindings("contact_forces", &module);
+    let wgsl = wgsl_bindings("contact_forces", &module, "main");
     let good = tables::CONTACTS.to_vec();
     assert_eq!(table_matches(&good, &wgsl), Ok(()));
     // `vel` and `pred` are both read-only storage: a swap keeps every binding's type.
@@ -352,6 +379,16 @@ fn a_swapped_or_missing_binding_fails_by_name() {
     let mut access = good;
     access[1].access = Bind::Write;
     let e = table_matches(&access, &wgsl).expect_err("access change passed");
+    assert!(e.contains("`pos`"), "{e}");
+    // `integrate` shares the contact kernels' module and numbering, leaving gaps where they
+    // bind what it does not: a gap where it uses a global fails by name.
+    let module = validate("integrate", &kernel_for("integrate", false));
+    let wgsl = wgsl_bindings("integrate", &module, "integrate");
+    let good = tables::INTEGRATE.to_vec();
+    assert_eq!(table_matches(&good, &wgsl), Ok(()));
+    let mut gap = good;
+    gap[1] = unused();
+    let e = table_matches(&gap, &wgsl).expect_err("a gap over a used global passed");
     assert!(e.contains("`pos`"), "{e}");
 }
 

@@ -4,7 +4,7 @@
 use wgpu::util::DeviceExt;
 
 use super::GpuEngine;
-use super::bindings::{At, Buf};
+use super::bindings::{At, Bind, Buf};
 use super::kernels::{Kernel, Kernels};
 use super::state::{Buffers, order_passes};
 use super::step::Args;
@@ -52,6 +52,8 @@ pub(super) struct BindGroups {
     pub(super) integrate: wgpu::BindGroup,
     /// One per slot chunk.
     pub(super) moisture: Vec<wgpu::BindGroup>,
+    /// `integrate.steps` on the one slot chunk, where the engine takes that path.
+    pub(super) steps: Option<wgpu::BindGroup>,
 }
 
 impl GpuEngine {
@@ -185,6 +187,10 @@ impl GpuEngine {
             reduce: bind("dem.wall_reduce", &k.reduce_walls, every),
             integrate: bind("dem.integrate", &k.integrate, every),
             moisture: per_chunk("dem.moisture", &k.moisture),
+            steps: k.steps.as_ref().and_then(|kernel| {
+                let chunk = b.chunks.first()?;
+                Some(bind("dem.integrate.steps", kernel, in_chunk(chunk)))
+            }),
         }
     }
 }
@@ -202,6 +208,7 @@ pub(super) fn bind_table(
         .table
         .iter()
         .enumerate()
+        .filter(|(_, row)| row.access != Bind::Unused)
         .map(|(i, row)| wgpu::BindGroupEntry {
             binding: i as u32,
             resource: buffers.resolve(row.buffer, at).as_entire_binding(),

@@ -15,6 +15,9 @@ pub enum Bind {
     Read,
     /// `var<storage, read_write>`.
     Write,
+    /// Nothing at this binding: a gap in a pass's numbering (its kernels share a module whose
+    /// other kernels bind more, see `tables::INTEGRATE`).
+    Unused,
 }
 
 /// One binding of a pass: the WGSL global at the row's index (`@binding(i)`, group 0).
@@ -46,6 +49,15 @@ pub const fn read(name: &'static str, buffer: Buf) -> Row {
         name,
         access: Bind::Read,
         buffer,
+    }
+}
+
+/// A gap in the numbering: no global of the pass's kernels at this binding.
+pub const fn unused() -> Row {
+    Row {
+        name: "",
+        access: Bind::Unused,
+        buffer: Buf::Params,
     }
 }
 

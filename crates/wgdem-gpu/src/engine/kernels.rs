@@ -89,7 +89,8 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
         "stats_main",
         tables::REDUCE,
     ),
-    decl("dem.integrate", "integrate", "main", tables::INTEGRATE),
+    decl("dem.integrate", "integrate", "integrate", tables::INTEGRATE),
+    decl("dem.integrate.steps", "integrate", "steps", tables::STEPS),
     decl(
         "dem.integrate.walls",
         "integrate",
@@ -116,19 +117,23 @@ pub(super) fn make_kernel(
     let entries: Vec<wgpu::BindGroupLayoutEntry> = table
         .iter()
         .enumerate()
-        .map(|(i, row)| wgpu::BindGroupLayoutEntry {
-            binding: i as u32,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: match row.access {
-                    Bind::Uniform => wgpu::BufferBindingType::Uniform,
-                    Bind::Read => wgpu::BufferBindingType::Storage { read_only: true },
-                    Bind::Write => wgpu::BufferBindingType::Storage { read_only: false },
+        .filter_map(|(i, row)| {
+            let ty = match row.access {
+                Bind::Uniform => wgpu::BufferBindingType::Uniform,
+                Bind::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                Bind::Write => wgpu::BufferBindingType::Storage { read_only: false },
+                Bind::Unused => return None,
+            };
+            Some(wgpu::BindGroupLayoutEntry {
+                binding: i as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
                 },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
+                count: None,
+            })
         })
         .collect();
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -211,6 +216,8 @@ pub(super) struct Kernels {
     pub(super) integrate: Kernel,
     pub(super) walls_advance: Kernel,
     pub(super) moisture: Kernel,
+    /// `integrate.steps`, many steps in one workgroup, where the engine takes that path.
+    pub(super) steps: Option<Kernel>,
 }
 
 impl Kernels {
@@ -218,6 +225,7 @@ impl Kernels {
         device: &wgpu::Device,
         slots: SlotKind,
         spec: shaders::Specialization,
+        single_workgroup: bool,
     ) -> Self {
         let k = |label: &str| {
             let d = KERNEL_DECLS
@@ -256,6 +264,7 @@ impl Kernels {
             integrate: k("dem.integrate"),
             walls_advance: k("dem.integrate.walls"),
             moisture: k("dem.moisture"),
+            steps: single_workgroup.then(|| k("dem.integrate.steps")),
         }
     }
 }

@@ -48,10 +48,11 @@ use kernels::Kernels;
 use state::{Buffers, gpu_walls, model_mask, pair_table, slot_chunks, slot_kind_for, split3, v4};
 use streaming::{Staging, write_wall_velocity};
 use upload::{
-    SceneArrays, check_scene, check_tables, initial_wall_rows, sim_params, skin_of, specialization,
+    SceneArrays, check_scene, check_tables, initial_wall_rows, sim_params, single_workgroup,
+    skin_of, specialization,
 };
 
-pub use bindings::{Bind, Buf, Row, Table};
+pub use bindings::{Bind, Buf, Row, Table, unused};
 pub use kernels::{KERNEL_DECLS, KernelDecl};
 pub use profile::StageTimes;
 pub use state::{SLOT_HEADROOM, hash_table_bits};
@@ -93,7 +94,18 @@ pub struct GpuOptions {
     /// `false` keeps 32-bit words (for tests of that path, which devices without 64-bit
     /// integers take).
     pub words64: bool,
+    /// Take many steps per dispatch in one workgroup (`integrate.steps`): `None` chooses by
+    /// size ([`SINGLE_WORKGROUP_MAX`] particles or fewer, one slot chunk, lists rebuilt only
+    /// when due, and a device that binds the kernel's 26 storage buffers); `Some(true)` takes
+    /// it wherever it can run, `Some(false)` never. Same bits as the general path.
+    pub single_workgroup: Option<bool>,
 }
+
+/// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup: on
+/// lavapipe (2 cores) a step of the general path costs about 1.3 ms of dispatches whatever the
+/// size, a workgroup's step about 0.4 µs per particle on one core; measured in
+/// docs/performance.md.
+pub const SINGLE_WORKGROUP_MAX: u32 = 2048;
 
 impl Default for GpuOptions {
     fn default() -> Self {
@@ -106,6 +118,7 @@ impl Default for GpuOptions {
             reorder_every: 2000,
             specialize: true,
             words64: true,
+            single_workgroup: None,
         }
     }
 }
@@ -126,6 +139,9 @@ pub struct GpuEngine {
     pub time: f64,
     /// Times the neighbour slots were regrown after an overflow.
     pub regrowths: u32,
+    /// Single-workgroup batches that met more rebuilds than they had rounds for and were
+    /// finished by the next batch.
+    pub short_batches: u64,
 }
 
 /// The layout and sizes of the state on the device (what a regrowth changes).
@@ -140,6 +156,9 @@ struct Shape {
     slot_words: usize,
     /// Rows of wall slots the wall table holds.
     wall_rows: u32,
+    /// Whether batches take their steps in one workgroup (`integrate.steps`) between general
+    /// steps (see [`GpuOptions::single_workgroup`]); while the slots are in one chunk.
+    single_workgroup: bool,
 }
 
 /// The compiled kernels and their bind groups.
@@ -164,6 +183,13 @@ struct Stream {
     wall_schedules: Vec<[u32; 2]>,
     /// The step at which the GPU counters were last cleared (they count steps begun).
     counted_from: u64,
+    /// Rounds (a general step, then `integrate.steps`) recorded per single-workgroup batch
+    /// for rebuilds within it: as many as the last batch met (twice as many after a batch
+    /// that ran out of them).
+    rounds: u32,
+    /// Whether the next single-workgroup batch begins with a general step: the lists are
+    /// due for a rebuild (at the start, after a batch that stopped for one).
+    rebuild_first: bool,
 }
 
 /// The run's clock and what is due at given steps: reorders and moisture events.
@@ -205,7 +231,8 @@ impl GpuEngine {
         let radix_passes = params.table_bits.div_ceil(4);
         let buffers = Buffers::upload(device, sim, &params, &scene, chunks, wall_rows, slot_words);
         let spec = specialization(device, &options, &params, &scene);
-        let kernels = Kernels::new(device, slot_kind, spec);
+        let single_workgroup = single_workgroup(device, &options, &params);
+        let kernels = Kernels::new(device, slot_kind, spec, single_workgroup);
         let groups = Self::bind_groups(
             device,
             &kernels,
@@ -225,6 +252,7 @@ impl GpuEngine {
                 slot_kind,
                 slot_words,
                 wall_rows,
+                single_workgroup,
             },
             pipelines: Pipelines {
                 kernels,
@@ -238,6 +266,8 @@ impl GpuEngine {
                 wall_velocity: sim.walls.iter().map(|w| w.velocity).collect(),
                 wall_schedules: drive_tables.walls,
                 counted_from: sim.steps,
+                rounds: 0,
+                rebuild_first: true,
             },
             schedule: Schedule {
                 dt: sim.dt,
@@ -254,6 +284,7 @@ impl GpuEngine {
             steps: sim.steps,
             time: sim.time,
             regrowths: 0,
+            short_batches: 0,
         })
     }
 
@@ -345,8 +376,12 @@ impl GpuEngine {
             .write_buffer(&self.buffers.pair_table, 0, bytemuck::cast_slice(&table));
         if models & !self.pipelines.spec.models != 0 {
             self.pipelines.spec.models |= models;
-            self.pipelines.kernels =
-                Kernels::new(&self.device, self.shape.slot_kind, self.pipelines.spec);
+            self.pipelines.kernels = Kernels::new(
+                &self.device,
+                self.shape.slot_kind,
+                self.pipelines.spec,
+                self.shape.single_workgroup,
+            );
             self.rebind();
         }
         Ok(())

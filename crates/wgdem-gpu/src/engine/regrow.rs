@@ -37,6 +37,7 @@ impl GpuEngine {
         // The failed step had begun a rebuild; it begins it again.
         self.queue
             .write_buffer(&self.buffers.rebuild_state, 0, bytemuck::bytes_of(&1u32));
+        self.stream.rebuild_first = true;
         self.clear_counters();
         Ok(())
     }
@@ -75,8 +76,12 @@ impl GpuEngine {
         self.shape.params.slots = new_k as u32;
         // The list build's private arrays must hold the new lists.
         self.pipelines.spec.slots = new_k as u32;
-        self.pipelines.kernels =
-            Kernels::new(&self.device, self.shape.slot_kind, self.pipelines.spec);
+        self.pipelines.kernels = Kernels::new(
+            &self.device,
+            self.shape.slot_kind,
+            self.pipelines.spec,
+            self.shape.single_workgroup,
+        );
         self.tables_resized();
         Ok(())
     }

@@ -80,6 +80,9 @@ pub const STAGES: [&str; 5] = {
 pub(super) struct StepKind {
     /// Add the wall-force and contact-count reduction (needed only where results are read).
     pub(super) reduce: bool,
+    /// Sum the wall forces and contact counts per workgroup (`contact_forces.main`) without
+    /// the reduction: a general step of a single-workgroup batch, which may be its last.
+    pub(super) partials: bool,
     /// Move the particles into Morton order within the sort.
     pub(super) reorder: bool,
     /// Apply the action in `moisture_action` to the lists just built (before the contact
@@ -149,7 +152,12 @@ impl GpuEngine {
                     self.apply_moisture(pass);
                 }
             }
-            Stage::Contacts => self.contact_forces(pass, kind.reduce),
+            Stage::Contacts => {
+                self.contact_forces(pass, kind.reduce || kind.partials);
+                if kind.reduce {
+                    self.reduce(pass, None);
+                }
+            }
             Stage::Integrate => self.integrate(pass),
         }
     }
@@ -206,11 +214,11 @@ impl GpuEngine {
         }
     }
 
-    /// `contact_forces` (pair and wall forces, summed per particle in list order), then, where
-    /// `reduce`, `wall_reduce`: per-wall force and torque, and the contact counts.
-    fn contact_forces(&self, pass: &mut wgpu::ComputePass<'_>, reduce: bool) {
+    /// `contact_forces` (pair and wall forces, summed per particle in list order), with the
+    /// per-workgroup wall sums and contact counts where `partials`.
+    fn contact_forces(&self, pass: &mut wgpu::ComputePass<'_>, partials: bool) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
-        let kernel = if reduce {
+        let kernel = if partials {
             &k.contacts
         } else {
             &k.contacts_only
@@ -218,12 +226,68 @@ impl GpuEngine {
         for c in 0..self.buffers.chunks.len() {
             self.indirect(pass, kernel, &g.contacts[c], Args::Chunk(c));
         }
-        if reduce {
-            if self.shape.params.n_walls > 0 {
-                self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
+    }
+
+    /// `wall_reduce`: per-wall force and torque, and the contact counts, from the last
+    /// step's per-workgroup sums; with the dispatch sizes of the step (`None`, zero after an
+    /// overflow), or `Some(walls)` workgroups for the walls and one for the counts at the end
+    /// of a single-workgroup batch (whose last step may have been in `integrate.steps`).
+    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, direct: Option<u32>) {
+        let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
+        let walls = self.shape.params.n_walls;
+        match direct {
+            None => {
+                if walls > 0 {
+                    self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
+                }
+                self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
             }
-            self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
+            Some(walls) => {
+                if walls > 0 {
+                    direct_dispatch(pass, &k.reduce_walls, &g.reduce, walls);
+                }
+                direct_dispatch(pass, &k.reduce_stats, &g.reduce, 1);
+            }
         }
+    }
+
+    /// Records a single-workgroup batch (see [`GpuEngine::single_workgroup`]): a general step
+    /// of kind `first` where the batch must begin with one (`Some`: a rebuild is due, a
+    /// reorder or a moisture event), then `integrate.steps`, which takes steps until a rebuild
+    /// is due or the batch ends; then `rounds` times a general step (which rebuilds the lists)
+    /// and `integrate.steps` again; then the wall and count reduction of the last step's
+    /// sums. A general step does nothing once the batch has reached its end, and one that
+    /// takes the last step sums like `integrate.steps` does there.
+    pub(super) fn record_single_workgroup(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        first: Option<StepKind>,
+        rounds: u32,
+    ) {
+        let (Some(kernel), Some(group)) = (
+            self.pipelines.kernels.steps.as_ref(),
+            self.pipelines.groups.steps.as_ref(),
+        ) else {
+            return;
+        };
+        let general = |pass: &mut wgpu::ComputePass<'_>, kind: StepKind| {
+            self.record_step(
+                pass,
+                StepKind {
+                    partials: true,
+                    ..kind
+                },
+            );
+        };
+        if let Some(kind) = first {
+            general(pass, kind);
+        }
+        direct_dispatch(pass, kernel, group, 1);
+        for _ in 0..rounds {
+            general(pass, StepKind::default());
+            direct_dispatch(pass, kernel, group, 1);
+        }
+        self.reduce(pass, Some(self.shape.params.n_walls));
     }
 
     /// `integrate` (semi-implicit Euler in double-single, flagging a particle that has moved

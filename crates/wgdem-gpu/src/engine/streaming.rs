@@ -11,9 +11,14 @@ use super::state::v4;
 use super::step::StepKind;
 use crate::context::GpuError;
 use crate::layout::{Counters, ForceTorque, MoistureAction, Wall};
+use crate::shared;
 
 /// Batches in flight at once: the host reads one batch's results while the next one runs.
 pub(super) const IN_FLIGHT: usize = 2;
+
+/// The most rounds (a general step, then `integrate.steps`) a single-workgroup batch records
+/// for rebuilds: a batch that meets more stops short and is finished by the next.
+const MAX_ROUNDS: u32 = 64;
 
 /// What the host learns at the end of each batch, one batch behind the GPU.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -182,7 +187,12 @@ impl GpuEngine {
             let readout = self.wait_for(&batch)?;
             free.push(batch.slot);
             match readout {
-                Ok(readout) => {
+                Ok((readout, rounds_left)) => {
+                    // Rounds for as many rebuilds as this batch met and a quarter more: a
+                    // round unused costs a general step of empty dispatches, one too few a
+                    // batch finished by the next.
+                    let used = self.stream.rounds.saturating_sub(rounds_left);
+                    self.stream.rounds = (used + used / 4).min(MAX_ROUNDS);
                     self.steps = batch.start_steps + batch.steps as u64;
                     self.time = readout.time;
                     self.stream.last = readout;
@@ -216,7 +226,17 @@ impl GpuEngine {
                         let _ = self.wait_for(&later)?;
                         free.push(later.slot);
                     }
-                    let failed_at = self.failed_step(&batch, &counters)?;
+                    let short = counters.failed == shared::failed::SHORT;
+                    let failed_at = if short {
+                        // Every step it took is complete; the next one rebuilds its lists,
+                        // and the batches after it get a round more (twice as many).
+                        self.stream.rounds = (2 * self.stream.rounds).clamp(1, MAX_ROUNDS);
+                        self.stream.rebuild_first = true;
+                        self.short_batches += 1;
+                        self.steps_reached(&batch, &counters)?
+                    } else {
+                        self.failed_step(&batch, &counters)?
+                    };
                     if failed_at == batch.start_steps {
                         self.schedule.events_applied = batch.events_before;
                     }
@@ -230,7 +250,11 @@ impl GpuEngine {
                         &mut self.stream.wall_velocity,
                         batch.velocities.clone(),
                     ));
-                    self.regrow_overflowed(&counters)?;
+                    if short {
+                        self.clear_counters();
+                    } else {
+                        self.regrow_overflowed(&counters)?;
+                    }
                     submitted = self.steps;
                     finish_at = Some(batch.start_steps + batch.steps as u64);
                 }
@@ -244,6 +268,8 @@ impl GpuEngine {
             base_lo: self.steps as u32,
             base_hi: (self.steps >> 32) as u32,
             first_runaway: u32::MAX,
+            // No batch end until a batch sets one (stages profiled one by one run to none).
+            end: u32::MAX,
             ..Counters::default()
         };
         self.queue
@@ -268,6 +294,33 @@ impl GpuEngine {
             )));
         }
         Ok(batch.start_steps + offset as u64)
+    }
+
+    /// The step at which `batch`, a single-workgroup batch that ran out of rounds
+    /// (`failed::SHORT`), stopped: every step begun in it was taken.
+    pub(super) fn steps_reached(
+        &self,
+        batch: &InFlight,
+        counters: &Counters,
+    ) -> Result<u64, GpuError> {
+        let before = batch.start_steps.wrapping_sub(self.stream.counted_from) as u32;
+        let taken = counters.steps.wrapping_sub(before);
+        if taken >= batch.steps {
+            return Err(GpuError::Defect(format!(
+                "a batch of {} steps stopped for a rebuild after {taken} of them",
+                batch.steps
+            )));
+        }
+        Ok(batch.start_steps + taken as u64)
+    }
+
+    /// Whether batches take their steps in one workgroup between general steps
+    /// ([`super::GpuOptions::single_workgroup`]): chosen when the engine was made, and while
+    /// the neighbour slots fit one chunk.
+    pub fn single_workgroup(&self) -> bool {
+        self.shape.single_workgroup
+            && self.pipelines.groups.steps.is_some()
+            && self.buffers.chunks.len() == 1
     }
 
     /// Steps from `step` to the first step at whose start the next pending moisture event is
@@ -333,6 +386,16 @@ impl GpuEngine {
             self.queue
                 .write_buffer(&self.buffers.rebuild_state, 0, bytemuck::bytes_of(&1u32));
         }
+        // Where the batch ends, as the counters count steps (modulo 2^32: steps stop there, so
+        // equality is the test), and the rounds of a single-workgroup batch.
+        let single = self.single_workgroup();
+        let rounds = if single { self.stream.rounds } else { 0 };
+        let end = (start_steps + steps as u64).wrapping_sub(self.stream.counted_from) as u32;
+        self.queue.write_buffer(
+            &self.buffers.counters,
+            std::mem::offset_of!(Counters, end) as u64,
+            bytemuck::cast_slice(&[end, rounds]),
+        );
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -343,13 +406,24 @@ impl GpuEngine {
                 label: Some("dem.steps"),
                 timestamp_writes: None,
             });
-            for s in 0..steps {
-                let kind = StepKind {
-                    reduce: s + 1 == steps,
-                    reorder: reorder && s == 0,
-                    moisture: moisture && s == 0,
-                };
-                self.record_step(&mut pass, kind);
+            let first = StepKind {
+                reorder,
+                moisture,
+                ..StepKind::default()
+            };
+            if single {
+                // A general step first where the lists must be rebuilt before any step.
+                let lead = reorder || moisture || self.stream.rebuild_first;
+                self.stream.rebuild_first = false;
+                self.record_single_workgroup(&mut pass, lead.then_some(first), rounds);
+            } else {
+                for s in 0..steps {
+                    let kind = StepKind {
+                        reduce: s + 1 == steps,
+                        ..if s == 0 { first } else { StepKind::default() }
+                    };
+                    self.record_step(&mut pass, kind);
+                }
             }
         }
         let st = &self.stream.staging[slot];
@@ -390,7 +464,7 @@ impl GpuEngine {
     pub(super) fn wait_for(
         &self,
         batch: &InFlight,
-    ) -> Result<Result<WallReadout, Counters>, GpuError> {
+    ) -> Result<Result<(WallReadout, u32), Counters>, GpuError> {
         let readback = |e: String| GpuError::Readback(e);
         loop {
             match batch.mapped.try_recv() {
@@ -429,19 +503,22 @@ impl GpuEngine {
                     &view[st.stats_offset as usize..st.stats_offset as usize + 16],
                 );
                 let steps = batch.start_steps + batch.steps as u64;
-                Ok(WallReadout {
-                    steps,
-                    time: self.time_at(steps),
-                    walls: walls
-                        .iter()
-                        .map(|f| (d3(&f.force), d3(&f.torque)))
-                        .collect(),
-                    stats: StepStats {
-                        contacts: stats[0] as usize,
-                        wall_contacts: stats[1] as usize,
-                        sliding: stats[2] as usize,
+                Ok((
+                    WallReadout {
+                        steps,
+                        time: self.time_at(steps),
+                        walls: walls
+                            .iter()
+                            .map(|f| (d3(&f.force), d3(&f.torque)))
+                            .collect(),
+                        stats: StepStats {
+                            contacts: stats[0] as usize,
+                            wall_contacts: stats[1] as usize,
+                            sliding: stats[2] as usize,
+                        },
                     },
-                })
+                    counters.rounds,
+                ))
             }
         };
         st.buffer.unmap();

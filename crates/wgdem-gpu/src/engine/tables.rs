@@ -4,7 +4,7 @@
 //! alone, and `shader_validation.rs` checks every row against its kernels' WGSL by name,
 //! binding and access, without a GPU.
 
-use super::bindings::{Buf, Table, read, uniform, write};
+use super::bindings::{Buf, Table, read, uniform, unused, write};
 
 /// `rebuild.*`: `args` is the indirect-argument buffer (a stand-in for
 /// `rebuild.walls_near`, which is itself dispatched from it).
@@ -121,19 +121,63 @@ pub const INTEGRATE: Table = &[
     uniform("params", Buf::Params),
     write("pos", Buf::Position),
     write("vel", Buf::Velocity),
+    write("pred", Buf::Predicted),
+    unused(),
+    unused(),
+    write("walls", Buf::Walls),
+    unused(),
+    unused(),
+    unused(),
+    unused(),
+    write("ft", Buf::ForceTorque),
+    unused(),
+    unused(),
+    write("counters", Buf::Counters),
+    unused(),
+    unused(),
+    unused(),
+    write("fine", Buf::LowParts),
     write("omega", Buf::AngularVelocity),
     write("orientation", Buf::Orientation),
-    write("pred", Buf::Predicted),
-    write("ft", Buf::ForceTorque),
-    write("walls", Buf::Walls),
     read("built_at", Buf::BuiltAt),
     write("state", Buf::RebuildState),
-    write("counters", Buf::Counters),
     read("ids", Buf::StableIds),
     read("drive_of", Buf::DriveOf),
     read("drives", Buf::Drives),
     read("points", Buf::SchedulePoints),
+];
+
+/// `integrate.steps`: the contact pass's bindings and the integration's, on one slot chunk,
+/// and the wall points of the last build.
+pub const STEPS: Table = &[
+    uniform("params", Buf::Params),
+    write("pos", Buf::Position),
+    write("vel", Buf::Velocity),
+    write("pred", Buf::Predicted),
+    read("material", Buf::Material),
+    read("pair_table", Buf::PairTable),
+    write("walls", Buf::Walls),
+    read("count", Buf::NeighbourCount),
+    write("slots", Buf::ChunkSlots),
+    write("wall_slots", Buf::WallSlots),
+    write("wall_partial", Buf::WallPartial),
+    write("ft", Buf::ForceTorque),
+    write("stats", Buf::ContactStats),
+    uniform("chunk", Buf::ChunkRange),
+    write("counters", Buf::Counters),
+    write("work", Buf::ContactWork),
+    read("wall_mask", Buf::WallMask),
+    read("wall_row", Buf::WallRow),
     write("fine", Buf::LowParts),
+    write("omega", Buf::AngularVelocity),
+    write("orientation", Buf::Orientation),
+    read("built_at", Buf::BuiltAt),
+    write("state", Buf::RebuildState),
+    read("ids", Buf::StableIds),
+    read("drive_of", Buf::DriveOf),
+    read("drives", Buf::Drives),
+    read("points", Buf::SchedulePoints),
+    read("walls_built", Buf::WallsBuilt),
 ];
 
 /// `permute.*`, one bind group per (array, column block, slot chunk): a block of `data`
@@ -159,5 +203,6 @@ pub const ALL: &[(&str, Table)] = &[
     ("CONTACTS", CONTACTS),
     ("REDUCE", REDUCE),
     ("INTEGRATE", INTEGRATE),
+    ("STEPS", STEPS),
     ("PERMUTE", PERMUTE),
 ];

@@ -7,12 +7,14 @@ use wgdem_core::contact::{ContactLaw, HistoryMode};
 use wgdem_core::cpu::Simulation;
 use wgpu::util::DeviceExt;
 
+use super::bindings::Bind;
 use super::state::{
     Buffers, DriveTables, FORCE_TORQUE_BYTES, SlotChunk, check_table, dispatch_args, drive_tables,
     empty_wall_slots, gpu_walls, hash_table_bits, init, initial_slots, initial_work, model_mask,
     order_passes, pair_table, split, split3, v4, wall_words, zeroed,
 };
-use super::{GpuOptions, WG64};
+use super::tables::STEPS;
+use super::{GpuOptions, SINGLE_WORKGROUP_MAX, WG64};
 use crate::context::GpuError;
 use crate::layout::{
     Counters, PairRecord, Position, Predicted, RadixPass, SimParams, Wall, WallAlloc,
@@ -412,4 +414,25 @@ pub(super) fn specialization(
             ..shaders::Specialization::ANY
         }
     }
+}
+
+/// Whether the engine takes its steps in one workgroup between general steps
+/// ([`GpuOptions::single_workgroup`]): where asked, or by size where not, and only where it can
+/// run: one slot chunk (`integrate.steps` binds one), lists rebuilt when due (rebuilt every
+/// step, every step would be a general one) and a device that binds its storage buffers.
+pub(super) fn single_workgroup(
+    device: &wgpu::Device,
+    options: &GpuOptions,
+    params: &SimParams,
+) -> bool {
+    let storage = STEPS
+        .iter()
+        .filter(|r| matches!(r.access, Bind::Read | Bind::Write))
+        .count() as u32;
+    let can = params.chunks == 1
+        && params.rebuild_every_step == 0
+        && device.limits().max_storage_buffers_per_shader_stage >= storage;
+    can && options
+        .single_workgroup
+        .unwrap_or(params.n <= SINGLE_WORKGROUP_MAX)
 }

@@ -1,0 +1,196 @@
+//! The single-workgroup path (`GpuOptions::single_workgroup`, `integrate.steps`): many steps
+//! in one dispatch of one workgroup, with the general step only where the lists are rebuilt.
+//! Its per-particle arithmetic is the general path's, in the same order, so every run here
+//! must end in the same bits as the general path's, including the wall forces and contact
+//! counts read back after each batch (which the servo steers by): a tolerance would hide a
+//! step taken twice or skipped, a stale force or a wall moved at the wrong time.
+
+mod common;
+
+use common::{assert_same_bits, gpu, random_spheres_on_a_floor, scene};
+use wgdem_core::cpu::Simulation;
+use wgdem_gpu::{GpuContext, GpuEngine, GpuOptions, WallReadout};
+
+fn options(single_workgroup: bool) -> GpuOptions {
+    GpuOptions {
+        single_workgroup: Some(single_workgroup),
+        ..GpuOptions::default()
+    }
+}
+
+/// Runs `sim` for `steps` in batches of `batch` steps, steering wall 0 from each batch's
+/// readout (`servo`, if given), and returns the final state, every readout and the engine.
+fn run(
+    ctx: &GpuContext,
+    sim: &Simulation,
+    options: GpuOptions,
+    steps: u64,
+    servo: Option<fn(&WallReadout) -> glam::DVec3>,
+) -> (Simulation, Vec<WallReadout>, GpuEngine) {
+    let mut engine =
+        GpuEngine::new(&ctx.device, &ctx.queue, sim, options).unwrap_or_else(|e| panic!("{e}"));
+    let mut readouts = Vec::new();
+    engine
+        .run_streaming(steps, |readout, walls| {
+            readouts.push(readout.clone());
+            if let Some(servo) = servo {
+                walls.set_velocity(0, servo(readout));
+            }
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut out = sim.clone();
+    engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
+    (out, readouts, engine)
+}
+
+/// Both paths on `sim`; asserts which path each took, the same bits at the end and the same
+/// readouts, bit for bit, after every batch; returns the single-workgroup engine.
+fn compare(
+    what: &str,
+    sim: &Simulation,
+    options: impl Fn(bool) -> GpuOptions,
+    steps: u64,
+    servo: Option<fn(&WallReadout) -> glam::DVec3>,
+) -> Option<GpuEngine> {
+    let ctx = gpu()?;
+    let (general, general_readouts, general_engine) = run(&ctx, sim, options(false), steps, servo);
+    let (single, single_readouts, single_engine) = run(&ctx, sim, options(true), steps, servo);
+    assert!(!general_engine.single_workgroup(), "{what}: general path");
+    assert!(single_engine.single_workgroup(), "{what}: single workgroup");
+    eprintln!(
+        "{what}: {steps} steps in {} batches, {} contacts, {} neighbour builds, {} batches finished after a rebuild, {} regrowths",
+        single_readouts.len(),
+        single.stats.contacts,
+        single_engine.neighbour_builds().unwrap_or_default(),
+        single_engine.short_batches,
+        single_engine.regrowths
+    );
+    assert_same_bits(what, &general, &single);
+    assert_eq!(general.walls.len(), single.walls.len());
+    for (a, b) in general.walls.iter().zip(&single.walls) {
+        assert_eq!(a, b, "{what}: walls (position, velocity, force, torque)");
+    }
+    assert_eq!(
+        general_readouts.len(),
+        single_readouts.len(),
+        "{what}: batches read"
+    );
+    for (a, b) in general_readouts.iter().zip(&single_readouts) {
+        assert_eq!(a, b, "{what}: readout at step {}", a.steps);
+    }
+    assert_eq!(
+        general_engine.neighbour_builds().ok(),
+        single_engine.neighbour_builds().ok(),
+        "{what}: neighbour builds"
+    );
+    Some(single_engine)
+}
+
+/// 600 spheres rain onto a floor for 60 ms: the lists are rebuilt every few steps while they
+/// fall, more often than a batch has rounds for at first, so batches stop short and are
+/// finished from a general step; then they land and contacts form.
+#[test]
+fn a_pour_takes_the_general_paths_bits() {
+    let sim = random_spheres_on_a_floor(
+        600,
+        [0.03, 0.03, 0.04],
+        3,
+        "law = \"hertz\"\nhistory = \"true\"",
+    );
+    let steps = (0.06 / sim.dt).ceil() as u64;
+    let Some(engine) = compare("pour", &sim, options, steps, None) else {
+        return;
+    };
+    assert!(
+        engine.short_batches > 0,
+        "the pour's rebuilds never outran a batch's rounds: the short-batch path went untested"
+    );
+}
+
+/// A lid on a scheduled velocity, a servo on the floor set from each batch's floor force (as
+/// the shear test's), loads with force and velocity schedules and a locked sphere, batches of
+/// 20 steps: the times at which schedules are evaluated, the host's velocities and every
+/// readout must be the general path's.
+#[test]
+fn a_steered_scene_with_loads_takes_the_general_paths_bits() {
+    let sim = scene(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        seed = 11
+        gravity = [0.0, 0.0, -9.81]
+        [contact]
+        law = "hertz"
+        history = "true"
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = 1e7
+        poisson_ratio = 0.3
+        restitution = 0.5
+        [[particles]]
+        kind = "random"
+        material = "m"
+        count = 300
+        region = { min = [0.0, 0.0, 0.0], max = [0.02, 0.02, 0.02] }
+        size = { distribution = "uniform", min_diameter = 0.002, max_diameter = 0.003 }
+        [[loads]]
+        particles = [0]
+        force = { times = [0.0, 0.02], values = [[0.0, 0.0, 0.0], [1e-3, 0.0, -2e-3]] }
+        [[loads]]
+        particles = [1]
+        velocity = { times = [0.0, 0.03], values = [[0.0, 0.0, 0.0], [0.05, 0.0, 0.0]] }
+        lock = ["rz"]
+        [[walls]]
+        kind = "plane"
+        name = "floor"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        [[walls]]
+        kind = "plane"
+        name = "lid"
+        material = "m"
+        point = [0.0, 0.0, 0.021]
+        normal = [0.0, 0.0, -1.0]
+        velocity_schedule = { times = [0.0, 0.04], values = [[0.0, 0.0, 0.0], [0.0, 0.0, -0.1]] }
+        "#,
+    )
+    .simulation;
+    let steps = (0.05 / sim.dt).ceil() as u64;
+    let batches = |single| GpuOptions {
+        batch_steps: 20,
+        ..options(single)
+    };
+    // Pushes the floor up while it carries less than 2 mN, down otherwise.
+    let servo: fn(&WallReadout) -> glam::DVec3 = |r| {
+        let lift = 2e-3 - r.walls[0].0.z;
+        glam::DVec3::new(0.0, 0.0, (1e-3 * lift / 2e-3).clamp(-1e-3, 1e-3))
+    };
+    compare("steered", &sim, batches, steps, Some(servo));
+}
+
+/// Neighbour and wall tables too small from the start: they overflow inside the batches'
+/// general steps and are regrown, and the batch is finished from the failed step, as on the
+/// general path.
+#[test]
+fn regrowth_inside_a_single_workgroup_batch_takes_the_general_paths_bits() {
+    let sim = random_spheres_on_a_floor(
+        400,
+        [0.02, 0.02, 0.03],
+        5,
+        "law = \"hertz\"\nhistory = \"true\"",
+    );
+    let steps = (0.05 / sim.dt).ceil() as u64;
+    let small = |single| GpuOptions {
+        slots: 1,
+        wall_rows: 1,
+        ..options(single)
+    };
+    let Some(engine) = compare("regrowth", &sim, small, steps, None) else {
+        return;
+    };
+    assert!(engine.regrowths > 0, "the tables never overflowed");
+}
