@@ -27,6 +27,10 @@ pub struct BenchReport {
     /// and slots: 64 where the device has 64-bit integers (same results, fewer per-lane
     /// loads on lavapipe), 32 without them or with `--words32`; 0 on the CPU.
     pub storage_word_bits: u32,
+    /// Whether the GPU engine took each batch's steps in one workgroup (small systems,
+    /// `--gpu-path`; docs/architecture.md) rather than a dispatch per pass of every step;
+    /// `false` on the CPU.
+    pub single_workgroup: bool,
     /// Spheres in the specimen.
     pub particles: usize,
     /// Timed steps (after the warm-up).
@@ -106,6 +110,7 @@ pub fn run(
         model: model.to_owned(),
         specialized_kernels: false,
         storage_word_bits: 0,
+        single_workgroup: false,
         particles: n,
         steps,
         dt_s: after.dt,
@@ -178,6 +183,7 @@ fn gpu_run(
         adapter: ctx.describe(),
         specialized_kernels: options.specialize,
         storage_word_bits: if engine.words64() { 64 } else { 32 },
+        single_workgroup: engine.single_workgroup(),
         gpu_bytes_per_particle: by_group.iter().map(|(_, b)| b).sum(),
         gpu_bytes_per_particle_by_group: by_group,
         stages: (0..STAGES.len())
@@ -245,6 +251,14 @@ pub fn print(r: &BenchReport) {
                 ""
             } else {
                 " (--words32, or the device has no 64-bit integers)"
+            }
+        );
+        println!(
+            "steps recorded              {}",
+            if r.single_workgroup {
+                "in one workgroup per batch (--gpu-path; the stage table below times the general path's passes)"
+            } else {
+                "a dispatch per pass of every step (general path)"
             }
         );
     }

@@ -49,7 +49,7 @@ enum Command {
         overwrite: bool,
         /// How the GPU engine records its steps: `general` (a dispatch per pass of every
         /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
-        /// systems; same results), or `auto` (the latter up to 2 048 spheres).
+        /// systems; same results), or `auto` (the latter up to 4 096 spheres).
         #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
         gpu_path: GpuPath,
     },
@@ -105,7 +105,7 @@ enum Command {
         words32: bool,
         /// How the GPU engine records its steps: `general` (a dispatch per pass of every
         /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
-        /// systems; same results), or `auto` (the latter up to 2 048 spheres).
+        /// systems; same results), or `auto` (the latter up to 4 096 spheres).
         #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
         gpu_path: GpuPath,
         /// Print one JSON object on stdout instead of text (log lines go to stderr).
@@ -153,7 +153,7 @@ struct ShearArgs {
     specimen: Option<PathBuf>,
     /// How the GPU engine records its steps: `general` (a dispatch per pass of every
     /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
-    /// systems; same results), or `auto` (the latter up to 2 048 spheres).
+    /// systems; same results), or `auto` (the latter up to 4 096 spheres).
     #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
     gpu_path: GpuPath,
 }
@@ -161,7 +161,7 @@ struct ShearArgs {
 /// How the GPU engine records its steps (`GpuOptions::single_workgroup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum GpuPath {
-    /// Many steps per dispatch in one workgroup up to 2 048 spheres, the general path above.
+    /// Many steps per dispatch in one workgroup up to 4 096 spheres, the general path above.
     Auto,
     /// A dispatch per pass of every step.
     General,

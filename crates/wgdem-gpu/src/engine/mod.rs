@@ -101,11 +101,12 @@ pub struct GpuOptions {
     pub single_workgroup: Option<bool>,
 }
 
-/// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup: on
-/// lavapipe (2 cores) a step of the general path costs about 1.3 ms of dispatches whatever the
-/// size, a workgroup's step about 0.4 µs per particle on one core; measured in
-/// docs/performance.md.
-pub const SINGLE_WORKGROUP_MAX: u32 = 2048;
+/// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup. On
+/// lavapipe (2 cores) a general step costs about 1.3 ms of dispatches whatever its size, and
+/// the workgroup (one core) about 0.5–0.7 µs per sphere-step of a dense packing: on `wgdem
+/// bench`'s lattice it was the faster up to 3 840 spheres and the slower from 8 000
+/// (docs/decisions/single-workgroup.md). Not measured on a hardware GPU.
+pub const SINGLE_WORKGROUP_MAX: u32 = 4096;
 
 impl Default for GpuOptions {
     fn default() -> Self {
