@@ -4,7 +4,7 @@
 //! alone, and `shader_validation.rs` checks every row against its kernels' WGSL by name,
 //! binding and access, without a GPU.
 
-use super::bindings::{Buf, Table, read, uniform, unused, write};
+use super::bindings::{Bind, Buf, Row, Table, read, uniform, unused, write};
 
 /// `rebuild.*`: `args` is the indirect-argument buffer (a stand-in for
 /// `rebuild.walls_near`, which is itself dispatched from it).
@@ -147,38 +147,25 @@ pub const INTEGRATE: Table = &[
     read("points", Buf::SchedulePoints),
 ];
 
-/// `integrate.steps`: the contact pass's bindings and the integration's, on one slot chunk,
-/// and the wall points of the last build.
-pub const STEPS: Table = &[
-    uniform("params", Buf::Params),
-    write("pos", Buf::Position),
-    write("vel", Buf::Velocity),
-    write("pred", Buf::Predicted),
-    read("material", Buf::Material),
-    read("pair_table", Buf::PairTable),
-    write("walls", Buf::Walls),
-    read("count", Buf::NeighbourCount),
-    write("slots", Buf::ChunkSlots),
-    write("wall_slots", Buf::WallSlots),
-    write("wall_partial", Buf::WallPartial),
-    write("ft", Buf::ForceTorque),
-    write("stats", Buf::ContactStats),
-    uniform("chunk", Buf::ChunkRange),
-    write("counters", Buf::Counters),
-    write("work", Buf::ContactWork),
-    read("wall_mask", Buf::WallMask),
-    read("wall_row", Buf::WallRow),
-    write("fine", Buf::LowParts),
-    write("omega", Buf::AngularVelocity),
-    write("orientation", Buf::Orientation),
-    read("built_at", Buf::BuiltAt),
-    write("state", Buf::RebuildState),
-    read("ids", Buf::StableIds),
-    read("drive_of", Buf::DriveOf),
-    read("drives", Buf::Drives),
-    read("points", Buf::SchedulePoints),
-    read("walls_built", Buf::WallsBuilt),
-];
+/// `integrate.steps`: the integration's bindings where it has them, the contact pass's in its
+/// gaps (on one slot chunk), then the wall points of the last build.
+pub const STEPS: Table = &steps_table();
+
+const STEPS_ROWS: usize = INTEGRATE.len() + 1;
+
+const fn steps_table() -> [Row; STEPS_ROWS] {
+    let mut rows = [unused(); STEPS_ROWS];
+    let mut k = 0;
+    while k < INTEGRATE.len() {
+        rows[k] = match INTEGRATE[k].access {
+            Bind::Unused => CONTACTS[k],
+            _ => INTEGRATE[k],
+        };
+        k += 1;
+    }
+    rows[INTEGRATE.len()] = read("walls_built", Buf::WallsBuilt);
+    rows
+}
 
 /// `permute.*`, one bind group per (array, column block, slot chunk): a block of `data`
 /// through the scratch (the force–torque buffer, free between steps), in the sorted order.
