@@ -66,6 +66,24 @@ pub fn bad_argument(what: &str, field: &str, message: impl std::fmt::Display) ->
 
 /// Whether `backend`, an argument of `what`, asks for the GPU engine ("gpu") or the CPU
 /// reference ("cpu"); anything else is a `ConfigError`.
+/// How the GPU engine records its steps (`gpu_path`, as `--gpu-path`): `"auto"` (one
+/// workgroup up to 4 096 spheres), `"general"` or `"single-workgroup"`
+/// (`GpuOptions::single_workgroup`).
+pub fn gpu_path(what: &str, path: &str) -> PyResult<Option<bool>> {
+    match path {
+        "auto" => Ok(None),
+        "general" => Ok(Some(false)),
+        "single-workgroup" => Ok(Some(true)),
+        other => Err(bad_argument(
+            what,
+            "gpu_path",
+            format!(
+                "\"{other}\" is not a GPU path; use \"auto\", \"general\" or \"single-workgroup\""
+            ),
+        )),
+    }
+}
+
 pub fn is_gpu(what: &str, backend: &str) -> PyResult<bool> {
     match backend {
         "gpu" => Ok(true),

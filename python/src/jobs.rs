@@ -54,7 +54,7 @@ impl Output {
 /// Runs a direct shear test (see `wgdem.shear` in `wgdem/__init__.py`); returns the summary
 /// and the rows as JSON, and the output directory if it is kept.
 #[pyfunction]
-#[pyo3(signature = (config, backend = "gpu", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None))]
+#[pyo3(signature = (config, backend = "gpu", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn shear_json(
     py: Python<'_>,
@@ -66,8 +66,10 @@ pub fn shear_json(
     progress: bool,
     overwrite: bool,
     specimen: Option<PathBuf>,
+    gpu_path: &str,
 ) -> PyResult<(String, String, Option<String>)> {
     let gpu = crate::errors::is_gpu("wgdem.shear", backend)?;
+    let single_workgroup = crate::errors::gpu_path("wgdem.shear", gpu_path)?;
     let (text, file) = toml_argument(config, "<shear config text>")?;
     let setup = ShearSetup::parse_scaled(&text, &file, particles).map_err(to_py)?;
     let specimen = specimen
@@ -90,6 +92,7 @@ pub fn shear_json(
     let mut engine: Box<dyn Backend + Send> = if gpu {
         let options = GpuOptions {
             batch_steps: run.setup().config.simulation.control_interval_steps as u32,
+            single_workgroup,
             ..GpuOptions::default()
         };
         let sim = run.simulation();

@@ -71,12 +71,16 @@ impl Session {
         sim: CpuSimulation,
         backend: &str,
         adapter: Option<&str>,
+        single_workgroup: Option<bool>,
         input_toml: String,
         source: String,
     ) -> PyResult<Self> {
         let engine = if crate::errors::is_gpu("Simulation", backend)? {
-            let backend =
-                GpuBackend::new(adapter, &sim, GpuOptions::default()).map_err(gpu_to_py)?;
+            let options = GpuOptions {
+                single_workgroup,
+                ..GpuOptions::default()
+            };
+            let backend = GpuBackend::new(adapter, &sim, options).map_err(gpu_to_py)?;
             Engine::Gpu(Box::new(backend))
         } else {
             Engine::Cpu
@@ -313,15 +317,25 @@ impl Simulation {
 #[pymethods]
 impl Simulation {
     /// A simulation of `scene` at time 0 on `backend` ("gpu" or "cpu"); `adapter` picks a GPU
-    /// by (part of) its name, as `--adapter` does. Raises `EngineError` when no GPU adapter
-    /// can be used (with what to install), `ConfigError` for an unknown backend.
+    /// by (part of) its name, as `--adapter` does; `gpu_path` ("auto", "general" or
+    /// "single-workgroup", as `--gpu-path`) how the GPU engine records its steps. Raises
+    /// `EngineError` when no GPU adapter can be used (with what to install), `ConfigError`
+    /// for an unknown backend or GPU path.
     #[new]
-    #[pyo3(signature = (scene, backend = "gpu", adapter = None))]
-    fn new(py: Python<'_>, scene: &Scene, backend: &str, adapter: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (scene, backend = "gpu", adapter = None, gpu_path = "auto"))]
+    fn new(
+        py: Python<'_>,
+        scene: &Scene,
+        backend: &str,
+        adapter: Option<&str>,
+        gpu_path: &str,
+    ) -> PyResult<Self> {
+        let single_workgroup = crate::errors::gpu_path("Simulation", gpu_path)?;
         let input_toml = scene.input_toml()?;
         let sim = scene.scene.simulation.clone();
         let source = scene.scene.source.clone();
-        let session = py.detach(|| Session::new(sim, backend, adapter, input_toml, source))?;
+        let session = py
+            .detach(|| Session::new(sim, backend, adapter, single_workgroup, input_toml, source))?;
         Ok(Self { session })
     }
 
@@ -615,10 +629,17 @@ impl Simulation {
     /// The simulation saved in `path` by `Simulation.checkpoint`, on the backend that saved
     /// it (a GPU state restores on a GPU; `adapter` picks one). The scene is rebuilt from the
     /// copy the checkpoint holds (packing files must still be where they were). A damaged
-    /// file, or one that is not such a checkpoint, is a `ConfigError` saying which.
+    /// file, or one that is not such a checkpoint, is a `ConfigError` saying which. `gpu_path`
+    /// as for a new simulation (the same bits either way).
     #[staticmethod]
-    #[pyo3(signature = (path, adapter = None))]
-    fn restore(py: Python<'_>, path: PathBuf, adapter: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (path, adapter = None, gpu_path = "auto"))]
+    fn restore(
+        py: Python<'_>,
+        path: PathBuf,
+        adapter: Option<&str>,
+        gpu_path: &str,
+    ) -> PyResult<Self> {
+        let single_workgroup = crate::errors::gpu_path("Simulation.restore", gpu_path)?;
         let again = "start the simulation again from its scene";
         let bytes = std::fs::read(&path).map_err(|e| to_py(wgdem_core::Error::io(&path, e)))?;
         let payload = checkpoint::open_any_input(&path, &bytes, Kind::Simulation, FORMAT, again)
@@ -641,8 +662,14 @@ impl Simulation {
         let mut sim = scene.scene.simulation.clone();
         sim.restore(saved.sim);
         py.detach(|| {
-            let mut session =
-                Session::new(sim, &saved.backend, adapter, saved.input_toml, saved.source)?;
+            let mut session = Session::new(
+                sim,
+                &saved.backend,
+                adapter,
+                single_workgroup,
+                saved.input_toml,
+                saved.source,
+            )?;
             if let Engine::Gpu(gpu) = &mut session.engine {
                 gpu.restore_state(&session.sim, &saved.engine)
                     .map_err(to_py)?;

@@ -83,3 +83,20 @@ def test_steered_velocities_give_the_same_motion_on_both():
     fc, fg = cc["normal_force"][order_c], gc["normal_force"][order_g]
     assert np.abs(fc - fg).max() < 1e-3 * scale
     assert len(cpu.wall_contacts()["wall"]) == len(gpu.wall_contacts()["wall"]) > 0
+
+
+def test_both_gpu_paths_give_the_same_bits_and_a_bad_path_is_refused():
+    """``gpu_path="single-workgroup"`` (a batch's steps in one dispatch) and ``"general"`` (a
+    dispatch per pass of every step) run the same arithmetic in the same order: Potyondy's 27
+    balls falling onto the floor end in the same bits, wall forces included. An unknown path
+    is a ConfigError naming the argument."""
+    scene = wgdem.Scene.from_toml(ASSETS / "scenes" / "potyondy_27_balls.toml")
+    general = wgdem.Simulation(scene, backend="gpu", gpu_path="general")
+    single = wgdem.Simulation(scene, backend="gpu", gpu_path="single-workgroup")
+    for sim in (general, single):
+        sim.step(3000)
+    assert np.array_equal(general.positions(), single.positions())
+    assert np.array_equal(general.velocities(), single.velocities())
+    assert np.array_equal(general.wall_forces(), single.wall_forces())
+    with pytest.raises(wgdem.ConfigError, match="gpu_path"):
+        wgdem.Simulation(scene, backend="gpu", gpu_path="fast")

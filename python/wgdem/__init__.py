@@ -88,6 +88,7 @@ def shear(
     progress: bool = True,
     overwrite: bool = False,
     specimen: Optional[PathOrText] = None,
+    gpu_path: str = "auto",
 ) -> JobResult:
     """Runs a direct shear test, as ``wgdem shear`` does.
 
@@ -99,6 +100,9 @@ def shear(
     particles: scales the preset to this many spheres (box, packing and strain kept).
     progress: shows a line per stage with an ETA on stderr.
     specimen: starts from a saved packing (preparation skipped).
+    gpu_path: how the GPU engine records its steps, as ``--gpu-path``: ``"auto"`` (one
+        workgroup per batch up to 4 096 spheres), ``"general"`` or ``"single-workgroup"``;
+        the same results either way.
 
     Returns ``(summary, series)``: ``summary.json`` as a dict (peak and residual friction
     angles, dilation, void ratios, ...) and the rows of ``shear.csv``. Ctrl-C stops between
@@ -113,6 +117,7 @@ def shear(
         progress=progress,
         overwrite=overwrite,
         specimen=None if specimen is None else str(specimen),
+        gpu_path=gpu_path,
     )
     return JobResult(json.loads(summary), _series(rows))
 

@@ -52,9 +52,16 @@ class Simulation:
     """A scene stepped on the GPU engine (``backend="gpu"``) or the f64 CPU reference
     (``backend="cpu"``), read as NumPy arrays and steered between calls to ``step``."""
 
-    def __init__(self, scene: Scene, backend: str = "gpu", adapter: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        scene: Scene,
+        backend: str = "gpu",
+        adapter: Optional[str] = None,
+        gpu_path: str = "auto",
+    ) -> None:
         """Raises EngineError when no GPU adapter can be used, ConfigError for an unknown
-        backend."""
+        backend or GPU path. ``gpu_path``: ``"auto"``, ``"general"`` or
+        ``"single-workgroup"``, as ``--gpu-path`` (the same bits either way)."""
     def step(self, n: int) -> None:
         """Advances ``n`` steps with the GIL released; Ctrl-C raises KeyboardInterrupt at the
         next engine call, leaving the simulation usable. Raises BlowUpError on a blow-up."""
@@ -126,7 +133,9 @@ class Simulation:
     def checkpoint(self, path: PathLike) -> None:
         """Writes the whole state to ``path``, atomically."""
     @staticmethod
-    def restore(path: PathLike, adapter: Optional[str] = None) -> "Simulation":
+    def restore(
+        path: PathLike, adapter: Optional[str] = None, gpu_path: str = "auto"
+    ) -> "Simulation":
         """The simulation saved by ``checkpoint``, on the backend that saved it; continues to
         the same bits. A damaged or foreign file is a ConfigError saying which."""
 
@@ -139,6 +148,7 @@ def shear_json(
     progress: bool = True,
     overwrite: bool = False,
     specimen: Optional[PathLike] = None,
+    gpu_path: str = "auto",
 ) -> Tuple[str, str, Optional[str]]: ...
 def contact_json(
     case: PathLike,
