@@ -123,13 +123,7 @@ fn a_steered_scene_with_loads_takes_the_general_paths_bits() {
         [contact]
         law = "hertz"
         history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = 1e7
-        poisson_ratio = 0.3
-        restitution = 0.5
+        # fixture: material_m
         [[particles]]
         kind = "random"
         material = "m"

@@ -47,11 +47,8 @@ enum Command {
         /// Replace the results of an earlier run in the output directory.
         #[arg(long)]
         overwrite: bool,
-        /// How the GPU engine records its steps: `general` (a dispatch per pass of every
-        /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
-        /// systems; same results), or `auto` (the latter up to 4 096 spheres).
-        #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
-        gpu_path: GpuPath,
+        #[command(flatten)]
+        gpu_path: GpuPathArg,
     },
     /// Run a direct shear test: preparation, consolidation under a servo-controlled normal
     /// stress, shear at constant speed. Writes shear.csv, summary.json, plots/ (PNG, SVG),
@@ -103,11 +100,8 @@ enum Command {
         /// the device has 64-bit integers (same results, slower on lavapipe; for comparison).
         #[arg(long)]
         words32: bool,
-        /// How the GPU engine records its steps: `general` (a dispatch per pass of every
-        /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
-        /// systems; same results), or `auto` (the latter up to 4 096 spheres).
-        #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
-        gpu_path: GpuPath,
+        #[command(flatten)]
+        gpu_path: GpuPathArg,
         /// Print one JSON object on stdout instead of text (log lines go to stderr).
         #[arg(long)]
         json: bool,
@@ -151,11 +145,18 @@ struct ShearArgs {
     /// lie inside the box; consolidation begins at once.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     specimen: Option<PathBuf>,
-    /// How the GPU engine records its steps: `general` (a dispatch per pass of every
-    /// step), `single-workgroup` (many steps per dispatch in one workgroup, for small
-    /// systems; same results), or `auto` (the latter up to 4 096 spheres).
-    #[arg(long, value_enum, default_value_t = GpuPath::Auto)]
-    gpu_path: GpuPath,
+    #[command(flatten)]
+    gpu_path: GpuPathArg,
+}
+
+/// `--gpu-path`, on every command that steps the GPU engine.
+#[derive(Debug, clap::Args)]
+struct GpuPathArg {
+    /// How the GPU engine records its steps: `general` (a dispatch per pass of every step),
+    /// `single-workgroup` (many steps per dispatch in one workgroup, for small systems; same
+    /// results), or `auto` (the latter up to 4 096 spheres).
+    #[arg(long = "gpu-path", value_name = "KIND", value_enum, default_value_t = GpuPath::Auto)]
+    path: GpuPath,
 }
 
 /// How the GPU engine records its steps (`GpuOptions::single_workgroup`).
@@ -355,7 +356,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
     };
     let options = GpuSettings {
         batch_steps: Some(setup.config.simulation.control_interval_steps as u32),
-        single_workgroup: gpu_path.single_workgroup(),
+        single_workgroup: gpu_path.path.single_workgroup(),
         ..GpuSettings::default()
     };
     let mut engine = make_backend(
@@ -447,7 +448,7 @@ fn run_scene(
     out: PathBuf,
     resume: Option<PathBuf>,
     overwrite: bool,
-    gpu_path: GpuPath,
+    gpu_path: GpuPathArg,
 ) -> Result<(), String> {
     let mut scene = wgdem_io::load_scene(&path).map_err(cli_error)?;
     let mut engine = make_backend(
@@ -455,7 +456,7 @@ fn run_scene(
         adapter.as_deref(),
         &scene.simulation,
         GpuSettings {
-            single_workgroup: gpu_path.single_workgroup(),
+            single_workgroup: gpu_path.path.single_workgroup(),
             ..GpuSettings::default()
         },
     )?;
@@ -542,7 +543,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                 GpuSettings {
                     specialize: !generic_kernels,
                     words64: !words32,
-                    single_workgroup: gpu_path.single_workgroup(),
+                    single_workgroup: gpu_path.path.single_workgroup(),
                     ..GpuSettings::default()
                 },
                 |line| log::info!("{line}"),

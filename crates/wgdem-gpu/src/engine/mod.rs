@@ -157,9 +157,6 @@ struct Shape {
     slot_words: usize,
     /// Rows of wall slots the wall table holds.
     wall_rows: u32,
-    /// Whether batches take their steps in one workgroup (`integrate.steps`) between general
-    /// steps (see [`GpuOptions::single_workgroup`]); while the slots are in one chunk.
-    single_workgroup: bool,
 }
 
 /// The compiled kernels and their bind groups.
@@ -253,7 +250,6 @@ impl GpuEngine {
                 slot_kind,
                 slot_words,
                 wall_rows,
-                single_workgroup,
             },
             pipelines: Pipelines {
                 kernels,
@@ -381,7 +377,7 @@ impl GpuEngine {
                 &self.device,
                 self.shape.slot_kind,
                 self.pipelines.spec,
-                self.shape.single_workgroup,
+                self.pipelines.kernels.steps.is_some(),
             );
             self.rebind();
         }

@@ -80,7 +80,7 @@ impl GpuEngine {
             &self.device,
             self.shape.slot_kind,
             self.pipelines.spec,
-            self.shape.single_workgroup,
+            self.pipelines.kernels.steps.is_some(),
         );
         self.tables_resized();
         Ok(())

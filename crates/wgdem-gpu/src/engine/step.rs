@@ -155,7 +155,7 @@ impl GpuEngine {
             Stage::Contacts => {
                 self.contact_forces(pass, kind.reduce || kind.partials);
                 if kind.reduce {
-                    self.reduce(pass, None);
+                    self.reduce(pass, false);
                 }
             }
             Stage::Integrate => self.integrate(pass),
@@ -229,25 +229,22 @@ impl GpuEngine {
     }
 
     /// `wall_reduce`: per-wall force and torque, and the contact counts, from the last
-    /// step's per-workgroup sums; with the dispatch sizes of the step (`None`, zero after an
-    /// overflow), or `Some(walls)` workgroups for the walls and one for the counts at the end
-    /// of a single-workgroup batch (whose last step may have been in `integrate.steps`).
-    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, direct: Option<u32>) {
+    /// step's per-workgroup sums: with the dispatch sizes of the step (zero after an
+    /// overflow), or, `direct`, one workgroup per wall and one for the counts at the end of a
+    /// single-workgroup batch (whose last step may have been in `integrate.steps`).
+    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, direct: bool) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         let walls = self.shape.params.n_walls;
-        match direct {
-            None => {
-                if walls > 0 {
-                    self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
-                }
-                self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
+        if direct {
+            if walls > 0 {
+                direct_dispatch(pass, &k.reduce_walls, &g.reduce, walls);
             }
-            Some(walls) => {
-                if walls > 0 {
-                    direct_dispatch(pass, &k.reduce_walls, &g.reduce, walls);
-                }
-                direct_dispatch(pass, &k.reduce_stats, &g.reduce, 1);
+            direct_dispatch(pass, &k.reduce_stats, &g.reduce, 1);
+        } else {
+            if walls > 0 {
+                self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
             }
+            self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
         }
     }
 
@@ -287,7 +284,7 @@ impl GpuEngine {
             general(pass, StepKind::default());
             direct_dispatch(pass, kernel, group, 1);
         }
-        self.reduce(pass, Some(self.shape.params.n_walls));
+        self.reduce(pass, true);
     }
 
     /// `integrate` (semi-implicit Euler in double-single, flagging a particle that has moved

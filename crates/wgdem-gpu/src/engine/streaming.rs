@@ -315,12 +315,10 @@ impl GpuEngine {
     }
 
     /// Whether batches take their steps in one workgroup between general steps
-    /// ([`super::GpuOptions::single_workgroup`]): chosen when the engine was made, and while
-    /// the neighbour slots fit one chunk.
+    /// ([`super::GpuOptions::single_workgroup`]): chosen when the engine was made (its kernel
+    /// compiled), and while the neighbour slots fit one chunk.
     pub fn single_workgroup(&self) -> bool {
-        self.shape.single_workgroup
-            && self.pipelines.groups.steps.is_some()
-            && self.buffers.chunks.len() == 1
+        self.pipelines.groups.steps.is_some() && self.buffers.chunks.len() == 1
     }
 
     /// Steps from `step` to the first step at whose start the next pending moisture event is
