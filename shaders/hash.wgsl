@@ -1,7 +1,8 @@
-// hash.wgsl — cell (packed in one word, common.wgsl `pack_cell`) and bucket of every particle;
-// the values to sort are the particle indices.
-// `order` gives the key of a reorder instead: the cell's place on a Morton curve, so that
-// particles close in space end up close in memory (buckets are scattered on purpose, and an
+// hash.wgsl — cell (packed in one word, common.wgsl `pack_cell`) and bucket of every particle,
+// each bucket's particles counted for the sort by bucket (`buckets.wgsl`).
+// `order` gives the key of a reorder instead, with the particle indices as the values to sort
+// (`radix.wgsl`): the cell's place on a Morton curve, so that particles close in space end up
+// close in memory (buckets are scattered on purpose, and an
 // order by bucket would put neighbouring cells anywhere in the arrays).
 // CPU twin: the cell/bucket closures of `broadphase::pairs_within` (`order`: none; the CPU
 // reference never reorders).
@@ -14,6 +15,7 @@ import package::common::{Position, SimParams, bucket_of, cell_of, pack_cell};
 @group(0) @binding(2) var<storage, read_write> cells: array<u32>;
 @group(0) @binding(3) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(4) var<storage, read_write> vals: array<u32>;
+@group(0) @binding(5) var<storage, read_write> bucket_count: array<atomic<u32>>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -23,8 +25,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let c = cell_of(pos[i], params.cell_size);
     cells[i] = pack_cell(c);
-    keys[i] = bucket_of(c, params.table_bits);
-    vals[i] = i;
+    let b = bucket_of(c, params.table_bits);
+    keys[i] = b;
+    atomicAdd(&bucket_count[b], 1u);
 }
 
 // Bit k of the low 9 bits of v moved to bit 3k.
@@ -38,7 +41,7 @@ fn spread3(v: u32) -> u32 {
 }
 
 // The Morton code of the cell's coordinates (plus 256) modulo 512: 27 bits, which the engine
-// sorts with 7 or 8 radix passes. The cells of each aligned 2^k-cube of the grid share a range
+// sorts with 7 radix passes. The cells of each aligned 2^k-cube of the grid share a range
 // of codes, at every k. Cells 512 apart along an axis share codes, and a scene wider than 512
 // cells has a seam: both only cost locality, never correctness.
 @compute @workgroup_size(WG)

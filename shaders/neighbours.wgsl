@@ -30,7 +30,7 @@ import package::common::{
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
 @group(0) @binding(2) var<storage, read> cells: array<u32>;    // `hash`'s packed cells
 @group(0) @binding(3) var<storage, read> sorted_vals: array<u32>;
-@group(0) @binding(4) var<storage, read> ranges: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read> bucket_start: array<u32>;  // `buckets.scan`
 @group(0) @binding(5) var<storage, read_write> count: array<u32>;
 @group(0) @binding(6) var<storage, read_write> slots: array<Slot>;
 @group(0) @binding(7) var<storage, read_write> counters: Counters;
@@ -68,8 +68,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             for (var dz = -1; dz <= 1; dz++) {
                 let nc = c + vec3<i32>(dx, dy, dz);
                 let packed = pack_cell(nc);
-                let r = ranges[bucket_of(nc, params.table_bits)];
-                for (var s = r.x; s < r.y; s++) {
+                let b = bucket_of(nc, params.table_bits);
+                let end = bucket_start[b + 1u];
+                for (var s = bucket_start[b]; s < end; s++) {
                     let j = sorted_vals[s];
                     // A particle of another cell in the same bucket is skipped, so each
                     // partner is listed once. (One whose cell only packs like `nc` lies 1024

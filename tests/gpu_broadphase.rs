@@ -1,5 +1,5 @@
-//! The GPU broadphase (hash, WGSL radix sort, cell ranges, neighbour lists) finds the pairs an
-//! O(N²) search finds.
+//! The GPU broadphase (hash, WGSL counting sort by bucket with each bucket's range, neighbour
+//! lists) finds the pairs an O(N²) search finds.
 
 mod common;
 

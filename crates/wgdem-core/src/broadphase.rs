@@ -1,6 +1,6 @@
 //! Broadphase: which spheres may touch.
 //!
-//! A spatial hash, the CPU twin of the GPU's radix-sorted hash: each sphere's cell
+//! A spatial hash, the CPU twin of the GPU's bucket-sorted hash: each sphere's cell
 //! `floor(x / h)` (cell size `h` ≥ the largest diameter plus the margin) is hashed into a table of
 //! `2^k ≥ 2N` buckets (Teschner et al. 2003, "Optimized spatial hashing for collision detection
 //! of deformable objects"), particles are counting-sorted by bucket, and each sphere scans the

@@ -25,7 +25,7 @@ pub const KERNELS: [(&str, &str); 11] = [
     ("commit", include_str!("../../../shaders/commit.wgsl")),
     ("hash", include_str!("../../../shaders/hash.wgsl")),
     ("radix", include_str!("../../../shaders/radix.wgsl")),
-    ("ranges", include_str!("../../../shaders/ranges.wgsl")),
+    ("buckets", include_str!("../../../shaders/buckets.wgsl")),
     (
         "neighbours",
         include_str!("../../../shaders/neighbours.wgsl"),

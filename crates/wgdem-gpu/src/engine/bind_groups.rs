@@ -6,7 +6,7 @@ use wgpu::util::DeviceExt;
 use super::GpuEngine;
 use super::bindings::{At, Bind, Buf};
 use super::kernels::{Kernel, Kernels};
-use super::state::{Buffers, order_passes};
+use super::state::{Buffers, ORDER_PASSES};
 use super::step::Args;
 use crate::layout::Permute;
 use crate::shared::PERMUTE_BLOCK;
@@ -41,8 +41,9 @@ pub(super) struct BindGroups {
     /// is itself dispatched from them.
     pub(super) rebuild_walls: wgpu::BindGroup,
     pub(super) hash: wgpu::BindGroup,
+    /// One per radix pass of the reorder's sort.
     pub(super) radix: Vec<wgpu::BindGroup>,
-    pub(super) ranges: wgpu::BindGroup,
+    pub(super) buckets: wgpu::BindGroup,
     /// One per slot chunk.
     pub(super) neighbours: Vec<wgpu::BindGroup>,
     pub(super) commit: wgpu::BindGroup,
@@ -61,14 +62,11 @@ impl GpuEngine {
         device: &wgpu::Device,
         k: &Kernels,
         b: &Buffers,
-        passes: u32,
         n: u32,
         slot_row: u32,
     ) -> BindGroups {
-        let sorted = (passes % 2) as usize;
-        let bind = |label: &str, kernel: &Kernel, at: At<'_>| {
-            bind_table(device, label, kernel, b, &At { sorted, ..at })
-        };
+        let bind =
+            |label: &str, kernel: &Kernel, at: At<'_>| bind_table(device, label, kernel, b, &at);
         let every = At::default();
         let in_chunk = |c| At {
             chunk: Some(c),
@@ -169,7 +167,7 @@ impl GpuEngine {
             ),
             commit: bind("dem.rebuild.commit", &k.rebuild_commit, every),
             hash: bind("dem.hash", &k.hash, every),
-            radix: (0..order_passes(passes) as usize)
+            radix: (0..ORDER_PASSES as usize)
                 .map(|p| {
                     bind(
                         "dem.radix",
@@ -181,7 +179,7 @@ impl GpuEngine {
                     )
                 })
                 .collect(),
-            ranges: bind("dem.ranges", &k.ranges_clear, every),
+            buckets: bind("dem.buckets", &k.buckets_scan, every),
             neighbours: per_chunk("dem.neighbours", &k.neighbours),
             contacts: per_chunk("dem.contact_forces", &k.contacts),
             reduce: bind("dem.wall_reduce", &k.reduce_walls, every),

@@ -4,7 +4,7 @@
 //! table alone, so that a buffer cannot land in another's slot, and a test checks every row
 //! against the kernels' WGSL by name.
 
-use super::state::{Buffers, SlotChunk};
+use super::state::{Buffers, SORTED, SlotChunk};
 
 /// How a kernel binds one buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,12 +119,13 @@ pub enum Buf {
     RadixShift,
     /// Per-tile digit histograms (`dem.radix.tile_hist`).
     TileHist,
-    /// The keys and values the bucket sort ends in.
-    SortedKeys,
-    /// See [`Buf::SortedKeys`].
+    /// The particle indices in the order both sorts end in (by bucket, or by Morton code
+    /// during a reorder): value buffer [`SORTED`].
     SortedVals,
-    /// Each bucket's range of the sorted order (`dem.cell_ranges`).
-    Ranges,
+    /// Each bucket's first place in the sorted order, and the end (`dem.bucket_start`).
+    BucketStart,
+    /// Particles per bucket while sorting, zero between builds (`dem.bucket_count`).
+    BucketCount,
     /// Neighbours per particle (`dem.neighbour_count`).
     NeighbourCount,
     /// The bind group's slot chunk: its slots and its `Chunk` uniform.
@@ -184,8 +185,6 @@ pub(super) struct At<'a> {
     pub(super) chunk: Option<&'a SlotChunk>,
     /// The radix pass (its parity picks [`Buf::KeysIn`] and the rest).
     pub(super) radix_pass: usize,
-    /// The buffer of the key/value pair the bucket sort ends in.
-    pub(super) sorted: usize,
     /// Bind the stand-in buffer as [`Buf::DispatchArgs`].
     pub(super) args_stand_in: bool,
     /// The reorder's `Permute` uniform, inverse order and array.
@@ -225,9 +224,9 @@ impl Buffers {
             Buf::ValsOut => &self.vals[output],
             Buf::RadixShift => &self.radix_passes[at.radix_pass],
             Buf::TileHist => &self.tile_hist,
-            Buf::SortedKeys => &self.keys[at.sorted],
-            Buf::SortedVals => &self.vals[at.sorted],
-            Buf::Ranges => &self.ranges,
+            Buf::SortedVals => &self.vals[SORTED],
+            Buf::BucketStart => &self.bucket_start,
+            Buf::BucketCount => &self.bucket_count,
             Buf::NeighbourCount => &self.counts,
             Buf::ChunkSlots => &chunk().slots,
             Buf::ChunkRange => &chunk().range,

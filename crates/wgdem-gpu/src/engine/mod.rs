@@ -149,8 +149,6 @@ pub struct GpuEngine {
 struct Shape {
     /// The kernels' parameters (counts, sizes, the scene's constants).
     params: SimParams,
-    /// Radix passes of the bucket sort.
-    radix_passes: u32,
     /// Layout of the neighbour slots.
     slot_kind: SlotKind,
     /// u32 words per contact slot: 4, or 8 when some pair uses the Kuhn or hill model.
@@ -226,7 +224,6 @@ impl GpuEngine {
         let wall_rows = initial_wall_rows(sim, &options, skin);
         check_tables(device, &params, wall_rows, slot_words)?;
         let scene = SceneArrays::of(sim);
-        let radix_passes = params.table_bits.div_ceil(4);
         let buffers = Buffers::upload(device, sim, &params, &scene, chunks, wall_rows, slot_words);
         let spec = specialization(device, &options, &params, &scene);
         let single_workgroup = single_workgroup(device, &options, &params);
@@ -235,7 +232,6 @@ impl GpuEngine {
             device,
             &kernels,
             &buffers,
-            radix_passes,
             params.n,
             params.slots * slot_words as u32,
         );
@@ -246,7 +242,6 @@ impl GpuEngine {
             buffers,
             shape: Shape {
                 params,
-                radix_passes,
                 slot_kind,
                 slot_words,
                 wall_rows,

@@ -194,7 +194,8 @@ impl GpuEngine {
             &b.vals[0],
             &b.vals[1],
             &b.tile_hist,
-            &b.ranges,
+            &b.bucket_start,
+            &b.bucket_count,
         ];
         sort.extend(b.radix_passes.iter());
         let mut other = vec![

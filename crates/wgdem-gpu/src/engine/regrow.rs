@@ -187,7 +187,6 @@ impl GpuEngine {
             &self.device,
             &self.pipelines.kernels,
             &self.buffers,
-            self.shape.radix_passes,
             self.shape.params.n,
             self.shape.params.slots * self.shape.slot_words as u32,
         );

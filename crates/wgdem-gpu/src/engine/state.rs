@@ -89,12 +89,13 @@ pub(super) fn check_table(
     Ok(())
 }
 
-/// Radix passes of a reorder's sort by Morton code (27 bits, `hash.order`): 7 or 8, with the
-/// parity of the bucket sort's `radix_passes` (at most 8), so that both sorts end in the same
-/// buffer.
-pub(super) fn order_passes(radix_passes: u32) -> u32 {
-    8 - radix_passes % 2
-}
+/// Radix passes of a reorder's sort by Morton code (27 bits, `hash.order`): 7 of 4 bits, from
+/// the first key/value pair into the second.
+pub(super) const ORDER_PASSES: u32 = 7;
+
+/// The value buffer both sorts end in: the reorder's radix sort after its [`ORDER_PASSES`]
+/// (an odd number), and `buckets.scatter`.
+pub(super) const SORTED: usize = 1;
 
 pub(super) struct Buffers {
     pub(super) params: wgpu::Buffer,
@@ -121,11 +122,15 @@ pub(super) struct Buffers {
     pub(super) stats: wgpu::Buffer,
     /// Each particle's cell, packed in one word (common.wgsl `pack_cell`).
     pub(super) cells: wgpu::Buffer,
-    /// The sort's keys. During a reorder, `keys[0]` holds the old index → new index map.
+    /// The sorts' keys (`keys[0]`: each particle's bucket, from `hash`). During a reorder,
+    /// `keys[0]` holds the old index → new index map.
     pub(super) keys: [wgpu::Buffer; 2],
     pub(super) vals: [wgpu::Buffer; 2],
     pub(super) tile_hist: wgpu::Buffer,
-    pub(super) ranges: wgpu::Buffer,
+    /// Each bucket's first place in the sorted order (2^bits + 1 words: the last is the end).
+    pub(super) bucket_start: wgpu::Buffer,
+    /// Particles per bucket during a sort, zero between builds.
+    pub(super) bucket_count: wgpu::Buffer,
     /// Partners listed per particle (rewritten in place by `neighbours`).
     pub(super) counts: wgpu::Buffer,
     /// The neighbour slots (contact history), split by particle so that no binding exceeds

@@ -7,12 +7,13 @@
 //!    host) or wall moved half the skin since the last build? The answer becomes the indirect
 //!    dispatch sizes of steps 2–5 (full or zero), so the lists are rebuilt only when needed and
 //!    the host never has to ask;
-//! 2. `hash`: cell and bucket of every particle;
-//! 3. `radix.count` / `radix.scan` / `radix.scatter` × passes: stable sort of (bucket, index);
-//!    (every `reorder_every` steps, at a batch start, with a rebuild forced, first
-//!    `hash.order` and a radix sort by the cells' Morton code, then `permute.*`, which
-//!    reorders all particle data, neighbour slots and stable ids into that order;)
-//! 4. `ranges.clear`, `ranges.mark`: each bucket's range in the sorted order;
+//! 2. (every `reorder_every` steps, at a batch start, with a rebuild forced: `hash.order`,
+//!    `radix.count` / `radix.scan` / `radix.scatter` × 7, a stable sort by the cells' Morton
+//!    code, then `permute.*`, which reorders all particle data, neighbour slots and stable ids
+//!    into that order;)
+//! 3. `hash`: cell and bucket of every particle, each bucket's particles counted;
+//! 4. `buckets.scan`, `buckets.scatter`, `buckets.settle`: the counting sort by (bucket,
+//!    index), each bucket's range in the sorted order;
 //! 5. `neighbours`, `rebuild.walls_near`, `rebuild.halt`, `rebuild.commit`: each particle's
 //!    partners within the skin, rebuilt in place with history carried over by partner (its
 //!    slot's partner word also holds the pair's canonical order, from the stable ids); its
@@ -25,7 +26,7 @@
 
 use super::GpuEngine;
 use super::kernels::{Kernel, direct_dispatch, indirect_dispatch};
-use super::state::order_passes;
+use super::state::ORDER_PASSES;
 use crate::shared;
 
 /// The stages of one step, in order (see [`GpuEngine::profile_stages`]): the rebuild plan
@@ -309,24 +310,21 @@ impl GpuEngine {
         indirect_dispatch(pass, kernel, group, &self.buffers.dispatch_args, slot);
     }
 
-    /// `hash`, `radix.*`, (`hash.order` and `permute.*` for a reorder,) `ranges.*`: the sort
+    /// (`hash.order`, `radix.*` and `permute.*` for a reorder,) `hash`, `buckets.*`: the sort
     /// stage, each a zero-sized dispatch when no rebuild is due.
     fn sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
-        let sort = |pass: &mut wgpu::ComputePass<'_>, hash: &Kernel, passes: u32| {
-            self.indirect(pass, hash, &g.hash, Args::RebuildParticles);
-            for p in 0..passes as usize {
-                self.indirect(pass, &k.radix_count, &g.radix[p], Args::RebuildTiles);
-                self.indirect(pass, &k.radix_scan, &g.radix[p], Args::RebuildOne);
-                self.indirect(pass, &k.radix_scatter, &g.radix[p], Args::RebuildTiles);
-            }
-        };
         if reorder {
             // A rebuild was forced for this step, so these dispatches are full: sort by Morton
             // code and move every particle to its sorted position. (The buckets' own order
             // scatters neighbouring cells over the arrays: a step of the bench's packing took
             // 1.8 times as long on lavapipe in that order as in the lattice's.)
-            sort(pass, &k.hash_order, order_passes(self.shape.radix_passes));
+            self.indirect(pass, &k.hash_order, &g.hash, Args::RebuildParticles);
+            for radix in &g.radix[..ORDER_PASSES as usize] {
+                self.indirect(pass, &k.radix_count, radix, Args::RebuildTiles);
+                self.indirect(pass, &k.radix_scan, radix, Args::RebuildOne);
+                self.indirect(pass, &k.radix_scatter, radix, Args::RebuildTiles);
+            }
             let pg = &g.permute;
             self.indirect(pass, &k.permute_invert, &pg.invert, Args::Particles);
             for block in &pg.moves {
@@ -339,8 +337,9 @@ impl GpuEngine {
             }
         }
         // The bucket sort of the neighbour search, in the new order after a reorder.
-        sort(pass, &k.hash, self.shape.radix_passes);
-        self.indirect(pass, &k.ranges_clear, &g.ranges, Args::RebuildBuckets);
-        self.indirect(pass, &k.ranges_mark, &g.ranges, Args::RebuildParticles);
+        self.indirect(pass, &k.hash, &g.hash, Args::RebuildParticles);
+        self.indirect(pass, &k.buckets_scan, &g.buckets, Args::RebuildOne);
+        self.indirect(pass, &k.buckets_scatter, &g.buckets, Args::RebuildParticles);
+        self.indirect(pass, &k.buckets_settle, &g.buckets, Args::RebuildBuckets);
     }
 }

@@ -31,16 +31,18 @@ pub const COMMIT: Table = &[
 ];
 
 /// `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle, into the
-/// first key/value pair of the sort.
+/// first key/value pair of the sorts; `hash` counts each bucket's particles.
 pub const HASH: Table = &[
     uniform("params", Buf::Params),
     read("pos", Buf::Position),
     write("cells", Buf::Cells),
     write("keys", Buf::Keys(0)),
     write("vals", Buf::Vals(0)),
+    write("bucket_count", Buf::BucketCount),
 ];
 
-/// `radix.*`, one bind group per pass: from one key/value pair of buffers into the other.
+/// `radix.*` (the reorder's sort by Morton code), one bind group per pass: from one key/value
+/// pair of buffers into the other.
 pub const RADIX: Table = &[
     uniform("params", Buf::Params),
     uniform("pass_info", Buf::RadixShift),
@@ -51,11 +53,13 @@ pub const RADIX: Table = &[
     write("tile_hist", Buf::TileHist),
 ];
 
-/// `ranges.*` over the sorted keys.
-pub const RANGES: Table = &[
+/// `buckets.*`: the particles sorted by the buckets `hash` wrote, and each bucket's range.
+pub const BUCKETS: Table = &[
     uniform("params", Buf::Params),
-    read("sorted_keys", Buf::SortedKeys),
-    write("ranges", Buf::Ranges),
+    read("keys", Buf::Keys(0)),
+    write("bucket_count", Buf::BucketCount),
+    write("bucket_start", Buf::BucketStart),
+    write("sorted_vals", Buf::SortedVals),
 ];
 
 /// `neighbours`, one bind group per slot chunk.
@@ -64,7 +68,7 @@ pub const NEIGHBOURS: Table = &[
     read("pos", Buf::Position),
     read("cells", Buf::Cells),
     read("sorted_vals", Buf::SortedVals),
-    read("ranges", Buf::Ranges),
+    read("bucket_start", Buf::BucketStart),
     write("count", Buf::NeighbourCount),
     write("slots", Buf::ChunkSlots),
     write("counters", Buf::Counters),
@@ -184,7 +188,7 @@ pub const ALL: &[(&str, Table)] = &[
     ("COMMIT", COMMIT),
     ("HASH", HASH),
     ("RADIX", RADIX),
-    ("RANGES", RANGES),
+    ("BUCKETS", BUCKETS),
     ("NEIGHBOURS", NEIGHBOURS),
     ("MOISTURE", MOISTURE),
     ("CONTACTS", CONTACTS),

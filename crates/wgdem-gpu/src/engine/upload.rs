@@ -9,9 +9,9 @@ use wgpu::util::DeviceExt;
 
 use super::bindings::Bind;
 use super::state::{
-    Buffers, DriveTables, FORCE_TORQUE_BYTES, SlotChunk, check_table, dispatch_args, drive_tables,
-    empty_wall_slots, gpu_walls, hash_table_bits, init, initial_slots, initial_work, model_mask,
-    order_passes, pair_table, split, split3, v4, wall_words, zeroed,
+    Buffers, DriveTables, FORCE_TORQUE_BYTES, ORDER_PASSES, SlotChunk, check_table, dispatch_args,
+    drive_tables, empty_wall_slots, gpu_walls, hash_table_bits, init, initial_slots, initial_work,
+    model_mask, pair_table, split, split3, v4, wall_words, zeroed,
 };
 use super::tables::STEPS;
 use super::{GpuOptions, SINGLE_WORKGROUP_MAX, WG64};
@@ -157,9 +157,9 @@ pub(super) fn check_tables(
             ),
         ),
         (
-            "dem.cell_ranges",
-            (1u64 << table_bits) * 8,
-            format!("2^{table_bits} hash buckets × 8 B"),
+            "dem.bucket_start",
+            ((1u64 << table_bits) + 1) * 4,
+            format!("2^{table_bits} hash buckets + 1 × 4 B"),
         ),
         ("dem.position", n64 * 32, format!("{n} particles × 32 B")),
     ] {
@@ -274,7 +274,6 @@ impl Buffers {
         let n64 = n as u64;
         let nw = params.n_walls.max(1) as u64;
         let table = 1u64 << params.table_bits;
-        let radix_passes = params.table_bits.div_ceil(4);
         // Slots of 8 words and more belong to engines whose pairs may account their work.
         let wide = slot_words >= 8;
         let d = &scene.drive_tables;
@@ -284,7 +283,7 @@ impl Buffers {
                 contents: bytemuck::bytes_of(params),
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             }),
-            radix_passes: (0..order_passes(radix_passes))
+            radix_passes: (0..ORDER_PASSES)
                 .map(|k| {
                     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                         label: Some("dem.radix.pass"),
@@ -325,7 +324,8 @@ impl Buffers {
                 "dem.radix.tile_hist",
                 16 * params.n_tiles as u64 * 4,
             ),
-            ranges: zeroed(device, "dem.cell_ranges", table * 8),
+            bucket_start: zeroed(device, "dem.bucket_start", (table + 1) * 4),
+            bucket_count: zeroed(device, "dem.bucket_count", table * 4),
             counts: zeroed(device, "dem.neighbour_count", n64 * 4),
             dispatch_args: dispatch_args(device, chunks.len()),
             chunks,
