@@ -375,8 +375,8 @@ struct Counters {
 struct RebuildState {
     flag: atomic<u32>,
     builds: atomic<u32>,
+    built: u32,   // this step rebuilds the lists (`rebuild.plan`): `integrate` records positions
     _p0: u32,
-    _p1: u32,
 }
 
 

@@ -17,10 +17,11 @@
 //   particle that has a wall within its skin and no row: from the free stack, else the next
 //   unused row. Only the particles near a wall hold rows, so the table is a fraction of one
 //   row per particle; a full table sets bit 3 of `counters.failed`, and the host regrows it;
-// - `halt`, after the lists are built and before anything of the step is committed: if a
-//   table overflowed, zero every remaining dispatch of the batch. The state is then exactly
-//   that at the start of the failed step; the host regrows the table and continues from it.
-// The rebuild ends with `commit.wgsl`.
+// - `halt`, after the lists are built and before
+//   anything of the step is committed: if a table overflowed, zero every remaining dispatch
+//   of the batch. The state is then exactly that at the start of the failed step; the host
+//   regrows the table and continues from it.
+// `integrate` then records the positions of the build (`state.built`, set by `plan`).
 // CPU twin: `Simulation::update_neighbours` (crates/wgdem-core/src/cpu/neighbours.rs).
 
 import package::shared::{
@@ -87,6 +88,7 @@ fn plan() {
     if !failed {
         atomicStore(&state.flag, 0u);
     }
+    state.built = select(0u, 1u, go);
     let chunks = params.chunks;
     let per_chunk = params.chunk_particles;
     set_args(ARGS_REBUILD_PARTICLES, select(0u, (params.n + WG - 1u) / WG, go));

@@ -19,10 +19,9 @@ pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 const CONTACT_FORCES: &str = include_str!("../../../shaders/contact_forces.wgsl");
 
 /// Every kernel file: name and source.
-pub const KERNELS: [(&str, &str); 11] = [
+pub const KERNELS: [(&str, &str); 10] = [
     ("permute", include_str!("../../../shaders/permute.wgsl")),
     ("rebuild", include_str!("../../../shaders/rebuild.wgsl")),
-    ("commit", include_str!("../../../shaders/commit.wgsl")),
     ("hash", include_str!("../../../shaders/hash.wgsl")),
     ("radix", include_str!("../../../shaders/radix.wgsl")),
     ("buckets", include_str!("../../../shaders/buckets.wgsl")),

@@ -1,6 +1,7 @@
 //! The neighbour list: pairs within the skin, rebuilt when some particle has moved half of it,
 //! each new slot taking the history of the old slot of the same stable ids. GPU twin:
-//! `shaders/neighbours.wgsl` (with `hash`, `buckets`, `rebuild` and `commit`).
+//! `shaders/neighbours.wgsl` (with `hash`, `buckets`, `rebuild`, and `integrate`, which records
+//! the positions of the build).
 
 use super::*;
 

@@ -46,7 +46,6 @@ pub(super) struct BindGroups {
     pub(super) buckets: wgpu::BindGroup,
     /// One per slot chunk.
     pub(super) neighbours: Vec<wgpu::BindGroup>,
-    pub(super) commit: wgpu::BindGroup,
     /// One per slot chunk.
     pub(super) contacts: Vec<wgpu::BindGroup>,
     pub(super) reduce: wgpu::BindGroup,
@@ -165,7 +164,6 @@ impl GpuEngine {
                     ..every
                 },
             ),
-            commit: bind("dem.rebuild.commit", &k.rebuild_commit, every),
             hash: bind("dem.hash", &k.hash, every),
             radix: (0..ORDER_PASSES as usize)
                 .map(|p| {

@@ -56,7 +56,6 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
         tables::REBUILD,
     ),
     decl("dem.rebuild.halt", "rebuild", "halt", tables::REBUILD),
-    decl("dem.rebuild.commit", "commit", "main", tables::COMMIT),
     decl("dem.hash", "hash", "main", tables::HASH),
     decl("dem.hash.order", "hash", "order", tables::HASH),
     decl("dem.radix.count", "radix", "count", tables::RADIX),
@@ -199,7 +198,6 @@ pub(super) struct Kernels {
     pub(super) rebuild_walls: Kernel,
     pub(super) rebuild_walls_alloc: Kernel,
     pub(super) rebuild_halt: Kernel,
-    pub(super) rebuild_commit: Kernel,
     pub(super) hash: Kernel,
     /// `hash` with the Morton code of the cell as the key, for a reorder.
     pub(super) hash_order: Kernel,
@@ -250,7 +248,6 @@ impl Kernels {
             rebuild_walls: k("dem.rebuild.walls_near"),
             rebuild_walls_alloc: k("dem.rebuild.walls_alloc"),
             rebuild_halt: k("dem.rebuild.halt"),
-            rebuild_commit: k("dem.rebuild.commit"),
             hash: k("dem.hash"),
             hash_order: k("dem.hash.order"),
             radix_count: k("dem.radix.count"),

@@ -14,14 +14,14 @@
 //! 3. `hash`: cell and bucket of every particle, each bucket's particles counted;
 //! 4. `buckets.scan`, `buckets.scatter`, `buckets.settle`: the counting sort by (bucket,
 //!    index), each bucket's range in the sorted order;
-//! 5. `neighbours`, `rebuild.walls_near`, `rebuild.halt`, `rebuild.commit`: each particle's
-//!    partners within the skin, rebuilt in place with history carried over by partner (its
-//!    slot's partner word also holds the pair's canonical order, from the stable ids); its
-//!    walls within the skin counted; on an overflow the batch stops here; else the positions
-//!    of the build are recorded;
+//! 5. `neighbours`, `rebuild.walls_near`, `rebuild.walls_alloc`, `rebuild.halt`: each
+//!    particle's partners within the skin, rebuilt in place with history carried over by
+//!    partner (its slot's partner word also holds the pair's canonical order, from the stable
+//!    ids); its walls within the skin counted; on an overflow the batch stops here;
 //! 6. `contact_forces`: pair and wall forces, summed per particle in list order;
 //! 7. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
-//! 8. `integrate`: semi-implicit Euler in double-single, flagging a particle that has moved
+//! 8. `integrate`: (in a step that rebuilt, the positions of the build recorded, then)
+//!    semi-implicit Euler in double-single, flagging a particle that has moved
 //!    half the skin since the last build (for the next step's `plan`); walls move.
 
 use super::GpuEngine;
@@ -173,9 +173,9 @@ impl GpuEngine {
         );
     }
 
-    /// `neighbours`, `rebuild.walls_near`, `rebuild.walls_alloc`, `rebuild.halt`,
-    /// `rebuild.commit`: each particle's partners and walls within the skin, with their
-    /// histories carried over; the batch stops here on an overflow.
+    /// `neighbours`, `rebuild.walls_near`, `rebuild.walls_alloc`, `rebuild.halt`: each
+    /// particle's partners and walls within the skin, with their histories carried over; the
+    /// batch stops here on an overflow.
     fn build_lists(&self, pass: &mut wgpu::ComputePass<'_>) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         for c in 0..self.buffers.chunks.len() {
@@ -198,9 +198,10 @@ impl GpuEngine {
         // Nothing of the step that changes its outcome is committed before this point (the
         // lists that fitted are rebuilt in place, with the same histories; wall rows handed
         // out are only addresses): on an overflow, the rest of the batch is dispatched with
-        // zero workgroups, and the step is begun again.
+        // zero workgroups, and the step is begun again. (A direct dispatch in every step:
+        // `halt` writes the arguments an indirect one would be read from.) The positions of
+        // the build are recorded by `integrate`.
         direct_dispatch(pass, &k.rebuild_halt, &g.rebuild, 1);
-        self.indirect(pass, &k.rebuild_commit, &g.commit, Args::RebuildParticles);
     }
 
     /// `moisture`: a moisture event applied to every listed pair, slot chunk by chunk.

@@ -23,13 +23,6 @@ pub const REBUILD: Table = &[
     write("wall_slots", Buf::WallSlots),
 ];
 
-/// `rebuild.commit`: the positions of the build.
-pub const COMMIT: Table = &[
-    uniform("params", Buf::Params),
-    read("pos", Buf::Position),
-    write("built_at", Buf::BuiltAt),
-];
-
 /// `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle, into the
 /// first key/value pair of the sorts; `hash` counts each bucket's particles.
 pub const HASH: Table = &[
@@ -143,7 +136,7 @@ pub const INTEGRATE: Table = &[
     write("fine", Buf::LowParts),
     write("omega", Buf::AngularVelocity),
     write("orientation", Buf::Orientation),
-    read("built_at", Buf::BuiltAt),
+    write("built_at", Buf::BuiltAt),
     write("state", Buf::RebuildState),
     read("ids", Buf::StableIds),
     read("drive_of", Buf::DriveOf),
@@ -185,7 +178,6 @@ pub const PERMUTE: Table = &[
 /// Every table, with a name for messages (the test checks that each kernel's is here).
 pub const ALL: &[(&str, Table)] = &[
     ("REBUILD", REBUILD),
-    ("COMMIT", COMMIT),
     ("HASH", HASH),
     ("RADIX", RADIX),
     ("BUCKETS", BUCKETS),
