@@ -104,10 +104,15 @@ fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     );
 }
 
+// Every particle, and the walls (at most MAX_WALLS ≤ WG, so the first workgroup, which every
+// dispatch has, moves them all): nothing in this pass reads a wall.
 @compute @workgroup_size(WG)
 fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     if gid.x < params.n {
         advance(gid.x);
+    }
+    if gid.x < params.n_walls {
+        advance_wall(gid.x);
     }
 }
 
@@ -206,13 +211,6 @@ fn advance(i: u32) {
         vec4<f32>(w + alpha * (0.5 * dt), w.z)));
 }
 
-@compute @workgroup_size(WG)
-fn walls_main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if gid.x < params.n_walls {
-        advance_wall(gid.x);
-    }
-}
-
 // One step of wall `w`.
 fn advance_wall(w: u32) {
     var wall = walls[w];
@@ -260,7 +258,7 @@ var<workgroup> next: u32;
 
 // Many steps of a small system in one dispatch of one workgroup: each step the contact forces
 // of every particle, workgroup by workgroup as `contact_forces.main` (or `forces_only`: the
-// same arithmetic in the same order, so the same bits), then `integrate` and `walls_main`,
+// same arithmetic in the same order, so the same bits), then `integrate`'s particles and walls,
 // with barriers between. A batch is this dispatch, with general steps recorded after it where
 // rebuilds are expected (each followed by this again), so a step of a system that fits costs
 // no dispatch of its own: on lavapipe a dispatch costs about 0.1 ms whatever its size. One

@@ -147,8 +147,10 @@ pub const NO_ROW: u32 = u32::MAX;
 pub const WG: u32 = 64;
 /// Keys per radix-sort tile.
 pub const RADIX_TILE: u32 = 128;
-/// The most walls a scene may have (one bit each in a particle's wall mask).
+/// The most walls a scene may have (one bit each in a particle's wall mask; `integrate` moves
+/// them in its first workgroup, so at most [`WG`]).
 pub const MAX_WALLS: u32 = 16;
+const _: () = assert!(MAX_WALLS <= WG);
 /// u32 words per particle that the reorder moves through its scratch at a time.
 pub const PERMUTE_BLOCK: u32 = 8;
 

@@ -91,12 +91,6 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
     ),
     decl("dem.integrate", "integrate", "integrate", tables::INTEGRATE),
     decl("dem.integrate.steps", "integrate", "steps", tables::STEPS),
-    decl(
-        "dem.integrate.walls",
-        "integrate",
-        "walls_main",
-        tables::INTEGRATE,
-    ),
     decl("dem.moisture", "moisture", "main", tables::MOISTURE),
 ];
 
@@ -214,7 +208,6 @@ pub(super) struct Kernels {
     pub(super) reduce_walls: Kernel,
     pub(super) reduce_stats: Kernel,
     pub(super) integrate: Kernel,
-    pub(super) walls_advance: Kernel,
     pub(super) moisture: Kernel,
     /// `integrate.steps`, many steps in one workgroup, where the engine takes that path.
     pub(super) steps: Option<Kernel>,
@@ -262,7 +255,6 @@ impl Kernels {
             reduce_walls: k("dem.wall_reduce.walls"),
             reduce_stats: k("dem.wall_reduce.stats"),
             integrate: k("dem.integrate"),
-            walls_advance: k("dem.integrate.walls"),
             moisture: k("dem.moisture"),
             steps: single_workgroup.then(|| k("dem.integrate.steps")),
         }

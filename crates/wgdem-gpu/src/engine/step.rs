@@ -289,14 +289,11 @@ impl GpuEngine {
         self.reduce(pass, true);
     }
 
-    /// `integrate` (semi-implicit Euler in double-single, flagging a particle that has moved
-    /// half the skin), then `integrate.walls`: the walls move.
+    /// `integrate`: semi-implicit Euler in double-single, flagging a particle that has moved
+    /// half the skin; the walls move in its first workgroup.
     fn integrate(&self, pass: &mut wgpu::ComputePass<'_>) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         self.indirect(pass, &k.integrate, &g.integrate, Args::Particles);
-        if self.shape.params.n_walls > 0 {
-            self.indirect(pass, &k.walls_advance, &g.integrate, Args::One);
-        }
     }
 
     /// Dispatches `kernel` over the workgroup counts that `rebuild.plan` wrote for `args`.

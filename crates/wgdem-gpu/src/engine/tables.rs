@@ -113,7 +113,7 @@ pub const REDUCE: Table = &[
     write("stats_out", Buf::ContactStatsTotal),
 ];
 
-/// `integrate` and `integrate.walls`.
+/// `integrate` (particles and walls).
 pub const INTEGRATE: Table = &[
     uniform("params", Buf::Params),
     write("pos", Buf::Position),
