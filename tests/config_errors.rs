@@ -276,3 +276,75 @@ fn bad_rolling_resistance_is_refused_by_field() {
         .replace("model = \"spring\"", "model = \"hill\"");
     assert_names(&error_of(&hill), &["contact.pairs[0].rolling", "spring"]);
 }
+
+/// `GOOD` with a 3 × 2 × 2 lattice of 1 mm spheres 3 mm apart in place of its sphere, and
+/// `extra` added to the lattice group.
+fn lattice_scene(extra: &str) -> String {
+    GOOD.replace(
+        "kind = \"explicit\"\nmaterial = \"glass\"\nspheres = [{ position = [0.01, 0.01, 0.01], radius = 0.003 }]",
+        &format!(
+            "kind = \"lattice\"\nmaterial = \"glass\"\nradius = 0.001\norigin = [0.01, 0.01, 0.01]\ncounts = [3, 2, 2]\nspacing = 0.003\n{extra}"
+        ),
+    )
+}
+
+fn lattice_positions(extra: &str) -> Vec<glam::DVec3> {
+    let text = lattice_scene(extra);
+    let c = SceneConfig::parse(&text, "good.toml").unwrap_or_else(|e| panic!("{e}"));
+    build_scene(c, "good.toml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .simulation
+        .particles
+        .position
+}
+
+#[test]
+fn a_lattice_keeps_its_first_count_sites_and_jitters_within_bounds() {
+    let all = lattice_positions("");
+    assert_eq!(all.len(), 12);
+    // x fastest, then y, then z (LAMMPS's create_atoms order): the 8th site is (1, 0, 1).
+    let o = glam::DVec3::splat(0.01);
+    assert!((all[7] - (o + glam::DVec3::new(0.003, 0.0, 0.003))).length() < 1e-15);
+    let kept = lattice_positions("count = 8");
+    assert_eq!(kept, all[..8].to_vec());
+    // Each component moved by at most the jitter, some by a good part of it, and the same
+    // draw from the same seed.
+    let jittered = lattice_positions("count = 8\njitter = 2e-4");
+    assert_eq!(jittered, lattice_positions("count = 8\njitter = 2e-4"));
+    let moved: Vec<f64> = jittered
+        .iter()
+        .zip(&kept)
+        .flat_map(|(a, b)| (*a - *b).abs().to_array())
+        .collect();
+    assert!(moved.iter().all(|&d| d <= 2e-4), "{moved:?}");
+    assert!(moved.iter().any(|&d| d > 1e-4), "{moved:?}");
+}
+
+#[test]
+fn bad_lattice_count_and_jitter_are_refused() {
+    for (extra, parts) in [
+        ("count = 0", &["particles[0].count", "1 to 12"][..]),
+        ("count = 13", &["particles[0].count", "12 sites"][..]),
+        (
+            "jitter = -1e-4",
+            &["particles[0].jitter", "zero or a positive"][..],
+        ),
+        (
+            "jitter = 1.5e-3",
+            &["particles[0].jitter", "half the spacing"][..],
+        ),
+        // At the extremes: NaN, infinity, and a finite jitter whose double overflows.
+        ("jitter = nan", &["particles[0].jitter"][..]),
+        ("jitter = inf", &["particles[0].jitter"][..]),
+        (
+            "jitter = 1.7e308",
+            &["particles[0].jitter", "half the spacing"][..],
+        ),
+    ] {
+        let m = error_of(&lattice_scene(extra));
+        assert_names(&m, parts);
+    }
+    // Sites beyond f64's range: named, not placed at infinity (where every wall check passes).
+    let m = error_of(&lattice_scene("").replace("spacing = 0.003", "spacing = 1.7e308"));
+    assert_names(&m, &["particles[0].spacing", "non-finite"]);
+}

@@ -133,8 +133,11 @@ fn check_memory_asked(file: &str, groups: &[ParticleGroup]) -> Result<()> {
             ParticleGroup::Explicit { spheres, .. } => {
                 (spheres.len() as f64, format!("particles[{g}].spheres"))
             }
-            ParticleGroup::Lattice { counts, .. } => (
-                counts.iter().map(|&c| c as f64).product(),
+            ParticleGroup::Lattice { counts, count, .. } => (
+                {
+                    let sites: f64 = counts.iter().map(|&c| c as f64).product();
+                    count.map_or(sites, |c| sites.min(f64::from(c)))
+                },
                 format!("particles[{g}].counts"),
             ),
             ParticleGroup::Random { count, .. } => (*count as f64, format!("particles[{g}].count")),

@@ -309,6 +309,14 @@ pub enum ParticleGroup {
         /// Initial velocity of every sphere (m/s).
         #[serde(default)]
         velocity: [f64; 3],
+        /// Keep only the first `count` spheres in lattice order (x fastest, then y, then z),
+        /// as LAMMPS's `create_atoms` followed by `delete_atoms` of the higher ids; default all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<u32>,
+        /// Move each sphere by a random vector, each component uniform in [−jitter, jitter]
+        /// (m), drawn from `simulation.seed` (LAMMPS's `displace_atoms random`); default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        jitter: Option<f64>,
     },
     /// Random sequential insertion without overlap inside a box region.
     Random {

@@ -36,6 +36,8 @@ pub(super) fn add_group(
             counts,
             spacing,
             velocity,
+            count,
+            jitter,
             ..
         } => {
             v.positive(&format!("{field}.radius"), *radius, "m")?;
@@ -43,16 +45,45 @@ pub(super) fn add_group(
             v.finite3(&format!("{field}.velocity"), *velocity)?;
             let spacing = spacing.unwrap_or(2.0 * radius);
             v.positive(&format!("{field}.spacing"), spacing, "m")?;
+            let sites: u64 = counts.iter().map(|&c| u64::from(c)).product();
+            let keep = lattice_count(v, field, *count, sites)?;
+            let jitter = jitter.unwrap_or(0.0);
+            // Written so that NaN fails too; below half the spacing, spheres keep their sites'
+            // order (and 2 × jitter cannot overflow).
+            if !(jitter >= 0.0 && jitter < 0.5 * spacing) {
+                return Err(v.err(
+                    &format!("{field}.jitter"),
+                    format!(
+                        "{jitter} must be zero or a positive number (in m) below half the spacing ({:.3e} m)",
+                        0.5 * spacing
+                    ),
+                ));
+            }
             let o = DVec3::from_array(*origin);
-            for iz in 0..counts[2] {
-                for iy in 0..counts[1] {
-                    for ix in 0..counts[0] {
-                        let x = o + DVec3::new(ix as f64, iy as f64, iz as f64) * spacing;
-                        v.inside_walls(&format!("{field}.origin"), x, walls)?;
-                        let i = particles.push(x, *radius, density, material);
-                        particles.velocity[i] = DVec3::from_array(*velocity);
-                    }
+            let sites = (0..counts[2]).flat_map(|iz| {
+                (0..counts[1]).flat_map(move |iy| (0..counts[0]).map(move |ix| (ix, iy, iz)))
+            });
+            for (ix, iy, iz) in sites.take(keep as usize) {
+                let mut x = o + DVec3::new(ix as f64, iy as f64, iz as f64) * spacing;
+                if jitter > 0.0 {
+                    x += DVec3::new(
+                        rng.random::<f64>(),
+                        rng.random::<f64>(),
+                        rng.random::<f64>(),
+                    ) * (2.0 * jitter)
+                        - DVec3::splat(jitter);
                 }
+                if !x.is_finite() {
+                    return Err(v.err(
+                        &format!("{field}.spacing"),
+                        format!(
+                            "site ({ix}, {iy}, {iz}) lies at a non-finite position; give a smaller `origin` or `spacing`"
+                        ),
+                    ));
+                }
+                v.inside_walls(&format!("{field}.origin"), x, walls)?;
+                let i = particles.push(x, *radius, density, material);
+                particles.velocity[i] = DVec3::from_array(*velocity);
             }
         }
         ParticleGroup::Random {
@@ -98,6 +129,26 @@ pub(super) fn add_group(
         ParticleGroup::File { .. } => {}
     }
     Ok(())
+}
+
+/// The spheres a lattice group keeps: `count` where given (1 to the lattice's `sites`), else
+/// every site.
+pub(crate) fn lattice_count(
+    v: &Validator,
+    field: &str,
+    count: Option<u32>,
+    sites: u64,
+) -> Result<u64> {
+    match count {
+        None => Ok(sites),
+        Some(c) if c >= 1 && u64::from(c) <= sites => Ok(u64::from(c)),
+        Some(c) => Err(v.err(
+            &format!("{field}.count"),
+            format!(
+                "{c} spheres asked of a lattice of {sites} sites; give 1 to {sites}, or more `counts`"
+            ),
+        )),
+    }
 }
 
 /// Diameters of `count` spheres, largest first.
