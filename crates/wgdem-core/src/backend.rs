@@ -57,6 +57,11 @@ pub trait Backend {
 
     /// Restores [`Backend::save_state`] output taken with `sim` in the same state.
     fn restore_state(&mut self, sim: &Simulation, state: &[u8]) -> Result<()>;
+
+    /// Neighbour-list builds since the run began (the CPU's count is in `sim`).
+    fn neighbour_builds(&mut self, sim: &Simulation) -> Result<u64> {
+        Ok(sim.neighbour_builds)
+    }
 }
 
 /// What the host sees of the walls during [`Backend::advance_controlled`].

@@ -47,6 +47,10 @@ pub struct RunSummary {
     pub wall_clock_s: f64,
     /// Particle-steps per wall-clock second.
     pub particle_steps_per_s: f64,
+    /// Neighbour-list builds since the run began: at the start, then wherever a sphere or a
+    /// wall had moved half the skin (on the GPU also at each reorder by cell and each step
+    /// repeated after a table was regrown).
+    pub neighbour_builds: u64,
 }
 
 /// Progress after each output: steps done and the total.
@@ -328,6 +332,7 @@ fn continue_run(
         } else {
             0.0
         },
+        neighbour_builds: backend.neighbour_builds(sim)?,
     };
     out.write_summary(&summary)?;
     Ok(summary)

@@ -26,6 +26,12 @@ impl wgdem_core::runner::Backend for GpuBackend {
     fn memory_bytes(&self) -> Option<u64> {
         Some(self.engine.memory_bytes())
     }
+    fn neighbour_builds(&mut self, _sim: &Simulation) -> wgdem_core::Result<u64> {
+        self.engine
+            .neighbour_builds()
+            .map(u64::from)
+            .map_err(backend_error)
+    }
     fn advance(&mut self, sim: &mut Simulation, steps: u64) -> wgdem_core::Result<()> {
         let ran = self.engine.run(steps);
         self.finish(sim, ran)
