@@ -1,15 +1,26 @@
 //! `wgdem bench`: particle-steps per second of one backend on the sheared dense specimen of
-//! [`wgdem_core::bench`], with contacts per particle, GPU memory per particle and the time of
-//! each stage of a step.
+//! [`wgdem_core::bench`] or on a scene file, with contacts per particle, GPU memory per
+//! particle and the time of each stage of a step.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use serde::Serialize;
-use wgdem_core::bench::specimen;
+
 use wgdem_core::cpu::Simulation;
 
 /// Steps run before the timed ones: pipelines compiled, neighbour lists built, tables regrown.
 const WARM_UP: u64 = 20;
+
+/// What `wgdem bench` measures.
+#[derive(Debug, Clone)]
+pub enum Specimen {
+    /// The dense lattice in a shear box of [`wgdem_core::bench`]: about `particles` spheres,
+    /// contact model `model`.
+    Lattice { particles: u32, model: String },
+    /// A scene file, measured after `after` seconds of simulated time.
+    Scene { path: PathBuf, after: f64 },
+}
 
 /// What `wgdem bench` measures (SI units; the JSON keys are the field names).
 #[derive(Debug, Serialize)]
@@ -18,7 +29,11 @@ pub struct BenchReport {
     pub backend: &'static str,
     /// The GPU adapter, or the CPU reference's name.
     pub adapter: String,
-    /// Contact model (`--model`).
+    /// What was measured: `lattice`, or the scene file (`--scene`).
+    pub specimen: String,
+    /// Simulated time taken before the warm-up and the timed steps (s; `--after`).
+    pub after_s: f64,
+    /// Contact model (`--model`; a scene's `[contact] law`).
     pub model: String,
     /// Whether the contact kernels were compiled for the specimen's contact model alone
     /// (`false` with `--generic-kernels`: for every model; the CPU reference: `false`).
@@ -83,31 +98,72 @@ pub struct StageReport {
     pub bandwidth_bytes_per_second: Option<f64>,
 }
 
+/// The simulation `specimen` describes, its name and model for the report, and the steps to
+/// take before the warm-up.
+fn build(
+    specimen: &Specimen,
+    log: &mut impl FnMut(&str),
+) -> Result<(Simulation, String, String, u64), String> {
+    match specimen {
+        Specimen::Lattice { particles, model } => {
+            let sim = wgdem_core::bench::specimen(*particles, model).map_err(crate::cli_error)?;
+            log(&format!(
+                "specimen: {} spheres of {} mm, dense lattice in a shear box, lower half at {} m/s, dt {:.3e} s",
+                sim.particles.len(),
+                wgdem_core::bench::DIAMETER * 1e3,
+                wgdem_core::bench::SHEAR_SPEED,
+                sim.dt
+            ));
+            Ok((sim, "lattice".to_owned(), model.clone(), 0))
+        }
+        Specimen::Scene { path, after } => {
+            let sim = wgdem_io::load_scene(path)
+                .map_err(crate::cli_error)?
+                .simulation;
+            // Written so that NaN fails too; a step count past 2^53 is no benchmark.
+            let first = after / sim.dt;
+            if !(*after >= 0.0 && first < 9e15) {
+                return Err(format!(
+                    "--after: {after} s is not a time to run first; give 0 or more seconds (at most {:.3e} s at dt {:.3e} s)",
+                    9e15 * sim.dt,
+                    sim.dt
+                ));
+            }
+            let first = first.round() as u64;
+            log(&format!(
+                "scene: {}: {} spheres, {} walls, dt {:.3e} s; {first} steps ({after} s) first, untimed",
+                path.display(),
+                sim.particles.len(),
+                sim.walls.len(),
+                sim.dt
+            ));
+            let model = format!("{:?}", sim.model.law).to_lowercase();
+            Ok((sim, path.display().to_string(), model, first))
+        }
+    }
+}
+
 /// Builds the specimen and measures it.
 pub fn run(
-    particles: u32,
+    specimen: &Specimen,
     steps: u64,
     gpu: bool,
     adapter: Option<&str>,
-    model: &str,
     settings: crate::GpuSettings,
     mut log: impl FnMut(&str),
 ) -> Result<BenchReport, String> {
     if steps == 0 {
         return Err("--steps: 0 steps measure nothing; give at least 1".to_owned());
     }
-    let sim = specimen(particles, model).map_err(crate::cli_error)?;
+    let (sim, name, model, first) = build(specimen, &mut log)?;
+    let after_s = first as f64 * sim.dt;
     let n = sim.particles.len();
-    log(&format!(
-        "specimen: {n} spheres of {} mm, dense lattice in a shear box, lower half at {} m/s, dt {:.3e} s",
-        wgdem_core::bench::DIAMETER * 1e3,
-        wgdem_core::bench::SHEAR_SPEED,
-        sim.dt
-    ));
     let timed = |wall: f64, after: &Simulation| BenchReport {
         backend: "cpu",
         adapter: "CPU reference (f64, one thread)".to_owned(),
-        model: model.to_owned(),
+        specimen: name.clone(),
+        after_s,
+        model: model.clone(),
         specialized_kernels: false,
         storage_word_bits: 0,
         single_workgroup: false,
@@ -129,18 +185,19 @@ pub fn run(
     };
     if !gpu {
         let mut cpu = sim;
-        cpu.run(WARM_UP);
+        cpu.run(first + WARM_UP);
         let t0 = Instant::now();
         cpu.run(steps);
         return Ok(timed(t0.elapsed().as_secs_f64(), &cpu));
     }
-    gpu_run(&sim, steps, adapter, settings, &mut log, timed)
+    gpu_run(&sim, first, steps, adapter, settings, &mut log, timed)
 }
 
 /// The GPU half of [`run`]: the engine warmed up, reordered, timed, then profiled stage by stage.
 #[cfg(feature = "gpu")]
 fn gpu_run(
     sim: &Simulation,
+    first: u64,
     steps: u64,
     adapter: Option<&str>,
     settings: crate::GpuSettings,
@@ -157,7 +214,7 @@ fn gpu_run(
     // The lists are built in the warm-up; then the particles are reordered by cell, as a long
     // run's are every `reorder_every` steps, so that the timed steps see that order rather than
     // the lattice's, which no run keeps.
-    engine.run(WARM_UP).map_err(|e| e.to_string())?;
+    engine.run(first + WARM_UP).map_err(|e| e.to_string())?;
     engine.reorder_next_batch();
     engine.run(WARM_UP).map_err(|e| e.to_string())?;
     let t0 = Instant::now();
@@ -217,6 +274,7 @@ fn gpu_run(
 #[cfg(not(feature = "gpu"))]
 fn gpu_run(
     _sim: &Simulation,
+    _first: u64,
     _steps: u64,
     _adapter: Option<&str>,
     _settings: crate::GpuSettings,
@@ -234,6 +292,10 @@ fn contacts_per_particle(sim: &Simulation) -> f64 {
 pub fn print(r: &BenchReport) {
     println!("backend                     {}", r.backend);
     println!("adapter                     {}", r.adapter);
+    println!("specimen                    {}", r.specimen);
+    if r.after_s > 0.0 {
+        println!("after                       {} s (untimed)", r.after_s);
+    }
     println!("model                       {}", r.model);
     if r.backend == "gpu" {
         println!(

@@ -74,12 +74,26 @@ enum Command {
         overwrite: bool,
     },
     /// Measure particle-steps per second on a dense specimen in a shear box whose lower half
-    /// shears (built at once, no preparation), with contacts and GPU bytes per particle and
-    /// the time of each stage of a step.
+    /// shears (built at once, no preparation), or on a scene file (`--scene`), with contacts
+    /// and GPU bytes per particle and the time of each stage of a step.
     Bench {
         /// Spheres in the specimen (rounded to a lattice of side² × layers).
         #[arg(long, default_value_t = 100_000)]
         particles: u32,
+        /// Measure this scene file instead of the lattice specimen (its own particles, walls,
+        /// contact law and time step; `--particles` and `--model` do not apply).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["particles", "model"])]
+        scene: Option<PathBuf>,
+        /// With `--scene`: simulated time (s) taken first, untimed, on the same engine, so
+        /// that the timed steps see the scene at that point (e.g. a settled packing).
+        #[arg(
+            long,
+            value_name = "SECONDS",
+            default_value_t = 0.0,
+            requires = "scene",
+            allow_negative_numbers = true
+        )]
+        after: f64,
         /// Timed steps (after 40 warm-up steps, with a reorder by cell after the 20th).
         #[arg(long, default_value_t = 200)]
         steps: u64,
@@ -525,6 +539,8 @@ fn execute(cli: Cli) -> Result<(), String> {
         } => contact(case, backend, adapter, out, overwrite),
         Command::Bench {
             particles,
+            scene,
+            after,
             steps,
             backend,
             adapter,
@@ -534,12 +550,15 @@ fn execute(cli: Cli) -> Result<(), String> {
             gpu_path,
             json,
         } => {
+            let specimen = match scene {
+                Some(path) => bench::Specimen::Scene { path, after },
+                None => bench::Specimen::Lattice { particles, model },
+            };
             let report = bench::run(
-                particles,
+                &specimen,
                 steps,
                 backend == Backend::Gpu,
                 adapter.as_deref(),
-                &model,
                 GpuSettings {
                     specialize: !generic_kernels,
                     words64: !words32,

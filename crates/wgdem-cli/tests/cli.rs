@@ -289,6 +289,81 @@ fn bench_reports_json_on_both_backends() {
     }
 }
 
+/// `wgdem bench --scene FILE --after T` measures a scene file at time T: the common scene's
+/// eight spheres start 0.1 mm above the floor and rest on it 50 ms later, so the wall
+/// contacts appear in the report only if the time was taken first. Bad times are refused by
+/// name, at the extremes too.
+#[test]
+fn bench_measures_a_scene_file_after_a_given_time() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(tmp.path(), "scene.toml", SCENE);
+    let mut backends = vec!["cpu"];
+    if !gpu_tests_skipped() {
+        backends.push("gpu");
+    }
+    for backend in backends {
+        let report = |after: &str| {
+            let o = wgdem(&[
+                "bench",
+                "--scene",
+                &scene,
+                "--after",
+                after,
+                "--steps",
+                "10",
+                "--backend",
+                backend,
+                "--json",
+            ]);
+            assert!(o.status.success(), "{backend}: {}", stderr(&o));
+            let v: serde_json::Value =
+                serde_json::from_slice(&o.stdout).expect("stdout is one JSON object");
+            assert_eq!(v["specimen"], scene.as_str());
+            assert_eq!(v["particles"], 8);
+            assert_eq!(v["model"], "hertz");
+            v
+        };
+        let start = report("0");
+        let rested = report("0.05");
+        assert_eq!(start["after_s"], 0.0);
+        let dt = rested["dt_s"].as_f64().expect("dt_s");
+        assert_eq!(rested["after_s"], (0.05 / dt).round() * dt);
+        let contacts = |v: &serde_json::Value| v["contacts_per_particle"].as_f64().unwrap_or(0.0);
+        // Four of the eight spheres on the floor: at least half a wall contact per sphere.
+        assert!(
+            contacts(&rested) >= contacts(&start) + 0.5,
+            "{backend}: {} then {} contacts per particle",
+            contacts(&start),
+            contacts(&rested)
+        );
+    }
+    for after in ["-1", "nan", "inf", "1e300"] {
+        let o = wgdem(&[
+            "bench",
+            "--scene",
+            &scene,
+            "--after",
+            after,
+            "--backend",
+            "cpu",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "--after {after}");
+        let e = stderr(&o);
+        assert!(
+            e.contains("--after") && e.lines().count() == 1,
+            "{after}: {e}"
+        );
+    }
+    // The lattice's options do not apply to a scene, nor --after to the lattice.
+    for args in [
+        vec!["bench", "--scene", scene.as_str(), "--particles", "1000"],
+        vec!["bench", "--after", "1"],
+    ] {
+        let o = wgdem(&args);
+        assert!(!o.status.success(), "{args:?} accepted");
+    }
+}
+
 /// The quick quartz preset sheared 0.75 mm, checkpoints every 20 rows.
 fn short_shear(dir: &Path) -> String {
     let preset = common::asset("shear/fleischmann_quick_true.toml");
