@@ -55,6 +55,11 @@ fn run_writes_outputs_and_refuses_to_clobber_them() {
     );
     assert_eq!(summary["input_file"], scene.as_str());
     assert_eq!(summary["seed"], 0);
+    assert!(summary["gpu_bytes_per_particle"].is_null());
+    let builds = summary["neighbour_builds"]
+        .as_u64()
+        .expect("neighbour_builds");
+    assert!(builds >= 1, "{builds} neighbour-list builds");
     let input = std::fs::read_to_string(out.join("input.toml")).expect("input.toml");
     assert!(input.ends_with(summary["input_toml"].as_str().expect("input_toml")));
     let o = wgdem(&["check", &out.join("input.toml").display().to_string()]);
@@ -146,6 +151,21 @@ fn the_gpu_is_the_default_backend() {
     let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
     assert!(summary.contains("\"backend\": \"gpu\""), "{summary}");
     assert!(summary.contains("\"adapter\": \""), "{summary}");
+    // The engine's memory per sphere, and the lists' builds: at least the first, and no
+    // more than one per step (2 ms of steps).
+    let v: serde_json::Value = serde_json::from_str(&summary).expect("JSON");
+    assert!(
+        v["gpu_bytes_per_particle"]
+            .as_f64()
+            .is_some_and(|b| b > 100.0),
+        "{summary}"
+    );
+    let steps = v["steps"].as_u64().expect("steps");
+    let builds = v["neighbour_builds"].as_u64().expect("neighbour_builds");
+    assert!(
+        (1..=steps + 1).contains(&builds),
+        "{builds} builds in {steps} steps"
+    );
     let series = std::fs::read_to_string(out.join("timeseries.csv")).expect("timeseries.csv");
     assert_eq!(
         series.lines().count(),

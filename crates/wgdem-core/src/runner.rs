@@ -27,6 +27,8 @@ pub struct RunSummary {
     pub backend: String,
     /// GPU adapter, for the GPU backend.
     pub adapter: Option<String>,
+    /// Device memory the GPU engine held at the end, per sphere (bytes); `null` on the CPU.
+    pub gpu_bytes_per_particle: Option<f64>,
     /// Normal contact law of the scene (`[contact] law`).
     pub contact_law: String,
     /// Tangential history mode.
@@ -319,6 +321,7 @@ fn continue_run(
         n_particles: n,
         backend: backend.name().to_owned(),
         adapter: backend.adapter(),
+        gpu_bytes_per_particle: backend.memory_bytes().map(|b| b as f64 / n.max(1) as f64),
         contact_law: format!("{:?}", sim.model.law).to_lowercase(),
         history: format!("{:?}", sim.model.history).to_lowercase(),
         dt_s: sim.dt,
