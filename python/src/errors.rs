@@ -67,7 +67,7 @@ pub fn bad_argument(what: &str, field: &str, message: impl std::fmt::Display) ->
 /// Whether `backend`, an argument of `what`, asks for the GPU engine ("gpu") or the CPU
 /// reference ("cpu"); anything else is a `ConfigError`.
 /// How the GPU engine records its steps (`gpu_path`, as `--gpu-path`): `"auto"` (one
-/// workgroup up to 4 096 spheres), `"general"` or `"single-workgroup"`
+/// workgroup up to 2 560 spheres), `"general"` or `"single-workgroup"`
 /// (`GpuOptions::single_workgroup`).
 pub fn gpu_path(what: &str, path: &str) -> PyResult<Option<bool>> {
     match path {

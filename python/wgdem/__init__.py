@@ -101,7 +101,7 @@ def shear(
     progress: shows a line per stage with an ETA on stderr.
     specimen: starts from a saved packing (preparation skipped).
     gpu_path: how the GPU engine records its steps, as ``--gpu-path``: ``"auto"`` (one
-        workgroup per batch up to 4 096 spheres), ``"general"`` or ``"single-workgroup"``;
+        workgroup per batch up to 2 560 spheres), ``"general"`` or ``"single-workgroup"``;
         the same results either way.
 
     Returns ``(summary, series)``: ``summary.json`` as a dict (peak and residual friction

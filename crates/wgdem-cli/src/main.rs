@@ -168,7 +168,7 @@ struct ShearArgs {
 struct GpuPathArg {
     /// How the GPU engine records its steps: `general` (a dispatch per pass of every step),
     /// `single-workgroup` (many steps per dispatch in one workgroup, for small systems; same
-    /// results), or `auto` (the latter up to 4 096 spheres).
+    /// results), or `auto` (the latter up to 2 560 spheres).
     #[arg(long = "gpu-path", value_name = "KIND", value_enum, default_value_t = GpuPath::Auto)]
     path: GpuPath,
 }
@@ -176,7 +176,7 @@ struct GpuPathArg {
 /// How the GPU engine records its steps (`GpuOptions::single_workgroup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum GpuPath {
-    /// Many steps per dispatch in one workgroup up to 4 096 spheres, the general path above.
+    /// Many steps per dispatch in one workgroup up to 2 560 spheres, the general path above.
     Auto,
     /// A dispatch per pass of every step.
     General,

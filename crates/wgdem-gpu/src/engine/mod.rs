@@ -102,11 +102,12 @@ pub struct GpuOptions {
 }
 
 /// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup. On
-/// lavapipe (2 cores) a general step costs about 1.3 ms of dispatches whatever its size, and
-/// the workgroup (one core) about 0.5–0.7 µs per sphere-step of a dense packing: on `wgdem
-/// bench`'s lattice it was the faster up to 3 840 spheres and the slower from 8 000
+/// lavapipe (2 cores) a general step costs about 1 ms of dispatches whatever its size (11
+/// dispatches since the counting sort; 1.3 ms with the radix sort's 24), and the workgroup
+/// (one core) about 0.5–0.7 µs per sphere-step of a dense packing: on `wgdem bench`'s lattice
+/// it was the faster up to 1 859 spheres, even at 2 548 and the slower from 3 150
 /// (docs/decisions/single-workgroup.md). Not measured on a hardware GPU.
-pub const SINGLE_WORKGROUP_MAX: u32 = 4096;
+pub const SINGLE_WORKGROUP_MAX: u32 = 2560;
 
 impl Default for GpuOptions {
     fn default() -> Self {
