@@ -10,7 +10,7 @@
 // CPU twin: the counting sort in `broadphase::pairs_within`.
 
 import package::shared::{WG};
-import package::common::{SimParams};
+import package::common::{SimParams, chunks_before, scan_chunk};
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> keys: array<u32>;    // each particle's bucket (`hash`)
@@ -20,33 +20,18 @@ import package::common::{SimParams};
 @group(0) @binding(3) var<storage, read_write> bucket_start: array<u32>;
 @group(0) @binding(4) var<storage, read_write> sorted_vals: array<u32>;
 
-var<workgroup> chunk_sums: array<u32, 256>;
-
 // One workgroup: each thread sums a contiguous chunk of buckets, the 256 chunk sums are
-// scanned, then each chunk's starts are written. Integer sums: the order cannot matter.
+// scanned, then each chunk's starts are written.
 @compute @workgroup_size(256)
 fn scan(@builtin(local_invocation_index) li: u32) {
     let m = 1u << params.table_bits;
-    let per = (m + 255u) / 256u;
-    let begin = min(li * per, m);
-    let end = min(begin + per, m);
+    let chunk = scan_chunk(li, m);
     var s = 0u;
-    for (var b = begin; b < end; b++) {
+    for (var b = chunk.x; b < chunk.y; b++) {
         s += atomicLoad(&bucket_count[b]);
     }
-    chunk_sums[li] = s;
-    workgroupBarrier();
-    if li == 0u {
-        var acc = 0u;
-        for (var t = 0u; t < 256u; t++) {
-            let v = chunk_sums[t];
-            chunk_sums[t] = acc;
-            acc += v;
-        }
-    }
-    workgroupBarrier();
-    var acc = chunk_sums[li];
-    for (var b = begin; b < end; b++) {
+    var acc = chunks_before(li, s);
+    for (var b = chunk.x; b < chunk.y; b++) {
         let c = atomicLoad(&bucket_count[b]);
         atomicStore(&bucket_count[b], 0u);
         bucket_start[b] = acc;

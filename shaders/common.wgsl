@@ -627,3 +627,31 @@ fn contact_force(
     }
     return ContactOutcome(f_n + f_t, normal_force, u_t, sliding, lo);
 }
+
+// A one-workgroup scan of m entries by 256 invocations: invocation li's contiguous chunk
+// [x, y) of them.
+fn scan_chunk(li: u32, m: u32) -> vec2<u32> {
+    let per = (m + 255u) / 256u;
+    let begin = min(li * per, m);
+    return vec2<u32>(begin, min(begin + per, m));
+}
+
+var<workgroup> scan_sums: array<u32, 256>;
+
+// The exclusive prefix sum over the 256 invocations of a workgroup: each passes its chunk's
+// sum `s` and gets the sum of the chunks before its own. Integer sums: the order cannot
+// matter. Call in uniform control flow (it has barriers).
+fn chunks_before(li: u32, s: u32) -> u32 {
+    scan_sums[li] = s;
+    workgroupBarrier();
+    if li == 0u {
+        var acc = 0u;
+        for (var t = 0u; t < 256u; t++) {
+            let v = scan_sums[t];
+            scan_sums[t] = acc;
+            acc += v;
+        }
+    }
+    workgroupBarrier();
+    return scan_sums[li];
+}

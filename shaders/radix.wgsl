@@ -7,7 +7,7 @@
 // CPU twin: the counting sort in `broadphase::pairs_within`.
 
 import package::shared::{RADIX_TILE};
-import package::common::{SimParams};
+import package::common::{SimParams, chunks_before, scan_chunk};
 
 struct RadixPass {
     shift: u32,
@@ -46,33 +46,17 @@ fn count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
 }
 
-var<workgroup> chunk_sums: array<u32, 256>;
-
 // One workgroup: each thread sums a contiguous chunk, the 256 chunk sums are scanned, then
-// each chunk is rewritten as an exclusive prefix sum. Integer sums: the order cannot matter.
+// each chunk is rewritten as an exclusive prefix sum.
 @compute @workgroup_size(256)
 fn scan(@builtin(local_invocation_index) li: u32) {
-    let m = 16u * params.n_tiles;
-    let per = (m + 255u) / 256u;
-    let begin = min(li * per, m);
-    let end = min(begin + per, m);
+    let chunk = scan_chunk(li, 16u * params.n_tiles);
     var s = 0u;
-    for (var k = begin; k < end; k++) {
+    for (var k = chunk.x; k < chunk.y; k++) {
         s += tile_hist[k];
     }
-    chunk_sums[li] = s;
-    workgroupBarrier();
-    if li == 0u {
-        var acc = 0u;
-        for (var t = 0u; t < 256u; t++) {
-            let v = chunk_sums[t];
-            chunk_sums[t] = acc;
-            acc += v;
-        }
-    }
-    workgroupBarrier();
-    var acc = chunk_sums[li];
-    for (var k = begin; k < end; k++) {
+    var acc = chunks_before(li, s);
+    for (var k = chunk.x; k < chunk.y; k++) {
         let v = tile_hist[k];
         tile_hist[k] = acc;
         acc += v;
