@@ -188,3 +188,26 @@ fn regrowth_inside_a_single_workgroup_batch_takes_the_general_paths_bits() {
     };
     assert!(engine.regrowths > 0, "the tables never overflowed");
 }
+
+/// Reorders due every 150 steps, in batches of 200, while the pour's rebuilds stop batches
+/// short: a batch finished from where it stopped must not reorder there (the general path,
+/// which took those steps in one batch, reorders at its next batch's start), or the
+/// particles' order, and with it the order of every force sum, would differ.
+#[test]
+fn reorders_inside_short_batches_take_the_general_paths_bits() {
+    let sim = random_spheres_on_a_floor(
+        600,
+        [0.03, 0.03, 0.04],
+        3,
+        "law = \"hertz\"\nhistory = \"true\"",
+    );
+    let steps = (0.06 / sim.dt).ceil() as u64;
+    let often = |single| GpuOptions {
+        reorder_every: 150,
+        ..options(single)
+    };
+    let Some(engine) = compare("reorders", &sim, often, steps, None) else {
+        return;
+    };
+    assert!(engine.short_batches > 0, "no batch stopped short");
+}

@@ -168,10 +168,11 @@ impl GpuEngine {
                 let mut n = (target - submitted)
                     .min(self.stream.batch_steps as u64)
                     .min(self.steps_to_next_event(submitted));
-                if let Some(end) = finish_at.take() {
+                let resumed = finish_at.take();
+                if let Some(end) = resumed {
                     n = n.min(end - submitted);
                 }
-                let batch = self.submit_batch(submitted, n as u32, slot);
+                let batch = self.submit_batch(submitted, n as u32, slot, resumed.is_some());
                 in_flight.push_back(batch);
                 submitted += n;
                 if let Some(velocities) = steered.take() {
@@ -373,11 +374,22 @@ impl GpuEngine {
     }
 
     /// Records and submits one batch: the steps, then copies of the results to the staging
-    /// buffer, which it asks to be mapped.
-    pub(super) fn submit_batch(&mut self, start_steps: u64, steps: u32, slot: usize) -> InFlight {
+    /// buffer, which it asks to be mapped. A `resumed` batch finishes one that stopped (short
+    /// of rounds or on an overflow) and never reorders: whether to reorder was decided at the
+    /// stopped batch's start (and kept in `next_reorder_after`), so the reorders fall at the
+    /// same steps as in a run whose batches did not stop.
+    pub(super) fn submit_batch(
+        &mut self,
+        start_steps: u64,
+        steps: u32,
+        slot: usize,
+        resumed: bool,
+    ) -> InFlight {
         let events_before = self.schedule.events_applied;
         let moisture = self.take_due_moisture(start_steps);
-        let reorder = self.schedule.reorder_every > 0 && start_steps >= self.schedule.next_reorder;
+        let reorder = !resumed
+            && self.schedule.reorder_every > 0
+            && start_steps >= self.schedule.next_reorder;
         if reorder {
             self.schedule.next_reorder = start_steps + self.schedule.reorder_every;
             // Force a rebuild in the batch's first step; the reorder follows its sort.
