@@ -348,3 +348,74 @@ fn bad_lattice_count_and_jitter_are_refused() {
     let m = error_of(&lattice_scene("").replace("spacing = 0.003", "spacing = 1.7e308"));
     assert_names(&m, &["particles[0].spacing", "non-finite"]);
 }
+
+/// Gravity, initial and prescribed speeds beyond any granular scene are refused up front,
+/// also near f64's range, where they would overflow the blow-up guard's bound (before, the
+/// CPU engine ran `gravity = [0, 0, -1e300]` to the end with infinite kinetic energy).
+#[test]
+fn absurd_gravity_and_speeds_are_refused_at_the_extremes() {
+    for g in ["-1e300", "-1.7976931348623157e308", "-1.1e6"] {
+        let m = error_of(&GOOD.replace(
+            "output_interval = 0.01",
+            &format!("output_interval = 0.01\ngravity = [0.0, 0.0, {g}]"),
+        ));
+        assert_names(&m, &["simulation.gravity", "at most 1e6 m/s²"]);
+    }
+    // 1e6 m/s² itself is allowed (a limit, not a unit test of one value).
+    let ok = GOOD.replace(
+        "output_interval = 0.01",
+        "output_interval = 0.01\ngravity = [0.0, 0.0, -1e6]",
+    );
+    let c = SceneConfig::parse(&ok, "ok.toml").unwrap_or_else(|e| panic!("{e}"));
+    build_scene(c, "ok.toml").unwrap_or_else(|e| panic!("{e}"));
+    for v in ["1e200", "1e300", "2e5"] {
+        let m = error_of(&GOOD.replace(
+            "radius = 0.003 }",
+            &format!("radius = 0.003, velocity = [{v}, {v}, 0.0] }}"),
+        ));
+        assert_names(
+            &m,
+            &["particles[0].velocity", "sphere 0", "at most 1e5 m/s"],
+        );
+    }
+}
+
+/// A wall that would move more than a tenth of the smallest radius in one step (a lid
+/// scheduled to 10⁶ m/s passed through every sphere in a step), or one given both a velocity
+/// and a schedule, is refused with the field and the fix.
+#[test]
+fn walls_that_jump_through_spheres_or_contradict_themselves_are_refused() {
+    let dt = "output_interval = 0.01\ndt = 1e-5";
+    // 0.1 × 3 mm / 1e-5 s = 30 m/s per step at most.
+    let m = error_of(&GOOD.replace("output_interval = 0.01", dt).replace(
+        "normal = [0.0, 0.0, 1.0]",
+        "normal = [0.0, 0.0, 1.0]\nvelocity = [0.0, 0.0, 31.0]",
+    ));
+    assert_names(
+        &m,
+        &[
+            "walls[0].velocity (bottom)",
+            "smallest radius",
+            "at most 9.677e-6 s",
+        ],
+    );
+    let m = error_of(&GOOD.replace("output_interval = 0.01", dt).replace(
+        "normal = [0.0, 0.0, 1.0]",
+        "normal = [0.0, 0.0, 1.0]\nvelocity_schedule = { times = [0.0, 0.1], values = [[0.0, 0.0, 0.0], [0.0, 0.0, 1e6]] }",
+    ));
+    assert_names(
+        &m,
+        &["walls[0].velocity_schedule (bottom)", "at most 1e5 m/s"],
+    );
+    let ok = GOOD.replace("output_interval = 0.01", dt).replace(
+        "normal = [0.0, 0.0, 1.0]",
+        "normal = [0.0, 0.0, 1.0]\nvelocity = [0.0, 0.0, 29.0]",
+    );
+    let c = SceneConfig::parse(&ok, "ok.toml").unwrap_or_else(|e| panic!("{e}"));
+    build_scene(c, "ok.toml").unwrap_or_else(|e| panic!("{e}"));
+    let m = error_of(&GOOD.replace(
+        "normal = [0.0, 0.0, 1.0]",
+        "normal = [0.0, 0.0, 1.0]\nvelocity = [0.1, 0.0, 0.0]\nvelocity_schedule = { times = [0.0, 0.1], values = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.1]] }",
+    ));
+    assert_names(&m, &["walls[0].velocity", "give one of them"]);
+}

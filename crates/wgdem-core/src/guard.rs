@@ -21,6 +21,20 @@ pub use crate::cpu::{SPEED_MARGIN, default_max_speed};
 /// GPU buffers count as host memory), rounded up.
 pub const BYTES_PER_SPHERE: u64 = 3500;
 
+/// Largest gravity a scene may give (m/s²): 10⁵ g, far beyond a geotechnical centrifuge's
+/// few hundred g; more is a unit mistake, and near f64's range it would overflow the speed
+/// bound and the integration.
+pub const MAX_GRAVITY: f64 = 1e6;
+
+/// Largest initial or prescribed speed (m/s) of a sphere, wall or drive: 100 km/s, beyond any
+/// granular flow or impact.
+pub const MAX_INPUT_SPEED: f64 = 1e5;
+
+/// Largest distance a wall or a prescribed particle may move in one time step, as a fraction
+/// of the smallest sphere radius (the packing files' default `max_overlap`): further, it would
+/// drive into spheres by more than a contact's usual overlap in one step.
+pub const MAX_TRAVEL_PER_STEP: f64 = 0.1;
+
 /// Most steps a run may take: beyond this the time step is degenerate (a density or a
 /// stiffness far out of scale), not a long run (10¹² steps take years at 10⁹ steps a day).
 pub const MAX_STEPS: f64 = 1e12;
@@ -69,9 +83,11 @@ pub fn check_steps(file: &str, field: &str, duration: f64, dt: f64, cause: &str)
 
 /// Whether a sphere's state is one no run reaches.
 fn runaway(position: DVec3, velocity: DVec3, max_speed: f64) -> bool {
-    // A NaN speed compares false: it counts as a runaway.
-    let within = velocity.length_squared() <= max_speed * max_speed;
-    !position.is_finite() || !within
+    // Written so that every extreme fails: a NaN compares false, and a speed whose length
+    // overflows to infinity is above any finite bound (comparing squares instead would let
+    // `inf <= inf` pass once the bound's square overflows too).
+    let within = velocity.is_finite() && velocity.length() <= max_speed;
+    !(position.is_finite() && within)
 }
 
 /// Checks `sim`'s spheres against its `max_speed`; `snapshot` is where the caller wrote (or
@@ -181,5 +197,51 @@ mod tests {
         assert!(blew_up(&sim));
         sim.particles.velocity[0].x = f64::NAN;
         assert!(blew_up(&sim));
+    }
+
+    /// The guard at f64's limits: with the largest bound there is (`simulation.max_speed =
+    /// f64::MAX`, or a default bound that overflowed), an infinite speed, and a finite one
+    /// whose length overflows, still count as runaways; before, `|v|² <= bound²` compared
+    /// `inf <= inf` and let them pass.
+    #[test]
+    fn the_guard_holds_with_the_largest_bound() {
+        let mut sim = two_spheres();
+        sim.max_speed = f64::MAX;
+        assert!(check(&sim, "x").is_ok());
+        sim.particles.velocity[1] = DVec3::new(0.0, 0.0, f64::INFINITY);
+        assert!(blew_up(&sim));
+        sim.particles.velocity[1] = DVec3::new(1e300, 1e300, 0.0);
+        assert!(sim.particles.velocity[1].is_finite());
+        assert!(
+            blew_up(&sim),
+            "a speed of 1.4e300 m/s passed a finite bound"
+        );
+        // A speed whose square overflows (above 1.3e154 m/s) is a runaway whatever the bound;
+        // below that, the largest bound holds.
+        sim.particles.velocity[1] = DVec3::new(0.0, 0.0, -1e300);
+        assert!(blew_up(&sim));
+        sim.particles.velocity[1] = DVec3::new(0.0, 0.0, -1e150);
+        assert!(!blew_up(&sim), "1e150 m/s is within f64::MAX");
+        sim.particles.velocity[1] = DVec3::ZERO;
+        sim.particles.position[1] = DVec3::new(0.0, 0.0, -f64::MAX);
+        assert!(!blew_up(&sim));
+        sim.particles.position[1].z = f64::NEG_INFINITY;
+        assert!(blew_up(&sim));
+    }
+
+    /// The default bound stays finite for inputs near f64's range: the lengths of the speeds,
+    /// the extent and gravity are taken without squaring (`|v|² ` overflows from 1.3e154 m/s).
+    #[test]
+    fn the_default_bound_is_finite_at_the_extremes() {
+        let mut sim = two_spheres();
+        sim.particles.velocity[0] = DVec3::new(1e200, 1e200, 0.0);
+        sim.particles.position[1] = DVec3::new(1e200, 0.0, 0.0);
+        sim.gravity = DVec3::new(0.0, 0.0, -1e200);
+        let bound = default_max_speed(&sim);
+        assert!(bound.is_finite() && bound < f64::MAX, "{bound}");
+        assert!(
+            (bound / (100.0 * 2f64.sqrt() * 1e200) - 1.0).abs() < 1e-12,
+            "{bound}"
+        );
     }
 }

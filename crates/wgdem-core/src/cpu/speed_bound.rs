@@ -19,10 +19,10 @@ pub fn default_max_speed(sim: &Simulation) -> f64 {
     for i in 0..p.len() {
         lo = lo.min(p.position[i] - DVec3::splat(p.radius[i]));
         hi = hi.max(p.position[i] + DVec3::splat(p.radius[i]));
-        fastest = fastest.max(p.velocity[i].length());
+        fastest = fastest.max(norm(p.velocity[i]));
     }
     for w in &sim.walls {
-        fastest = fastest.max(w.velocity.length());
+        fastest = fastest.max(norm(w.velocity));
     }
     let schedules = sim
         .wall_schedules
@@ -31,19 +31,27 @@ pub fn default_max_speed(sim: &Simulation) -> f64 {
         .chain(sim.drives.iter().filter_map(|d| d.velocity.as_ref()));
     for s in schedules {
         for v in &s.values {
-            fastest = fastest.max(v.length());
+            fastest = fastest.max(norm(*v));
         }
     }
-    let extent = if !p.is_empty() {
-        (hi - lo).length()
-    } else {
-        0.0
-    };
-    let g = sim.gravity.length().max(9.81);
-    let bound = SPEED_MARGIN * fastest.max((g * extent).sqrt());
+    let extent = if !p.is_empty() { norm(hi - lo) } else { 0.0 };
+    let g = norm(sim.gravity).max(9.81);
+    // √g·√L rather than √(g·L): the product of two large factors would overflow.
+    let bound = SPEED_MARGIN * fastest.max(g.sqrt() * extent.sqrt());
     if bound.is_finite() && bound > 0.0 {
         bound
     } else {
         f64::MAX
+    }
+}
+
+/// `|x|` without overflow for components up to f64's range (glam's `length` squares them,
+/// which overflows from 1.3e154).
+fn norm(x: DVec3) -> f64 {
+    let scale = x.abs().max_element();
+    if scale > 0.0 && scale.is_finite() {
+        scale * (x / scale).length()
+    } else {
+        scale
     }
 }

@@ -73,6 +73,7 @@ pub fn build_scene_with(
     simulation.drives = drives;
     simulation.drive_of = drive_of;
     simulation.wall_schedules = wall_schedules;
+    check_scales(&v, &config, &simulation, &group_ranges)?;
     simulation.max_speed = match s.max_speed {
         Some(bound) => {
             v.positive("simulation.max_speed", bound, "m/s")?;
@@ -121,6 +122,98 @@ fn check_simulation(v: &Validator, config: &SceneConfig) -> Result<()> {
         config.contact.characteristic_velocity,
         "m/s",
     )
+}
+
+/// Refuses gravity and prescribed or initial speeds that no granular scene means (beyond
+/// [`crate::guard::MAX_GRAVITY`] and [`crate::guard::MAX_INPUT_SPEED`]; near f64's range
+/// they would overflow the blow-up guard's bound and the integration), and a wall or a
+/// prescribed particle that moves more than [`crate::guard::MAX_TRAVEL_PER_STEP`] of the
+/// smallest radius in a step (it would drive into spheres in one step, or through them).
+fn check_scales(
+    v: &Validator,
+    config: &SceneConfig,
+    sim: &Simulation,
+    groups: &[std::ops::Range<usize>],
+) -> Result<()> {
+    use crate::guard::{MAX_GRAVITY, MAX_INPUT_SPEED, MAX_TRAVEL_PER_STEP};
+    // The largest component, compared first: no square of a huge one overflows.
+    let size = |x: DVec3| {
+        let m = x.abs().max_element();
+        if m <= MAX_INPUT_SPEED.max(MAX_GRAVITY) {
+            x.length()
+        } else {
+            m
+        }
+    };
+    let g = size(sim.gravity);
+    if g.is_nan() || g > MAX_GRAVITY {
+        return Err(v.err(
+            "simulation.gravity",
+            format!(
+                "|g| = {g:.3e} m/s² is beyond any granular scene (at most {MAX_GRAVITY:.0e} m/s², 10⁵ g); give it in m/s² (e.g. [0, 0, -9.81])"
+            ),
+        ));
+    }
+    let p = &sim.particles;
+    if let Some(i) = (0..p.len()).find(|&i| {
+        let v = size(p.velocity[i]);
+        v.is_nan() || v > MAX_INPUT_SPEED
+    }) {
+        let g = groups.iter().position(|r| r.contains(&i)).unwrap_or(0);
+        return Err(v.err(
+            &format!("particles[{g}].velocity"),
+            format!(
+                "sphere {i} starts at {:.3e} m/s, beyond any granular scene (at most {MAX_INPUT_SPEED:.0e} m/s); give velocities in m/s",
+                size(p.velocity[i])
+            ),
+        ));
+    }
+    let smallest = p.radius.iter().copied().fold(f64::INFINITY, f64::min);
+    // Each moving body's fastest prescribed speed and the field that sets it.
+    let mut moving: Vec<(String, f64)> = Vec::new();
+    for (k, w) in sim.walls.iter().enumerate() {
+        let name = match config.walls.get(k) {
+            Some(WallConfig::Plane { name, .. } | WallConfig::Plate { name, .. }) => name.as_str(),
+            None => "",
+        };
+        let schedule = sim.wall_schedules.get(k).and_then(Option::as_ref);
+        let (field, fastest) = match schedule {
+            Some(s) => (
+                "velocity_schedule",
+                s.values.iter().map(|&x| size(x)).fold(0.0, f64::max),
+            ),
+            None => ("velocity", size(w.velocity)),
+        };
+        moving.push((format!("walls[{k}].{field} ({name})"), fastest));
+    }
+    for (k, d) in sim.drives.iter().enumerate() {
+        if let Some(s) = &d.velocity {
+            let fastest = s.values.iter().map(|&x| size(x)).fold(0.0, f64::max);
+            moving.push((format!("loads[{k}].velocity"), fastest));
+        }
+    }
+    for (field, speed) in moving {
+        if speed.is_nan() || speed > MAX_INPUT_SPEED {
+            return Err(v.err(
+                &field,
+                format!(
+                    "{speed:.3e} m/s is beyond any granular scene (at most {MAX_INPUT_SPEED:.0e} m/s); give velocities in m/s"
+                ),
+            ));
+        }
+        let travel = speed * sim.dt;
+        if smallest.is_finite() && (travel.is_nan() || travel > MAX_TRAVEL_PER_STEP * smallest) {
+            return Err(v.err(
+                &field,
+                format!(
+                    "{speed:.3e} m/s moves {travel:.3e} m in a time step of {:.3e} s, more than {MAX_TRAVEL_PER_STEP} of the smallest radius ({smallest:.3e} m): it would drive into the spheres in one step; lower the speed or the time step (simulation.dt, simulation.safety_factor) to at most {:.3e} s",
+                    sim.dt,
+                    MAX_TRAVEL_PER_STEP * smallest / speed
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses more spheres than the machine's memory holds, before any is made (a file group's
@@ -259,14 +352,26 @@ fn build_wall_schedules(
         .iter()
         .enumerate()
         .map(|(k, w)| {
-            let schedule = match w {
+            let (schedule, velocity) = match w {
                 WallConfig::Plane {
-                    velocity_schedule, ..
+                    velocity_schedule,
+                    velocity,
+                    ..
                 }
                 | WallConfig::Plate {
-                    velocity_schedule, ..
-                } => velocity_schedule,
+                    velocity_schedule,
+                    velocity,
+                    ..
+                } => (velocity_schedule, velocity),
             };
+            if schedule.is_some() && *velocity != [0.0; 3] {
+                return Err(v.err(
+                    &format!("walls[{k}].velocity"),
+                    format!(
+                        "{velocity:?} is given with walls[{k}].velocity_schedule, which sets the velocity at every time; give one of them"
+                    ),
+                ));
+            }
             schedule
                 .as_ref()
                 .map(|s| {

@@ -353,6 +353,15 @@ impl ShearRun {
         let s = setup.as_ref();
         let t = self.sim.time;
         let elapsed = t - self.state.stage_start;
+        let speed = self.mean_speed();
+        if !speed.is_finite() {
+            // No stage goes on from a state that has blown up (`guard` stops a run at the row
+            // first; this holds where a bound was raised past it).
+            return Err(Error::BlowUp(format!(
+                "the mean sphere speed is {speed} m/s at t = {t:e} s in the {:?} stage: the simulation blew up; lower the time step (simulation.safety_factor) or look for loads far out of scale",
+                self.state.stage
+            )));
+        }
         match self.state.stage {
             Stage::Preparation => {
                 let spec = &s.config.specimen;
