@@ -365,7 +365,7 @@ fn every_bundled_shear_preset_loads() {
 /// `[consolidation] friction_change` decides when the preparation friction (μ_prep = 1 on
 /// the loose He preset) gives way to the material's (0.1): "resettle" once consolidated, with
 /// a second settling under the servo; "at_shear" on the first shear step, so the shear meets
-/// the packing consolidated with μ_prep. Run on a simple cubic lattice of 400 spheres (stable
+/// the packing consolidated with μ_prep. Run on a simple cubic lattice of 600 spheres (stable
 /// under load at any friction, so consolidation takes a few rows) in the quick loose He box,
 /// stepped row by row. The summary's initial void ratio is the last consolidation row's.
 #[test]
@@ -373,7 +373,9 @@ fn the_preparation_friction_gives_way_when_friction_change_says() {
     use wgdem_core::packing::{MaterialRef, PackedSphere, Packing};
     use wgdem_core::shear::Stage;
     let r = 0.0025;
-    let spheres = (0..4)
+    // Six layers: the specimen reaches two diameters above the shear plane (z = 0.015 m),
+    // as a saved specimen must.
+    let spheres = (0..6)
         .flat_map(|k| (0..10).flat_map(move |j| (0..10).map(move |i| (i, j, k))))
         .map(|(i, j, k)| PackedSphere {
             position: glam::DVec3::new(
@@ -391,11 +393,14 @@ fn the_preparation_friction_gives_way_when_friction_change_says() {
         source: "lattice".to_owned(),
         spheres,
         lammps_types: false,
+        recorded_max_overlap: None,
     };
     let preset =
         std::fs::read_to_string(common::shear_preset("he_quick_loose.toml")).expect("preset");
     assert!(preset.contains("friction_change = \"at_shear\""));
-    let preset = preset.replace("friction_change = \"at_shear\"", "friction_change = \"{}\"");
+    let preset = preset
+        .replace("friction_change = \"at_shear\"", "friction_change = \"{}\"")
+        .replace("count = 830", "count = 600");
     for mode in ["resettle", "at_shear"] {
         let text = preset.replace("{}", mode);
         let setup = ShearSetup::parse(&text, mode).unwrap_or_else(|e| panic!("{e}"));

@@ -102,7 +102,8 @@ def main():
     print(f"built-in servo: {builtin:.1f} Pa over the last 5 rows of consolidation")
 
     specimen = out / "builtin" / "specimen_prepared.csv"
-    top = max(float(r.split(",")[2]) + float(r.split(",")[3]) for r in specimen.read_text().splitlines()[1:])
+    rows = [r for r in specimen.read_text().splitlines() if not r.startswith("#")][1:]  # '#': the recorded overlap
+    top = max(float(r.split(",")[2]) + float(r.split(",")[3]) for r in rows)
     scene = wgdem.Scene.from_toml(box_scene(cfg, specimen, top + 1e-4))
     sim = wgdem.Simulation(scene, backend=args.backend)
     lid, interval = scene.walls.index("lid"), 20

@@ -70,6 +70,15 @@ pub fn shear_json(
 ) -> PyResult<(String, String, Option<String>)> {
     let gpu = crate::errors::is_gpu("wgdem.shear", backend)?;
     let single_workgroup = crate::errors::gpu_path("wgdem.shear", gpu_path)?;
+    if let (Some(n), Some(_)) = (particles, &specimen) {
+        return Err(crate::errors::bad_argument(
+            "wgdem.shear",
+            "particles",
+            format!(
+                "{n} scales the box for that many spheres, but `specimen` brings its own in the file's box; give one of them"
+            ),
+        ));
+    }
     let (text, file) = toml_argument(config, "<shear config text>")?;
     let setup = ShearSetup::parse_scaled(&text, &file, particles).map_err(to_py)?;
     let specimen = specimen

@@ -58,6 +58,15 @@ def test_a_bad_shear_configuration_is_a_config_error():
         wgdem.shear(text.replace("normal_stress = 1e4", "normal_stress = -1e4"), backend="cpu")
 
 
+def test_a_specimen_with_particles_is_a_config_error(tmp_path):
+    """`particles=` scales the box for that many spheres; a saved specimen brings its own."""
+    specimen = tmp_path / "specimen.csv"
+    specimen.write_text("x,y,z,radius\n0.0,0.0,0.003,0.0025\n")
+    preset = ASSETS / "shear" / "fleischmann_quick_true.toml"
+    with pytest.raises(wgdem.ConfigError, match="particles.*give one of them"):
+        wgdem.shear(preset, backend="cpu", particles=600, specimen=specimen, out=tmp_path / "out")
+
+
 def test_series_columns_keep_their_types_and_nans():
     """JSON has no NaN: a number column's nulls come back as NaN, whole numbers as int64."""
     series = wgdem._series('[{"step": 1, "x": null, "stage": "a"}, {"step": 2, "x": 1.5, "stage": "b"}]')

@@ -146,7 +146,7 @@ struct ShearArgs {
     #[arg(long, value_name = "DIR")]
     resume: Option<PathBuf>,
     /// Replace the results of an earlier test in the output directory.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "resume")]
     overwrite: bool,
     /// Scale the test to this many spheres of the file's sizes: the box (length, width,
     /// heights) and the shear displacement grow by (N / specimen.count)^(1/3), keeping
@@ -156,8 +156,10 @@ struct ShearArgs {
     particles: Option<u32>,
     /// Start from a saved packing instead of preparing one (CSV, wgdem's .vtu, LAMMPS
     /// data or dump; e.g. an earlier test's specimen_consolidated.csv): the spheres must
-    /// lie inside the box; consolidation begins at once.
-    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    /// lie inside the box, fill the lower box and reach above the shear plane, and number
+    /// specimen.count; consolidation begins at once. The box is the file's: not with
+    /// --particles.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["resume", "particles"])]
     specimen: Option<PathBuf>,
     #[command(flatten)]
     gpu_path: GpuPathArg,
@@ -399,7 +401,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
     log::info!(
         "{}: {} particles, dt {:.3e} s, σn {:.4e} Pa, shear {:.3e} m at {:.3e} m/s on {}, writing to {}",
         config.display(),
-        s.scene.simulation.particles.len(),
+        run.simulation().particles.len(),
         s.scene.simulation.dt,
         s.config.consolidation.normal_stress,
         target,

@@ -656,8 +656,12 @@ fn run_writes_a_paraview_series() {
 
 /// A test writes its specimen after preparation and after consolidation (CSV and `.vtu`);
 /// `--specimen` starts a new test from one, skipping preparation: its first row is already
-/// consolidation, and it has as many spheres. A specimen that does not fit the box is refused
-/// with the count and the worst case.
+/// consolidation, and it has as many spheres, in the summary and the log. Its own consolidated
+/// specimen is accepted whatever overlaps the load left (the files record their largest), not
+/// only under the default `max_overlap`. A specimen that does not fit the box is refused with
+/// the count and the worst case; one of another count (prepared for another test), one that
+/// does not reach two diameters above the shear plane, and `--particles` with `--specimen`
+/// are refused, each naming the fix.
 #[test]
 fn a_saved_specimen_starts_a_new_test() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -687,24 +691,46 @@ fn a_saved_specimen_starts_a_new_test() {
             assert!(first.join(format!("{name}.{ext}")).exists(), "{name}.{ext}");
         }
     }
-    let spheres = std::fs::read_to_string(first.join("specimen_consolidated.csv"))
-        .expect("csv")
+    let saved = std::fs::read_to_string(first.join("specimen_consolidated.csv")).expect("csv");
+    let spheres = saved.lines().filter(|l| !l.starts_with('#')).count() - 1;
+    assert_eq!(spheres, 300, "the preset's specimen.count");
+    // The largest overlap, recorded by the test; the default limit (0.1) would refuse more.
+    let recorded: f64 = saved
         .lines()
-        .count()
-        - 1;
+        .next()
+        .and_then(|l| l.strip_prefix("# max_overlap = "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no recorded overlap: {:?}", saved.lines().next()));
+    assert!(recorded > 0.0 && recorded < 0.5, "{recorded}");
+    // This test's own specimen with its limit set below the overlaps the load left: accepted,
+    // as the one the issue found refused at 0.106 under the default 0.1.
+    let strict = write(
+        tmp.path(),
+        "strict.toml",
+        &std::fs::read_to_string(&config).expect("config").replace(
+            "[specimen]\n",
+            &format!("[specimen]\nmax_overlap = {}\n", recorded / 2.0),
+        ),
+    );
     for ext in ["csv", "vtu"] {
         let second = tmp.path().join(format!("second_{ext}"));
         let specimen = first.join(format!("specimen_consolidated.{ext}"));
-        let o = wgdem(&[
-            "shear",
-            &config,
-            "--backend",
-            "cpu",
-            "--out",
-            &second.display().to_string(),
-            "--specimen",
-            &specimen.display().to_string(),
-        ]);
+        // At the info level, for the log line that counts the spheres.
+        let o = Command::new(env!("CARGO_BIN_EXE_wgdem"))
+            .args([
+                "shear",
+                &strict,
+                "--backend",
+                "cpu",
+                "--out",
+                &second.display().to_string(),
+                "--specimen",
+                &specimen.display().to_string(),
+            ])
+            .env("RUST_LOG", "info")
+            .output()
+            .expect("the wgdem binary runs");
         assert!(o.status.success(), "{ext}: {}", stderr(&o));
         let csv = std::fs::read_to_string(second.join("shear.csv")).expect("shear.csv");
         let first_row = csv.lines().nth(1).expect("a row");
@@ -714,14 +740,68 @@ fn a_saved_specimen_starts_a_new_test() {
         )
         .expect("JSON");
         assert_eq!(summary["n_particles"], spheres as u64, "{ext}");
+        assert!(
+            stderr(&o).contains(&format!(": {spheres} particles,")),
+            "{ext}: the log counts the spheres sheared: {}",
+            stderr(&o)
+        );
     }
+    let specimen = first
+        .join("specimen_consolidated.csv")
+        .display()
+        .to_string();
+    let refused = |config: &str, extra: &[&str], out: &str| {
+        let out = tmp.path().join(out).display().to_string();
+        let mut args = vec![
+            "shear",
+            config,
+            "--backend",
+            "cpu",
+            "--out",
+            &out,
+            "--specimen",
+        ];
+        args.push(&specimen);
+        args.extend_from_slice(extra);
+        let o = wgdem(&args);
+        assert!(!o.status.success(), "{args:?} ran");
+        stderr(&o)
+    };
+    // Another count: the specimen of this 300-sphere test given to a test of 830.
+    let other = write(
+        tmp.path(),
+        "other.toml",
+        &std::fs::read_to_string(&config)
+            .expect("config")
+            .replace("count = 300", "count = 830"),
+    );
+    let e = refused(&other, &[], "fourth");
+    assert!(
+        e.contains("holds 300 spheres") && e.contains("specimen.count = 830"),
+        "{e}"
+    );
+    // A shear plane at the specimen's top: the upper box would hold no spheres.
+    let high = write(
+        tmp.path(),
+        "high.toml",
+        &std::fs::read_to_string(&config)
+            .expect("config")
+            .replace("lower_height = 0.018", "lower_height = 0.04"),
+    );
+    let e = refused(&high, &[], "fifth");
+    assert!(
+        e.contains("above the upper box's bottom") && e.contains("box.lower_height"),
+        "{e}"
+    );
+    let e = refused(&config, &["--particles", "600"], "sixth");
+    assert!(e.contains("--particles"), "{e}");
     // Shifted 1 m along x, the packing lies beyond the box's side.
     let moved: String = std::fs::read_to_string(first.join("specimen_consolidated.csv"))
         .expect("csv")
         .lines()
-        .enumerate()
-        .map(|(k, line)| {
-            if k == 0 {
+        .map(|line| {
+            // The recorded overlap's comment and the header stay as they are.
+            if line.starts_with('#') || line.starts_with("x_m") {
                 return format!("{line}\n");
             }
             let mut cells: Vec<String> = line.split(',').map(str::to_owned).collect();

@@ -79,6 +79,24 @@ pub struct Packing {
     pub spheres: Vec<PackedSphere>,
     /// Whether material indices are LAMMPS atom types (1-based) rather than wgdem's indices.
     pub lammps_types: bool,
+    /// The largest overlap the file records it holds (a fraction of the smaller radius):
+    /// wgdem's specimen files record theirs ([`RECORDED_OVERLAP_KEY`]), so that a specimen
+    /// saved under load is read back by the test that wrote it (see [`Packing::overlap_limit`]).
+    pub recorded_max_overlap: Option<f64>,
+}
+
+/// The key under which wgdem's specimen files record their largest overlap: a CSV comment
+/// line `# max_overlap = X` before the header, a `.vtu` field-data array of that name.
+pub const RECORDED_OVERLAP_KEY: &str = "max_overlap";
+
+/// The most a recorded overlap raises a packing's limit to: a specimen overlapping by half a
+/// radius is not one a test left, whatever the file says.
+pub const MAX_RECORDED_OVERLAP: f64 = 0.5;
+
+/// The largest overlap among the spheres (`position`, `radius`), as a fraction of the smaller
+/// radius of the pair; 0 where none touch.
+pub fn largest_overlap(position: &[DVec3], radius: &[f64]) -> f64 {
+    worst_overlap(position, radius, 0.0).map_or(0.0, |w| w.fraction)
 }
 
 /// Reads packings from files.
@@ -109,6 +127,16 @@ impl PackingReader for NoPackingReader {
 pub const DEFAULT_MAX_OVERLAP: f64 = 0.1;
 
 impl Packing {
+    /// The overlap limit for this packing under a configured `max_overlap`: raised to the
+    /// overlap the file records it holds (at most [`MAX_RECORDED_OVERLAP`]), so that wgdem's
+    /// own specimen consolidated under load is accepted back as it was written.
+    pub fn overlap_limit(&self, max_overlap: f64) -> f64 {
+        match self.recorded_max_overlap {
+            Some(r) if r.is_finite() && r > max_overlap => r.min(MAX_RECORDED_OVERLAP),
+            _ => max_overlap,
+        }
+    }
+
     /// Refuses a packing with spheres reaching out of the box `[min, max]` by more than
     /// `max_overlap` of their radius (the count and the worst, in line order).
     pub fn check_box(&self, min: DVec3, max: DVec3, max_overlap: f64, field: &str) -> Result<()> {

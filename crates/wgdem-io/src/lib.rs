@@ -57,7 +57,11 @@ impl ShearWriter for ShearFiles {
     }
 
     fn specimen(&self, out: &Path, name: &str, sim: &Simulation) -> Result<()> {
-        packing::write_packing_csv(&out.join(format!("{name}.csv")), sim)?;
+        // Its largest overlap, recorded in both files: a specimen saved under load is read
+        // back by its own test (`Packing::overlap_limit`).
+        let overlap =
+            wgdem_core::packing::largest_overlap(&sim.particles.position, &sim.particles.radius);
+        packing::write_specimen_csv(&out.join(format!("{name}.csv")), sim, overlap)?;
         let content = VtkContent {
             particle_fields: vec![
                 ParticleField::Id,
@@ -76,6 +80,10 @@ impl ShearWriter for ShearFiles {
             material_names: &[],
             content: &content,
         };
-        vtk::write_particles(&out.join(format!("{name}.vtu")), &frame)
+        vtk::write_particles_with(
+            &out.join(format!("{name}.vtu")),
+            &frame,
+            &[(wgdem_core::packing::RECORDED_OVERLAP_KEY, overlap)],
+        )
     }
 }

@@ -29,6 +29,17 @@ pub(crate) fn encode_error(path: &Path, e: impl std::fmt::Display) -> Error {
 /// none): each array holds its strings' bytes, each string ended by a zero, as VTK writes a
 /// string array in ASCII.
 fn xml(path: &Path, data: DataSet, kind: &str, strings: &[(&str, &[String])]) -> Result<Vec<u8>> {
+    xml_with(path, data, kind, strings, &[])
+}
+
+/// [`xml`] with one-value `Float64` field-data arrays `numbers` besides the strings.
+fn xml_with(
+    path: &Path,
+    data: DataSet,
+    kind: &str,
+    strings: &[(&str, &[String])],
+    numbers: &[(&str, f64)],
+) -> Result<Vec<u8>> {
     let vtk = Vtk {
         version: Version::new((1, 0)),
         title: String::from("wgdem"),
@@ -40,7 +51,7 @@ fn xml(path: &Path, data: DataSet, kind: &str, strings: &[(&str, &[String])]) ->
     vtk.write_xml(&mut bytes)
         .map_err(|e| encode_error(path, e))?;
     let strings: Vec<_> = strings.iter().filter(|(_, v)| !v.is_empty()).collect();
-    if strings.is_empty() {
+    if strings.is_empty() && numbers.is_empty() {
         return Ok(bytes);
     }
     let mut text = String::from_utf8(bytes).map_err(|e| encode_error(path, e))?;
@@ -55,6 +66,12 @@ fn xml(path: &Path, data: DataSet, kind: &str, strings: &[(&str, &[String])]) ->
             "<Array type=\"String\" Name=\"{name}\" NumberOfTuples=\"{}\" format=\"ascii\">{}</Array>",
             values.len(),
             codes.join(" ")
+        ));
+    }
+    for (name, value) in numbers {
+        // `{:e}` prints the shortest digits that read back to the same f64.
+        field.push_str(&format!(
+            "<Array type=\"Float64\" Name=\"{name}\" NumberOfTuples=\"1\" format=\"ascii\">{value:e}</Array>"
         ));
     }
     field.push_str("</FieldData>");
@@ -82,6 +99,12 @@ fn tensors(m: &[DMat3]) -> Vec<f64> {
 
 /// `particles_NNNN.vtu`: the particles as vertices with the arrays of `frame.content`.
 pub fn write_particles(path: &Path, frame: &Frame<'_>) -> Result<()> {
+    write_particles_with(path, frame, &[])
+}
+
+/// [`write_particles`] with one-value field-data arrays `numbers` (a specimen's recorded
+/// largest overlap, `wgdem_core::packing::RECORDED_OVERLAP_KEY`).
+pub fn write_particles_with(path: &Path, frame: &Frame<'_>, numbers: &[(&str, f64)]) -> Result<()> {
     let sim = frame.sim;
     let p = &sim.particles;
     let n = p.len();
@@ -136,11 +159,12 @@ pub fn write_particles(path: &Path, frame: &Frame<'_>) -> Result<()> {
             cell: Vec::new(),
         },
     };
-    let bytes = xml(
+    let bytes = xml_with(
         path,
         DataSet::inline(piece),
         "UnstructuredGrid",
         &[("material_names", frame.material_names)],
+        numbers,
     )?;
     atomic_write(path, &bytes)
 }

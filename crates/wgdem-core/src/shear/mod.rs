@@ -100,6 +100,51 @@ pub struct ShearRun {
     writer: Box<dyn ShearWriter + Send>,
 }
 
+/// Refuses a saved specimen that is not this test's: a count other than `specimen.count`
+/// (a packing prepared for another preset or size), spheres that do not rest on the floor, or
+/// a top less than two of its largest diameters above the upper box's bottom (the shear plane
+/// would run through the empty upper box, or along the specimen's top).
+fn check_specimen_fits(setup: &ShearSetup, packing: &crate::packing::Packing) -> Result<()> {
+    let (b, count) = (&setup.config.shear_box, setup.config.specimen.count);
+    let n = packing.spheres.len();
+    if n != count as usize {
+        return Err(Error::invalid(
+            &packing.source,
+            "specimen.count",
+            format!(
+                "the saved specimen holds {n} spheres but the test is for specimen.count = {count}: it was prepared for another test or size; start it with the configuration that prepared it, or set specimen.count = {n} with a box it fills"
+            ),
+        ));
+    }
+    let (mut bottom, mut top, mut d_max) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for s in &packing.spheres {
+        bottom = bottom.min(s.position.z - s.radius);
+        top = top.max(s.position.z + s.radius);
+        d_max = d_max.max(2.0 * s.radius);
+    }
+    let plane = b.lower_height + b.gap;
+    if bottom.is_nan() || bottom > d_max {
+        return Err(Error::invalid(
+            &packing.source,
+            "specimen",
+            format!(
+                "the saved specimen's lowest sphere is {bottom:.4e} m above the floor, more than its largest diameter ({d_max:.4e} m): it does not rest on the floor of this box (floor at z = 0); give a settled specimen in the box's frame"
+            ),
+        ));
+    }
+    if top.is_nan() || top < plane + 2.0 * d_max {
+        return Err(Error::invalid(
+            &packing.source,
+            "specimen",
+            format!(
+                "the saved specimen reaches z = {top:.4e} m, less than two of its largest diameters above the upper box's bottom (z = {plane:.4e} m, box.lower_height + box.gap): the test would shear along or above its top; give a specimen that fills the lower box and reaches at least z = {:.4e} m, or lower box.lower_height",
+                plane + 2.0 * d_max
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl ShearRun {
     /// Starts a test writing to `out` (created; a directory holding an earlier test is refused
     /// unless `overwrite`), its snapshots and plots through `writer`.
@@ -221,7 +266,8 @@ impl ShearRun {
         let mut run = Self::create(setup, out, overwrite, writer)?;
         let setup = std::sync::Arc::clone(&run.setup);
         let b = &setup.config.shear_box;
-        let max_overlap = setup.config.specimen.max_overlap;
+        // The limit the file records where it is a test's own specimen, saved under load.
+        let max_overlap = packing.overlap_limit(setup.config.specimen.max_overlap);
         packing.check_box(
             DVec3::new(-0.5 * b.length, -0.5 * b.width, 0.0),
             DVec3::new(0.5 * b.length, 0.5 * b.width, setup.box_top),
@@ -229,6 +275,7 @@ impl ShearRun {
             "specimen",
         )?;
         packing.check(&[], max_overlap, "specimen.max_overlap")?;
+        check_specimen_fits(&setup, packing)?;
         let sim = &mut run.sim;
         let material = sim.particles.material.first().copied().unwrap_or(0);
         let mut particles = crate::particles::Particles::default();

@@ -144,6 +144,7 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
         source: file,
         spheres: atoms.into_iter().map(|(_, s)| s).collect(),
         lammps_types: true,
+        recorded_max_overlap: None,
     })
 }
 
@@ -257,5 +258,6 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
         source: file,
         spheres,
         lammps_types: true,
+        recorded_max_overlap: None,
     })
 }

@@ -97,6 +97,43 @@ fn number(file: &str, line: usize, column: usize, name: &str, text: &str) -> Res
     }
 }
 
+/// The largest overlap a CSV records in its leading comment lines (`# max_overlap = X ...`,
+/// as [`write_specimen_csv`] writes it); `None` where it records none or the file cannot be
+/// read (the reader reports that).
+fn recorded_in_csv(path: &Path) -> Option<f64> {
+    use std::io::BufRead;
+    let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let key = wgdem_core::packing::RECORDED_OVERLAP_KEY;
+    for line in file.lines() {
+        let line = line.ok()?;
+        let Some(comment) = line.trim_start().strip_prefix('#') else {
+            // The comments before the first row only.
+            return None;
+        };
+        let Some(rest) = comment.trim_start().strip_prefix(key) else {
+            continue;
+        };
+        let value = rest
+            .trim_start()
+            .strip_prefix('=')?
+            .split_whitespace()
+            .next()?;
+        return value.parse().ok();
+    }
+    None
+}
+
+/// The largest overlap a `.vtu` records as the one-value field-data array
+/// `Name="max_overlap"` ([`crate::vtk::write_particles_with`]); `None` where it has none.
+fn recorded_in_vtu(text: &str) -> Option<f64> {
+    let name = format!("Name=\"{}\"", wgdem_core::packing::RECORDED_OVERLAP_KEY);
+    let field = &text[text.find("<FieldData>")?..];
+    let field = &field[..field.find("</FieldData>")?];
+    let array = &field[field.find(&name)?..];
+    let value = &array[array.find('>')? + 1..];
+    value[..value.find('<')?].trim().parse().ok()
+}
+
 /// A positive radius, or the error naming where it is.
 fn radius(file: &str, line: usize, column: usize, name: &str, r: f64) -> Result<f64> {
     if r > 0.0 {
@@ -119,8 +156,27 @@ const SPECIMEN_HEADER: &str =
 /// Writes the particles of `sim` as a packing CSV at `path` (every float printed to read back
 /// exactly), atomically.
 pub fn write_packing_csv(path: &Path, sim: &Simulation) -> Result<()> {
+    write_csv(path, sim, String::new())
+}
+
+/// [`write_packing_csv`] headed by a comment line recording the packing's largest overlap
+/// `overlap` (a fraction of the smaller radius; `# max_overlap = X`), which the reader gives as
+/// `Packing::recorded_max_overlap`.
+pub fn write_specimen_csv(path: &Path, sim: &Simulation, overlap: f64) -> Result<()> {
+    write_csv(
+        path,
+        sim,
+        format!(
+            "# {} = {overlap:e} (the largest overlap of two spheres here, as a fraction of the smaller radius)\n",
+            wgdem_core::packing::RECORDED_OVERLAP_KEY
+        ),
+    )
+}
+
+fn write_csv(path: &Path, sim: &Simulation, comment: String) -> Result<()> {
     let p = &sim.particles;
-    let mut text = String::from(SPECIMEN_HEADER);
+    let mut text = comment;
+    text.push_str(SPECIMEN_HEADER);
     for i in 0..p.len() {
         let (x, v, w) = (p.position[i], p.velocity[i], p.angular_velocity[i]);
         let cells = [x.x, x.y, x.z, p.radius[i], v.x, v.y, v.z, w.x, w.y, w.z].map(fmt);

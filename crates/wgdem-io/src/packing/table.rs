@@ -127,5 +127,6 @@ pub(super) fn read_csv(path: &Path) -> Result<Packing> {
         source: file,
         spheres,
         lammps_types: false,
+        recorded_max_overlap: recorded_in_csv(path),
     })
 }

@@ -143,6 +143,42 @@ fn specimens_read_back_exactly() {
     }
 }
 
+/// A test's specimen files record their largest overlap (the bench lattice's 0.5 %: 0.01 of
+/// the radius), the CSV in a comment line before its header and the `.vtu` as field data;
+/// the packing's limit rises to it, so that the writing test reads its specimen back under a
+/// stricter `max_overlap`; files without the record keep the configured limit.
+#[test]
+fn specimens_record_their_largest_overlap() {
+    use wgdem_core::shear::ShearWriter;
+    let sim = wgdem_core::bench::specimen(64, "hertz").expect("specimen");
+    let largest =
+        wgdem_core::packing::largest_overlap(&sim.particles.position, &sim.particles.radius);
+    assert!((largest - 0.01).abs() < 1e-9, "{largest}");
+    let dir = tempfile::tempdir().expect("dir");
+    crate::ShearFiles
+        .specimen(dir.path(), "s", &sim)
+        .expect("specimen files");
+    for ext in ["csv", "vtu"] {
+        let p = read_packing(&dir.path().join(format!("s.{ext}"))).expect("read");
+        assert_eq!(p.recorded_max_overlap, Some(largest), "{ext}");
+        assert!(p.check(&[], 0.005, "max_overlap").is_err(), "{ext}");
+        let limit = p.overlap_limit(0.005);
+        assert_eq!(limit, largest, "{ext}");
+        p.check(&[], limit, "max_overlap")
+            .unwrap_or_else(|e| panic!("{ext}: {e}"));
+        assert_eq!(p.overlap_limit(0.1), 0.1, "a record below the limit");
+    }
+    // Capped: a record of a whole radius does not lift the limit past half of one.
+    let mut p = read_packing(&dir.path().join("s.csv")).expect("read");
+    p.recorded_max_overlap = Some(1.0);
+    assert_eq!(p.overlap_limit(0.1), wgdem_core::packing::MAX_RECORDED_OVERLAP);
+    p.recorded_max_overlap = Some(f64::INFINITY);
+    assert_eq!(p.overlap_limit(0.1), 0.1);
+    let plain = dir.path().join("plain.csv");
+    write_packing_csv(&plain, &sim).expect("csv");
+    assert_eq!(read_packing(&plain).expect("read").recorded_max_overlap, None);
+}
+
 /// A scene's `kind = "file"` group: spheres behind a wall, or overlapping beyond the
 /// limit, are refused with the count and the worst; LAMMPS types map to materials.
 #[test]

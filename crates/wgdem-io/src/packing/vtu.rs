@@ -91,5 +91,19 @@ pub(super) fn read_vtu(path: &Path) -> Result<Packing> {
         source: file,
         spheres,
         lammps_types: false,
+        recorded_max_overlap: recorded_overlap(path),
     })
+}
+
+/// The largest overlap the file records (wgdem's specimens put the field data right after the
+/// `<UnstructuredGrid>` tag, ahead of the points: the first 64 KiB hold it).
+fn recorded_overlap(path: &Path) -> Option<f64> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(1 << 16)
+        .read_to_end(&mut head)
+        .ok()?;
+    recorded_in_vtu(&String::from_utf8_lossy(&head))
 }
