@@ -127,6 +127,18 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
         });
     }
     atoms.sort_by_key(|(id, _)| *id);
+    // Two atoms of one id: a file concatenated or edited by hand, whose spheres would sit on
+    // each other (and whose velocities could not be told apart).
+    if let Some(pair) = atoms.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(Error::Invalid {
+            file: file.clone(),
+            field: "Atoms".to_owned(),
+            message: format!(
+                "atom id {} is listed twice; give each atom its own id",
+                pair[0].0
+            ),
+        });
+    }
     for (line, id, v) in velocities {
         let i = atoms.binary_search_by_key(&id, |(a, _)| *a).map_err(|_| {
             at(
@@ -166,6 +178,19 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
     let columns: Vec<&str> = lines[last]["ITEM: ATOMS".len()..]
         .split_whitespace()
         .collect();
+    if let Some((k, c)) = columns
+        .iter()
+        .enumerate()
+        .find(|(k, c)| columns[..*k].contains(c))
+    {
+        return Err(at(
+            &file,
+            last + 1,
+            k + 1,
+            "ITEM: ATOMS",
+            format!("names column `{c}` twice; give each column once"),
+        ));
+    }
     let col = |names: &[&str]| columns.iter().position(|c| names.contains(c));
     let need = |names: &[&str]| {
         col(names).ok_or_else(|| {
@@ -253,6 +278,47 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
                 None => MaterialRef::Default,
             },
         });
+    }
+    // The frame's declared count (`ITEM: NUMBER OF ATOMS` before its `ITEM: ATOMS`): a dump
+    // cut while being written holds fewer.
+    let declared = lines[..last]
+        .iter()
+        .rposition(|l| l.starts_with("ITEM: NUMBER OF ATOMS"))
+        .and_then(|k| Some((k + 2, lines.get(k + 1)?.trim())));
+    if let Some((n, count)) = declared {
+        let count = number(&file, n, 1, "NUMBER OF ATOMS", count)?;
+        if count != spheres.len() as f64 {
+            return Err(at(
+                &file,
+                n,
+                1,
+                "NUMBER OF ATOMS",
+                format!(
+                    "the last frame declares {count} atoms but holds {}: the dump was cut while being written; give a complete frame (delete the last one)",
+                    spheres.len()
+                ),
+            ));
+        }
+    }
+    if let Some(c) = col(&["id"]) {
+        let mut ids: Vec<&str> = lines[last + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("ITEM:"))
+            .filter_map(|l| l.split_whitespace().nth(c))
+            .collect();
+        ids.sort_unstable();
+        if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+            return Err(at(
+                &file,
+                last + 1,
+                c + 1,
+                "id",
+                format!(
+                    "atom id {} is listed twice in the last frame; give each atom its own id",
+                    w[0]
+                ),
+            ));
+        }
     }
     Ok(Packing {
         source: file,

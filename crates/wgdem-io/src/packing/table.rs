@@ -63,6 +63,18 @@ pub(super) fn read_csv(path: &Path) -> Result<Packing> {
                                 "unknown column; known: x, y, z, radius, vx, vy, vz, wx, wy, wz, material (with or without unit suffixes such as x_m), id",
                             )
                         })?;
+                    if s.contains(&Some(slot)) {
+                        return Err(at(
+                            &file,
+                            line,
+                            k + 1,
+                            name,
+                            format!(
+                                "names the column `{}` twice; give each column once",
+                                CSV_COLUMNS[slot].0
+                            ),
+                        ));
+                    }
                     s.push(Some(slot));
                 }
                 for (required, (name, _)) in CSV_COLUMNS.iter().enumerate().take(4) {

@@ -102,6 +102,89 @@ fn lammps_data_and_dump() {
     assert!(e.contains("line 21") && e.contains("has 8 columns"), "{e}");
 }
 
+/// `.vtu` files of other writers: a points-only file (empty cell arrays, on which vtkio 0.6
+/// panicked: exit 101 with a backtrace) is refused with the file named and the fix; one with
+/// vertex cells and a `diameter` array reads with half of it as the radius.
+#[test]
+fn foreign_vtu_files_are_read_or_refused_without_a_panic() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let vtu = |cells: &str, data: &str| {
+        format!(
+            "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\"><UnstructuredGrid><Piece NumberOfPoints=\"2\" NumberOfCells=\"{cells}\"><Points><DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">0.01 0.01 0.01 0.03 0.01 0.01</DataArray></Points>{data}</Piece></UnstructuredGrid></VTKFile>\n"
+        )
+    };
+    let points_only = file(
+        d,
+        "points.vtu",
+        &vtu(
+            "0",
+            "<Cells><DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\"></DataArray><DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\"></DataArray><DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\"></DataArray></Cells><PointData><DataArray type=\"Float64\" Name=\"radius\" format=\"ascii\">0.005 0.005</DataArray></PointData>",
+        ),
+    );
+    let e = error(&points_only);
+    assert!(
+        e.contains("points.vtu") && e.contains("VTK reader failed") && e.contains("CSV"),
+        "{e}"
+    );
+    let diameters = file(
+        d,
+        "diameters.vtu",
+        &vtu(
+            "2",
+            "<Cells><DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">0 1</DataArray><DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">1 2</DataArray><DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">1 1</DataArray></Cells><PointData><DataArray type=\"Float64\" Name=\"diameter\" format=\"ascii\">0.01 0.008</DataArray></PointData>",
+        ),
+    );
+    let p = read_packing(&diameters).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.spheres.len(), 2);
+    assert_eq!(p.spheres[0].radius, 0.005);
+    assert_eq!(p.spheres[1].radius, 0.004);
+    assert_eq!(p.spheres[1].position, DVec3::new(0.03, 0.01, 0.01));
+}
+
+/// Damaged or contradictory files are refused with the line and the fix, where before they
+/// read without a word: a dump whose last frame holds fewer atoms than it declares (cut while
+/// being written), duplicated atom ids in a data file or a dump, and a column named twice in a
+/// dump's `ITEM: ATOMS` or a CSV header (read as the second, then reported as overlaps).
+#[test]
+fn damaged_and_contradictory_files_are_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let frame = |declared: usize, rows: &str| {
+        format!(
+            "ITEM: TIMESTEP\n100\nITEM: NUMBER OF ATOMS\n{declared}\nITEM: BOX BOUNDS pp pp pp\n0 1\n0 1\n0 1\nITEM: ATOMS id type x y z radius\n{rows}"
+        )
+    };
+    let rows = "1 1 0.1 0.5 0.5 0.01\n2 1 0.3 0.5 0.5 0.01\n3 1 0.5 0.5 0.5 0.01\n";
+    let ok = read_packing(&file(d, "ok.dump", &frame(3, rows))).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ok.spheres.len(), 3);
+    let e = error(&file(d, "cut.dump", &frame(8, rows)));
+    assert!(
+        e.contains("line 4") && e.contains("declares 8 atoms but holds 3"),
+        "{e}"
+    );
+    let e = error(&file(
+        d,
+        "ids.dump",
+        &frame(3, &rows.replace("3 1 0.5", "2 1 0.5")),
+    ));
+    assert!(e.contains("atom id 2 is listed twice"), "{e}");
+    let e = error(&file(
+        d,
+        "cols.dump",
+        &frame(3, rows).replace("id type x y z radius", "id type x y x radius"),
+    ));
+    assert!(e.contains("names column `x` twice"), "{e}");
+    let data = "LAMMPS data file\n\n2 atoms\n1 atom types\n\nAtoms # sphere\n\n1 1 0.02 2500 0.1 0.5 0.5\n1 1 0.02 2500 0.3 0.5 0.5\n";
+    let e = error(&file(d, "ids.data", data));
+    assert!(e.contains("atom id 1 is listed twice"), "{e}");
+    let e = error(&file(d, "x.csv", "x,y,x_m,radius\n0.1,0.2,0.3,0.01\n"));
+    assert!(
+        e.contains("line 1") && e.contains("names the column `x` twice"),
+        "{e}"
+    );
+}
+
 /// A specimen written as CSV and as `.vtu` reads back bit for bit.
 #[test]
 fn specimens_read_back_exactly() {
@@ -171,12 +254,18 @@ fn specimens_record_their_largest_overlap() {
     // Capped: a record of a whole radius does not lift the limit past half of one.
     let mut p = read_packing(&dir.path().join("s.csv")).expect("read");
     p.recorded_max_overlap = Some(1.0);
-    assert_eq!(p.overlap_limit(0.1), wgdem_core::packing::MAX_RECORDED_OVERLAP);
+    assert_eq!(
+        p.overlap_limit(0.1),
+        wgdem_core::packing::MAX_RECORDED_OVERLAP
+    );
     p.recorded_max_overlap = Some(f64::INFINITY);
     assert_eq!(p.overlap_limit(0.1), 0.1);
     let plain = dir.path().join("plain.csv");
     write_packing_csv(&plain, &sim).expect("csv");
-    assert_eq!(read_packing(&plain).expect("read").recorded_max_overlap, None);
+    assert_eq!(
+        read_packing(&plain).expect("read").recorded_max_overlap,
+        None
+    );
 }
 
 /// A scene's `kind = "file"` group: spheres behind a wall, or overlapping beyond the

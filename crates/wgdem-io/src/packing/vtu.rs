@@ -4,8 +4,9 @@ use vtkio::model::{Attribute, DataSet, Piece};
 
 use super::*;
 
-/// wgdem's own particle `.vtu` (a snapshot or a specimen): points, `radius_m` (or `radius`),
-/// and where present `velocity_m_s`, `angular_velocity_rad_s` and `material`.
+/// A particle `.vtu` (wgdem's snapshots and specimens, or another writer's points): points,
+/// `radius_m` (or `radius`, or a `diameter`), and where present `velocity_m_s`,
+/// `angular_velocity_rad_s` and `material`.
 pub(super) fn read_vtu(path: &Path) -> Result<Packing> {
     let file = path.display().to_string();
     let bad = |message: String| Error::Invalid {
@@ -13,10 +14,7 @@ pub(super) fn read_vtu(path: &Path) -> Result<Packing> {
         field: "path".to_owned(),
         message,
     };
-    let mut vtk =
-        vtkio::Vtk::import(path).map_err(|e| bad(format!("not a readable VTK file ({e})")))?;
-    vtk.load_all_pieces()
-        .map_err(|e| bad(format!("its pieces cannot be read ({e})")))?;
+    let vtk = import(path).map_err(bad)?;
     let piece = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => match pieces.into_iter().next() {
             Some(Piece::Inline(p)) => *p,
@@ -57,8 +55,15 @@ pub(super) fn read_vtu(path: &Path) -> Result<Packing> {
         }
         Ok(None)
     };
-    let radii = array(&["radius_m", "radius"], 1)?
-        .ok_or_else(|| bad("has no `radius_m` point array".to_owned()))?;
+    // Other writers' names too: a radius, or a diameter (LIGGGHTS' dumps converted to VTK).
+    let radii = match array(&["radius_m", "radius", "Radius", "RADIUS"], 1)? {
+        Some(r) => r,
+        None => array(&["diameter_m", "diameter", "Diameter", "DIAMETER"], 1)?
+            .map(|d| d.into_iter().map(|d| 0.5 * d).collect())
+            .ok_or_else(|| {
+                bad("has no radius point array (`radius_m`, `radius` or `diameter`)".to_owned())
+            })?,
+    };
     let velocity = array(&["velocity_m_s", "velocity"], 3)?;
     let spin = array(&["angular_velocity_rad_s"], 3)?;
     let material = array(&["material"], 1)?;
@@ -106,4 +111,42 @@ fn recorded_overlap(path: &Path) -> Option<f64> {
         .read_to_end(&mut head)
         .ok()?;
     recorded_in_vtu(&String::from_utf8_lossy(&head))
+}
+
+/// The file read by vtkio with its pieces loaded, or why not. vtkio 0.6 panics on some valid
+/// files (an empty data array, as a points-only file's `<Cells>` has): the panic is caught and
+/// reported as the file's error, without the panic message (this thread's panics are quiet
+/// while it reads; other threads' are reported as before).
+fn import(path: &Path) -> std::result::Result<vtkio::Vtk, String> {
+    use std::cell::Cell;
+    use std::sync::Once;
+    thread_local!(static QUIET: Cell<bool> = const { Cell::new(false) });
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let read = std::panic::catch_unwind(|| {
+        let mut vtk =
+            vtkio::Vtk::import(path).map_err(|e| format!("not a readable VTK file ({e})"))?;
+        vtk.load_all_pieces()
+            .map_err(|e| format!("its pieces cannot be read ({e})"))?;
+        Ok(vtk)
+    });
+    QUIET.with(|q| q.set(false));
+    read.unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(format!(
+            "the VTK reader failed on it ({why}); wgdem reads unstructured grids whose data arrays are not empty (a points-only file: give it one vertex cell per point, or save the spheres as CSV: x,y,z,radius)"
+        ))
+    })
 }
