@@ -45,6 +45,18 @@ pub enum GpuError {
         /// How its size comes about.
         sizing: String,
     },
+    /// The adapter allows fewer storage buffers per shader stage than a kernel binds.
+    #[error(
+        "the GPU adapter \"{adapter}\" allows {has} storage buffers per shader stage (max_storage_buffers_per_shader_stage) and the engine's contact and integration kernels bind {needed}; use a Vulkan, Metal or DX12 adapter (without a GPU, the lavapipe software driver: `bash scripts/install-lavapipe.sh`), or the CPU reference"
+    )]
+    TooFewStorageBuffers {
+        /// The adapter's name.
+        adapter: String,
+        /// Its limit.
+        has: u32,
+        /// The engine's largest kernel's count.
+        needed: u32,
+    },
     /// The scene has more of something than the engine handles.
     #[error("the GPU engine handles at most {max} {what}; this scene has {count}")]
     TooMany {
@@ -57,11 +69,14 @@ pub enum GpuError {
     },
     /// Spheres left every state a granular run reaches (`wgdem_core::guard`).
     #[error(
-        "the simulation blew up by step {steps}: {count} sphere-step(s) with a non-finite state or faster than max_speed, the first sphere id {first}"
+        "the simulation blew up by step {steps}: {count} sphere-step(s) with a non-finite state or faster than max_speed, the first sphere id {first}; its state stands at step {state_at} (batches already queued ran on)"
     )]
     Runaway {
         /// The step at the end of the batch that showed it.
         steps: u64,
+        /// The step the engine's state (and a simulation read back from it) stands at: the
+        /// end of the last batch in flight.
+        state_at: u64,
         /// Spheres counted (once in each step of the batch).
         count: u32,
         /// The smallest stable id among them.

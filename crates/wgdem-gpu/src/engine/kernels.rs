@@ -94,6 +94,24 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
     decl("dem.moisture", "moisture", "main", tables::MOISTURE),
 ];
 
+/// The most storage buffers one kernel of the general path binds (`contact_forces` and the
+/// kernels built on it): an adapter that allows fewer per shader stage (some OpenGL drivers
+/// allow 16) cannot create the engine's pipelines. The single-workgroup kernel binds more; it
+/// is made only where the adapter allows them (`upload::single_workgroup`).
+pub fn storage_buffers_per_kernel() -> u32 {
+    KERNEL_DECLS
+        .iter()
+        .filter(|k| k.label != "dem.integrate.steps")
+        .map(|k| {
+            k.table
+                .iter()
+                .filter(|r| matches!(r.access, Bind::Read | Bind::Write))
+                .count() as u32
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 pub(super) struct Kernel {
     pub(super) pipeline: wgpu::ComputePipeline,
     pub(super) layout: wgpu::BindGroupLayout,

@@ -53,7 +53,7 @@ use upload::{
 };
 
 pub use bindings::{Bind, Buf, Row, Table, unused};
-pub use kernels::{KERNEL_DECLS, KernelDecl};
+pub use kernels::{KERNEL_DECLS, KernelDecl, storage_buffers_per_kernel};
 pub use profile::StageTimes;
 pub use state::{SLOT_HEADROOM, hash_table_bits};
 pub use step::STAGES;

@@ -217,6 +217,7 @@ impl GpuEngine {
                     self.time = self.time_at(end);
                     return Err(GpuError::Runaway {
                         steps: batch.start_steps + batch.steps as u64,
+                        state_at: end,
                         count: counters.runaway,
                         first: counters.first_runaway,
                     });
