@@ -854,3 +854,133 @@ fn resuming_without_a_checkpoint_says_why() {
         );
     }
 }
+
+/// The input as run covers the packing files' bytes: `input.toml` gives each file's absolute
+/// path and BLAKE3, so `wgdem run DIR/input.toml` runs a packing-file scene again from another
+/// working directory to the same rows; once the packing is edited, running that input again is
+/// refused naming the file, and so is resuming the run (the checkpoint's input hash covers the
+/// hash), where before both went on silently with other spheres. A directory given as the
+/// packing is named as one.
+#[test]
+fn the_input_as_run_pins_its_packing_files() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pk = tmp.path().join("pk");
+    std::fs::create_dir_all(&pk).expect("dir");
+    let packing = write(
+        &pk,
+        "ok.csv",
+        "x,y,z,radius\n0.003,0.003,0.0031,0.003\n0.0091,0.003,0.0031,0.003\n",
+    );
+    let scene_text = SCENE.replace(
+        "kind = \"lattice\"\nmaterial = \"glass\"\nradius = 0.003\norigin = [0.003, 0.003, 0.0031]\ncounts = [2, 2, 2]",
+        "kind = \"file\"\nmaterial = \"glass\"\npath = \"ok.csv\"",
+    );
+    assert!(scene_text.contains("ok.csv"), "the lattice group replaced");
+    let scene = write(&pk, "scene.toml", &scene_text);
+    let first = tmp.path().join("first");
+    let run = |args: &[&str], cwd: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_wgdem"))
+            .args(args)
+            .current_dir(cwd)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("the wgdem binary runs")
+    };
+    let o = run(
+        &[
+            "run",
+            &scene,
+            "--backend",
+            "cpu",
+            "--out",
+            &first.display().to_string(),
+        ],
+        &pk,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let input = std::fs::read_to_string(first.join("input.toml")).expect("input.toml");
+    let absolute = std::path::absolute(&packing).expect("absolute");
+    assert!(
+        input.contains(&format!("path = \"{}\"", absolute.display()))
+            && input.contains("blake3 = \""),
+        "{input}"
+    );
+    // From elsewhere (the output directory's parent is not the scene's).
+    let again = tmp.path().join("again");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let input_path = first.join("input.toml").display().to_string();
+    let o = run(
+        &[
+            "run",
+            &input_path,
+            "--backend",
+            "cpu",
+            "--out",
+            &again.display().to_string(),
+        ],
+        elsewhere.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = |dir: &Path| std::fs::read_to_string(dir.join("timeseries.csv")).expect("rows");
+    assert_eq!(rows(&first), rows(&again), "the same rows from input.toml");
+    // The packing edited: one sphere 0.1 mm higher.
+    std::fs::write(
+        &packing,
+        "x,y,z,radius\n0.003,0.003,0.0032,0.003\n0.0091,0.003,0.0031,0.003\n",
+    )
+    .expect("edit");
+    let o = run(
+        &[
+            "run",
+            &input_path,
+            "--backend",
+            "cpu",
+            "--out",
+            &tmp.path().join("third").display().to_string(),
+        ],
+        elsewhere.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("particles[0].blake3") && e.contains("has changed"),
+        "{e}"
+    );
+    let o = run(
+        &[
+            "run",
+            &scene,
+            "--backend",
+            "cpu",
+            "--resume",
+            &first.display().to_string(),
+        ],
+        &pk,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("different input"), "{e}");
+    // A directory as the packing.
+    let dir_scene = write(
+        &pk,
+        "dir.toml",
+        &scene_text.replace("path = \"ok.csv\"", "path = \".\""),
+    );
+    let o = run(
+        &[
+            "run",
+            &dir_scene,
+            "--backend",
+            "cpu",
+            "--out",
+            &tmp.path().join("fourth").display().to_string(),
+        ],
+        &pk,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("particles[0].path") && e.contains("is a directory"),
+        "{e}"
+    );
+}

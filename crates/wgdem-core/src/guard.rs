@@ -35,6 +35,11 @@ pub const MAX_INPUT_SPEED: f64 = 1e5;
 /// drive into spheres by more than a contact's usual overlap in one step.
 pub const MAX_TRAVEL_PER_STEP: f64 = 0.1;
 
+/// Farthest a sphere may sit from the origin, in smallest radii: beyond it the GPU's
+/// double-single positions (about 2⁻⁴⁴ relative) resolve less than a millionth of a radius, and
+/// far beyond it f64 merges neighbouring spheres (1 mm spheres: 100 km).
+pub const MAX_DISTANCE_IN_RADII: f64 = 1e8;
+
 /// Most steps a run may take: beyond this the time step is degenerate (a density or a
 /// stiffness far out of scale), not a long run (10¹² steps take years at 10⁹ steps a day).
 pub const MAX_STEPS: f64 = 1e12;

@@ -115,15 +115,27 @@ fn lock(mut v: DVec3, locked: &[bool]) -> DVec3 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum VectorConfig {
-    /// The same at all times.
-    Constant([f64; 3]),
+    /// The same at all times (three components; read as a list so that another count is
+    /// refused by name rather than as no variant of this enum).
+    Constant(Vec<f64>),
     /// Piecewise linear in time.
     Table {
         /// Times (s), strictly increasing.
         times: Vec<f64>,
-        /// The vector at each time.
-        values: Vec<[f64; 3]>,
+        /// The vector at each time (three components each).
+        values: Vec<Vec<f64>>,
     },
+}
+
+/// `v` as a vector, or what is wrong with its length (`what` names it).
+fn three(v: &[f64], what: &str) -> Result<DVec3, String> {
+    match v {
+        &[x, y, z] => Ok(DVec3::new(x, y, z)),
+        _ => Err(format!(
+            "{what} has {} components; give three, [x, y, z]",
+            v.len()
+        )),
+    }
 }
 
 impl VectorConfig {
@@ -131,8 +143,9 @@ impl VectorConfig {
     pub fn schedule(&self) -> Result<Schedule, String> {
         match self {
             VectorConfig::Constant(v) => {
-                if v.iter().all(|x| x.is_finite()) {
-                    Ok(Schedule::constant(DVec3::from_array(*v)))
+                let v = three(v, "the vector")?;
+                if v.is_finite() {
+                    Ok(Schedule::constant(v))
                 } else {
                     Err("has a non-finite component".to_owned())
                 }
@@ -145,9 +158,12 @@ impl VectorConfig {
                         values.len()
                     ));
                 }
-                if times.iter().any(|t| !t.is_finite())
-                    || values.iter().flatten().any(|x| !x.is_finite())
-                {
+                let values = values
+                    .iter()
+                    .enumerate()
+                    .map(|(k, v)| three(v, &format!("values[{k}]")))
+                    .collect::<Result<Vec<DVec3>, String>>()?;
+                if times.iter().any(|t| !t.is_finite()) || values.iter().any(|x| !x.is_finite()) {
                     return Err("has a non-finite time or value".to_owned());
                 }
                 if let Some(k) = times.windows(2).position(|w| w[1] <= w[0]) {
@@ -160,7 +176,7 @@ impl VectorConfig {
                 }
                 Ok(Schedule {
                     times: times.clone(),
-                    values: values.iter().map(|v| DVec3::from_array(*v)).collect(),
+                    values,
                 })
             }
         }

@@ -12,11 +12,12 @@ pub fn build_scene(config: SceneConfig, file: &str) -> Result<Scene> {
 /// [`build_scene`], with `reader` reading the packing files of `kind = "file"` groups (paths
 /// relative to `file`'s directory).
 pub fn build_scene_with(
-    config: SceneConfig,
+    mut config: SceneConfig,
     file: &str,
     reader: &dyn crate::packing::PackingReader,
 ) -> Result<Scene> {
     let v = Validator { file };
+    pin_packing_files(&v, &mut config)?;
     let s = &config.simulation;
     check_simulation(&v, &config)?;
     let materials = v.materials(&config.materials)?;
@@ -40,7 +41,7 @@ pub fn build_scene_with(
     let walls = build_walls(&v, &config.walls, &lookup)?;
     let (particles, group_ranges) =
         build_particles(&v, &config, reader, &materials, &walls, &lookup)?;
-    check_overlaps(&v, &config, &particles)?;
+    check_overlaps(&v, &config, &particles, &walls)?;
     let (drives, drive_of) = build_loads(&v, &config.loads, &group_ranges, particles.len())?;
     let wall_schedules = build_wall_schedules(&v, &config.walls)?;
     let pair_params = build_pair_params(&v, &config, &materials, &walls, &particles, &lookup)?;
@@ -122,6 +123,51 @@ fn check_simulation(v: &Validator, config: &SceneConfig) -> Result<()> {
         config.contact.characteristic_velocity,
         "m/s",
     )
+}
+
+/// Pins each `kind = "file"` group to the bytes it runs: its path made absolute (relative to
+/// the scene file's directory, as given) and the BLAKE3 of the file recorded, so that the
+/// input as run (`input.toml`) runs again from anywhere and a checkpoint's input hash covers
+/// the packing's contents. A group that already records a hash (an `input.toml` run again)
+/// refuses a file whose bytes differ; a path that is not a readable file is refused naming it.
+fn pin_packing_files(v: &Validator, config: &mut SceneConfig) -> Result<()> {
+    let base = Path::new(v.file)
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_owned();
+    for (g, group) in config.particles.iter_mut().enumerate() {
+        let ParticleGroup::File { path, blake3, .. } = group else {
+            continue;
+        };
+        let field = format!("particles[{g}].path");
+        let full = base.join(&*path);
+        let full = std::path::absolute(&full).unwrap_or(full);
+        if full.is_dir() {
+            return Err(v.err(
+                &field,
+                format!(
+                    "{} is a directory; give a packing file (.csv, .vtu, .data, .lmp or .dump)",
+                    full.display()
+                ),
+            ));
+        }
+        let bytes = std::fs::read(&full).map_err(|e| Error::io(&full, e))?;
+        let hash = ::blake3::hash(&bytes).to_hex().to_string();
+        if let Some(recorded) = blake3.as_deref()
+            && recorded != hash
+        {
+            return Err(v.err(
+                &format!("particles[{g}].blake3"),
+                format!(
+                    "{} has changed since this input was run (BLAKE3 {hash}, recorded {recorded}): restore the file, or remove the blake3 key to run the file as it is now",
+                    full.display()
+                ),
+            ));
+        }
+        *path = full.display().to_string();
+        *blake3 = Some(hash);
+    }
+    Ok(())
 }
 
 /// Refuses gravity and prescribed or initial speeds that no granular scene means (beyond
@@ -278,12 +324,12 @@ fn build_particles(
         let start = particles.len();
         match group {
             ParticleGroup::File { .. } => {
-                let base = Path::new(v.file).parent().unwrap_or(Path::new("."));
+                // Absolute since `pin_packing_files`.
                 add_file_group(
                     v,
                     &field,
                     group,
-                    &reader.read(&base.join(group_path(group)))?,
+                    &reader.read(Path::new(group_path(group)))?,
                     walls,
                     materials.len(),
                     lookup,
@@ -312,9 +358,16 @@ fn build_particles(
     Ok((particles, group_ranges))
 }
 
-/// Refuses spheres that start overlapping by more than `simulation.allow_overlap` (default:
-/// what the file groups allow among their own spheres, at least 0.1), the worst pair named.
-fn check_overlaps(v: &Validator, config: &SceneConfig, particles: &Particles) -> Result<()> {
+/// Refuses spheres that start overlapping each other or a wall by more than
+/// `simulation.allow_overlap` (default: what the file groups allow among their own spheres, at
+/// least 0.1; a fraction of the smaller radius, of the sphere's against a wall), the worst
+/// named.
+fn check_overlaps(
+    v: &Validator,
+    config: &SceneConfig,
+    particles: &Particles,
+    walls: &[Wall],
+) -> Result<()> {
     let allow = config.simulation.allow_overlap.unwrap_or_else(|| {
         config
             .particles
@@ -329,6 +382,53 @@ fn check_overlaps(v: &Validator, config: &SceneConfig, particles: &Particles) ->
         return Err(v.err(
             "simulation.allow_overlap",
             format!("{allow} must be ≥ 0 (a fraction of the smaller radius)"),
+        ));
+    }
+    // Far from the origin f64 cannot tell neighbours apart (at 1e300 m a lattice collapses
+    // onto itself, which would be reported as overlaps): refused by its distance instead.
+    let smallest = particles
+        .radius
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    if let Some(i) = (0..particles.len()).find(|&i| {
+        particles.position[i].abs().max_element() > crate::guard::MAX_DISTANCE_IN_RADII * smallest
+    }) {
+        let x = particles.position[i];
+        return Err(v.err(
+            "particles",
+            format!(
+                "sphere {i} (id) is at ({:e}, {:e}, {:e}) m, farther from the origin than {:e} of the smallest radius ({smallest:e} m), where the engines cannot resolve its contacts; move the scene (spheres and walls) near the origin",
+                x.x,
+                x.y,
+                x.z,
+                crate::guard::MAX_DISTANCE_IN_RADII
+            ),
+        ));
+    }
+    // Against the walls as between spheres: a sphere placed deep in a wall is shot away.
+    let mut into_walls = 0usize;
+    let mut worst: Option<(f64, usize, usize)> = None;
+    for i in 0..particles.len() {
+        let (x, r) = (particles.position[i], particles.radius[i]);
+        for (k, w) in walls.iter().enumerate() {
+            let Some(c) = w.contact(x, r) else { continue };
+            let fraction = c.overlap / r;
+            if fraction > allow {
+                into_walls += 1;
+                if worst.is_none_or(|(f, ..)| fraction > f) {
+                    worst = Some((fraction, i, k));
+                }
+            }
+        }
+    }
+    if let Some((fraction, i, k)) = worst {
+        return Err(v.err(
+            "simulation.allow_overlap",
+            format!(
+                "{into_walls} sphere(s) start overlapping a wall by more than {allow} of their radius; the worst, sphere {i} (id), overlaps wall \"{}\" by {fraction:.3} of it: move the spheres or the wall apart, or raise allow_overlap if that is meant",
+                walls[k].name
+            ),
         ));
     }
     if let Some(w) = crate::packing::worst_overlap(&particles.position, &particles.radius, allow) {
@@ -713,6 +813,35 @@ fn build_loads(
             angular_velocity: schedule("angular_velocity", &c.angular_velocity)?,
             lock,
         };
+        // A prescribed velocity sets every component it has: a lock on one of them would
+        // silently win over it.
+        for (prescribed, name, dofs) in [
+            (
+                drive.velocity.is_some(),
+                "velocity",
+                [("x", 0), ("y", 1), ("z", 2)],
+            ),
+            (
+                drive.angular_velocity.is_some(),
+                "angular_velocity",
+                [("rx", 3), ("ry", 4), ("rz", 5)],
+            ),
+        ] {
+            let locked: Vec<&str> = dofs
+                .iter()
+                .filter(|&&(_, d)| prescribed && lock[d])
+                .map(|&(n, _)| n)
+                .collect();
+            if !locked.is_empty() {
+                return Err(v.err(
+                    &f("lock"),
+                    format!(
+                        "locks {} of the prescribed {name} (loads[{k}].{name}), which sets those components; give the zero component in {name} instead of a lock",
+                        locked.join(", ")
+                    ),
+                ));
+            }
+        }
         if drive == Drive::default() {
             return Err(v.err(
                 &f("force"),

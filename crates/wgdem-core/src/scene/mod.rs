@@ -337,8 +337,10 @@ pub enum ParticleGroup {
     /// (`atom_style sphere`) or dump file, told apart by extension (`.csv`, `.vtu`, `.data`
     /// or `.lmp`, `.dump`).
     File {
-        /// Material of the spheres (of those the file gives none for, with `types`).
-        material: String,
+        /// Material of the spheres (of those the file gives none for, with `types`); needed
+        /// only where a sphere has no material of its own.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        material: Option<String>,
         /// The file, relative to the scene file.
         path: String,
         /// LAMMPS atom type k → material `types[k − 1]` (default: every sphere `material`).
@@ -349,6 +351,12 @@ pub enum ParticleGroup {
         /// a packing with more is refused.
         #[serde(default = "default_max_overlap")]
         max_overlap: f64,
+        /// BLAKE3 of the file's bytes (64 hex digits). The input as run (`input.toml`, and the
+        /// input hash of checkpoints) records it beside the file's absolute path, so that the
+        /// input names exactly the spheres it ran; a scene that gives it refuses a file whose
+        /// bytes differ.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blake3: Option<String>,
     },
 }
 

@@ -201,7 +201,7 @@ pub(crate) fn sample_diameters(
                 return Err(v.err(
                     &format!("{field}.cu"),
                     format!(
-                        "{cu} is too wide a gradation: the default size range, the number median × e^(±3σ) with σ = ln Cu / 1.5349, leaves the numbers a computer holds; use a Cu nearer 1, or give min_diameter and max_diameter"
+                        "{cu:e} is too wide a gradation: the default size range, the number median × e^(±3σ) with σ = ln Cu / 1.5349, leaves the numbers a computer holds; use a Cu nearer 1, or give min_diameter and max_diameter"
                     ),
                 ));
             }
@@ -442,7 +442,28 @@ pub(super) fn add_file_group(
         ));
     }
     packing.check(walls, *max_overlap, &format!("{field}.path"))?;
-    let group_material = lookup(format!("{field}.material"), material)?;
+    let group_material = material
+        .as_deref()
+        .map(|m| lookup(format!("{field}.material"), m))
+        .transpose()?;
+    // The group's material, for a sphere that has none of its own.
+    let default = |k: usize| {
+        group_material.ok_or_else(|| {
+            v.err(
+                &format!("{field}.material"),
+                format!(
+                    "{}: sphere {} has no material of its own ({}); give `material`, the group's",
+                    packing.source,
+                    k + 1,
+                    if packing.lammps_types {
+                        "no `types` to map its atom type"
+                    } else {
+                        "no material column"
+                    }
+                ),
+            )
+        })
+    };
     let types: Vec<usize> = types
         .iter()
         .enumerate()
@@ -450,8 +471,8 @@ pub(super) fn add_file_group(
         .collect::<Result<_>>()?;
     for (k, sphere) in packing.spheres.iter().enumerate() {
         let m = match &sphere.material {
-            MaterialRef::Default => group_material,
-            MaterialRef::Index(_) if packing.lammps_types && types.is_empty() => group_material,
+            MaterialRef::Default => default(k)?,
+            MaterialRef::Index(_) if packing.lammps_types && types.is_empty() => default(k)?,
             MaterialRef::Index(t) if packing.lammps_types => {
                 *types.get((*t as usize).wrapping_sub(1)).ok_or_else(|| {
                     v.err(

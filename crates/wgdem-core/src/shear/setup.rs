@@ -306,7 +306,9 @@ fn box_geometry(v: &Validator, config: &ShearConfig, sizes: &Sizes) -> Result<Ge
         expansion_factor,
         box_top: (b.lower_height + b.gap + b.upper_height).max(fill_top + 2.0 * d_max),
         upper_bottom: b.lower_height + b.gap,
-        park: fill_top + 1.5 * d_max,
+        // Above the spheres as the scene places them: the expansion method places them in the
+        // pour column and squeezes them (and the lid) down to its height after.
+        park: fill_top.max(column) + 1.5 * d_max,
     })
 }
 
