@@ -494,6 +494,17 @@ fn run_scene(
         },
         dir.display()
     );
+    if resume.is_none() {
+        let estimate = wgdem_core::runner::output_estimate(&scene);
+        if estimate.bytes > wgdem_core::runner::OUTPUT_WARNING_BYTES {
+            log::warn!(
+                "outputs: {}; raise simulation.output_interval or output.vtk_interval (0: no snapshots) unless that much is meant",
+                estimate.describe()
+            );
+        } else {
+            log::info!("outputs: {}", estimate.describe());
+        }
+    }
     let mut line = wgdem_io::progress::StageLine::new();
     let show = |p: wgdem_core::runner::Progress| {
         line.show(
@@ -595,6 +606,14 @@ fn execute(cli: Cli) -> Result<(), String> {
                 step_count(scene.duration, sim.dt),
                 scene.duration
             );
+            let estimate = wgdem_core::runner::output_estimate(&scene);
+            println!("outputs of `wgdem run`: {}", estimate.describe());
+            if estimate.bytes > wgdem_core::runner::OUTPUT_WARNING_BYTES {
+                println!(
+                    "warning: more than {:.0} GB of outputs; raise simulation.output_interval or output.vtk_interval (0: no snapshots) unless that much is meant",
+                    wgdem_core::runner::OUTPUT_WARNING_BYTES / 1e9
+                );
+            }
             Ok(())
         }
         Command::Run {

@@ -83,6 +83,60 @@ pub fn run_cpu(
     run(scene, &mut CpuBackend, out, vtk, progress)
 }
 
+/// Bytes per sphere of a particle CSV row (`particles/`), measured on a settled 10⁴-sphere
+/// packing (207 B), rounded up.
+pub const PARTICLE_CSV_BYTES_PER_SPHERE: f64 = 210.0;
+
+/// Bytes per sphere of a ParaView snapshot with every field: `particles_NNNN.vtu` (348 B per
+/// sphere) and `contacts_NNNN.vtp` (about 290 B per contact, three contacts per sphere in a
+/// dense packing), measured on the same packing, rounded up.
+pub const SNAPSHOT_BYTES_PER_SPHERE: f64 = 1250.0;
+
+/// Outputs above this (bytes) are announced with a warning before a run starts.
+pub const OUTPUT_WARNING_BYTES: f64 = 1e10;
+
+/// What a run of a scene will write, estimated before it starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutputEstimate {
+    /// Rows of `timeseries.csv`, each with a particle CSV.
+    pub rows: u64,
+    /// ParaView snapshots.
+    pub snapshots: u64,
+    /// Bytes in all, about (particle CSVs and snapshots; the rest is small beside them).
+    pub bytes: f64,
+}
+
+impl OutputEstimate {
+    /// One line for `check` and the log: the total and where it comes from, with the keys
+    /// that thin it out.
+    pub fn describe(&self) -> String {
+        format!(
+            "about {:.3} GB: {} rows with a particle CSV each (simulation.output_interval), {} ParaView snapshots (output.vtk_interval)",
+            self.bytes / 1e9,
+            self.rows,
+            self.snapshots
+        )
+    }
+}
+
+/// The outputs a run of `scene` writes from its start: a row (and particle CSV) every output
+/// interval and a snapshot every `vtk_interval`, at the start and the end too.
+pub fn output_estimate(scene: &Scene) -> OutputEstimate {
+    let dt = scene.simulation.dt;
+    let total = step_count(scene.duration, dt);
+    let every = ((scene.output_interval / dt).round() as u64).max(1);
+    let rows = total / every + 2;
+    let snapshots = vtk_every(scene).map_or(0, |k| total / k + 2);
+    let n = scene.simulation.particles.len() as f64;
+    OutputEstimate {
+        rows,
+        snapshots,
+        bytes: n
+            * (rows as f64 * PARTICLE_CSV_BYTES_PER_SPHERE
+                + snapshots as f64 * SNAPSHOT_BYTES_PER_SPHERE),
+    }
+}
+
 /// The checkpoint of a run, in its output directory.
 pub const RUN_CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever the run checkpoint's meaning changes.
