@@ -7,6 +7,7 @@
 //! own, as they cost more. Every array handed to Python is a fresh copy.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use glam::DVec3;
 use numpy::ndarray::{Array1, Array2};
@@ -24,10 +25,17 @@ use crate::errors::{bad_argument, gpu_to_py, to_py};
 use crate::scene::Scene;
 
 /// Particle-steps per uninterrupted call into the CPU reference and into the GPU engine:
-/// between two calls, Python looks for Ctrl-C. About a second on one core; on the GPU under a
-/// tenth of a second on a discrete GPU and several seconds on lavapipe, in whole batches (each
-/// call waits for the device to finish).
-const CHUNK_PARTICLE_STEPS: (u64, u64) = (5_000_000, 50_000_000);
+/// between two calls, Python looks for Ctrl-C. About a second on one core; on the GPU a few
+/// milliseconds on a discrete GPU and about a second on lavapipe at 10⁵ spheres, in whole
+/// batches (each call waits for the device to finish).
+const CHUNK_PARTICLE_STEPS: (u64, u64) = (5_000_000, 5_000_000);
+
+/// Most steps per call, whatever the size: a step has a fixed cost (about 25 µs on the GPU's
+/// single-workgroup path and up to a millisecond on lavapipe's general path), so a chunk sized
+/// by particle-steps alone ran for 100 minutes with 8 spheres before Ctrl-C was looked at. The
+/// chunks depend on the size only, never on the host's timing, so that a sequence of calls
+/// gives the same bits on every host.
+const MAX_CHUNK_STEPS: u64 = 2_000;
 
 /// Format of the payload of [`Kind::Simulation`] checkpoints (raised when its meaning
 /// changes; 2: a GPU engine's state holds the low parts of its velocities and radii).
@@ -106,10 +114,13 @@ impl Session {
     fn chunk(&self) -> u64 {
         let n = self.sim.particles.len().max(1) as u64;
         match self.engine {
-            Engine::Cpu => (CHUNK_PARTICLE_STEPS.0 / n).max(1),
+            Engine::Cpu => (CHUNK_PARTICLE_STEPS.0 / n).clamp(1, MAX_CHUNK_STEPS),
             Engine::Gpu(_) => {
                 let batch = u64::from(GpuOptions::default().batch_steps);
-                (CHUNK_PARTICLE_STEPS.1 / n / batch).max(1) * batch
+                (CHUNK_PARTICLE_STEPS.1 / n)
+                    .clamp(1, MAX_CHUNK_STEPS)
+                    .div_ceil(batch)
+                    * batch
             }
         }
     }
@@ -206,9 +217,12 @@ impl Session {
 /// A scene stepped on the GPU engine (`backend="gpu"`, the default) or the f64 CPU reference
 /// (`backend="cpu"`), its state read as NumPy arrays (SI units, rows by sphere id) and
 /// steered between calls to `step`.
-#[pyclass(module = "wgdem._wgdem")]
+///
+/// One thread at a time: a call from a second thread while another is inside one (a `step`
+/// runs without the GIL) raises `EngineError` at once rather than waiting or corrupting it.
+#[pyclass(module = "wgdem._wgdem", frozen)]
 pub struct Simulation {
-    session: Session,
+    session: Mutex<Session>,
 }
 
 /// Reads an `(n, 3)` float64 array argument, refusing another shape or non-finite values.
@@ -301,16 +315,32 @@ fn contact_dict<'py>(
 }
 
 impl Simulation {
-    fn wall_index(&self, what: &str, wall: usize) -> PyResult<usize> {
-        let n = self.session.sim.walls.len();
-        if wall >= n {
-            return Err(bad_argument(
-                what,
-                "wall",
-                format!("{wall} is not a wall index; the scene has {n} wall(s)"),
-            ));
-        }
-        Ok(wall)
+    /// The session, or an `EngineError` where another thread is inside a call on it.
+    fn lock(&self) -> PyResult<MutexGuard<'_, Session>> {
+        self.session.try_lock().map_err(|e| match e {
+            TryLockError::WouldBlock => crate::errors::EngineError::new_err(
+                "Simulation: another thread is inside a call on this simulation (a step runs without the GIL); use each Simulation from one thread at a time",
+            ),
+            TryLockError::Poisoned(_) => crate::errors::EngineError::new_err(
+                "Simulation: an earlier call failed inside the engine and left its state unknown; build a new Simulation",
+            ),
+        })
+    }
+}
+
+/// `wall` as an index into `session`'s walls, or a `ConfigError` naming `what`.
+fn wall_index(session: &Session, what: &str, wall: i64) -> PyResult<usize> {
+    let n = session.sim.walls.len();
+    match usize::try_from(wall) {
+        Ok(w) if w < n => Ok(w),
+        _ => Err(bad_argument(
+            what,
+            "wall",
+            format!(
+                "{wall} is not a wall index; the scene has {n} wall(s), indices 0 to {}",
+                n.saturating_sub(1)
+            ),
+        )),
     }
 }
 
@@ -336,36 +366,31 @@ impl Simulation {
         let source = scene.scene.source.clone();
         let session = py
             .detach(|| Session::new(sim, backend, adapter, single_workgroup, input_toml, source))?;
-        Ok(Self { session })
+        Ok(Self {
+            session: Mutex::new(session),
+        })
     }
 
     /// Advances `n` steps. The GIL is released meanwhile; Ctrl-C stops it at the next
     /// engine call (at most about a second) with `KeyboardInterrupt`, the simulation left
     /// usable at the step it reached. Raises `BlowUpError` when spheres leave every state a
     /// granular run reaches (see `simulation.max_speed`).
-    fn step(&mut self, py: Python<'_>, n: i64) -> PyResult<()> {
-        let Ok(mut left) = u64::try_from(n) else {
+    fn step(&self, py: Python<'_>, n: i64) -> PyResult<()> {
+        let Ok(steps) = u64::try_from(n) else {
             return Err(bad_argument(
                 "Simulation.step",
                 "n",
                 format!("{n} is negative"),
             ));
         };
-        let chunk = self.session.chunk();
-        while left > 0 {
-            let k = left.min(chunk);
-            let session = &mut self.session;
-            py.detach(|| session.advance(k)).map_err(to_py)?;
-            left -= k;
-            py.check_signals()?;
-        }
-        Ok(())
+        step_session(py, &mut *self.lock()?, steps)
     }
 
     /// Advances to simulated time `until` (s): the steps that reach it, the last one possibly
     /// ending past it. `until` before the current time is a `ConfigError`.
-    fn run(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
-        let s = &self.session.sim;
+    fn run(&self, py: Python<'_>, until: f64) -> PyResult<()> {
+        let mut session = self.lock()?;
+        let s = &session.sim;
         if !until.is_finite() || until < s.time {
             return Err(bad_argument(
                 "Simulation.run",
@@ -377,7 +402,7 @@ impl Simulation {
             ));
         }
         let steps = step_count(until - s.time, s.dt);
-        self.step(py, steps.min(i64::MAX as u64) as i64)
+        step_session(py, &mut session, steps)
     }
 
     /// Sorts the particles in the GPU's memory by cell (Morton order) at the next step, as the
@@ -385,147 +410,180 @@ impl Simulation {
     /// CPU reference ignores it. Results stay reproducible for the same sequence of calls, but
     /// differ in the last bits from a run reordered on another schedule (the order of the
     /// force sums changes).
-    fn reorder(&mut self) {
-        if let Engine::Gpu(gpu) = &mut self.session.engine {
+    fn reorder(&self) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        if let Engine::Gpu(gpu) = &mut session.engine {
             gpu.engine.reorder_next_batch();
         }
+        Ok(())
     }
 
     /// Simulated time (s).
     #[getter]
-    fn time(&self) -> f64 {
-        self.session.sim.time
+    fn time(&self) -> PyResult<f64> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(session.sim.time)
     }
 
     /// Time step (s).
     #[getter]
-    fn dt(&self) -> f64 {
-        self.session.sim.dt
+    fn dt(&self) -> PyResult<f64> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(session.sim.dt)
     }
 
     /// Steps taken.
     #[getter]
-    fn steps(&self) -> u64 {
-        self.session.sim.steps
+    fn steps(&self) -> PyResult<u64> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(session.sim.steps)
     }
 
     /// Number of spheres.
     #[getter]
-    fn n_particles(&self) -> usize {
-        self.session.sim.particles.len()
+    fn n_particles(&self) -> PyResult<usize> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(session.sim.particles.len())
     }
 
     /// "gpu" or "cpu".
     #[getter]
-    fn backend(&self) -> &'static str {
-        self.session.backend()
+    fn backend(&self) -> PyResult<&'static str> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(session.backend())
     }
 
     /// The GPU adapter that runs the steps (None on the CPU).
     #[getter]
-    fn adapter(&self) -> Option<String> {
-        match &self.session.engine {
+    fn adapter(&self) -> PyResult<Option<String>> {
+        Ok(match &self.lock()?.engine {
             Engine::Cpu => None,
             Engine::Gpu(gpu) => Some(gpu.adapter.clone()),
-        }
+        })
     }
 
     /// Stable sphere ids, 0 … N−1 (the row order of every particle array), int64 (N,).
-    fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        array1(py, (0..self.session.sim.particles.len() as i64).collect())
+    fn ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(array1(
+            py,
+            (0..session.sim.particles.len() as i64).collect(),
+        ))
     }
 
     /// Centres (m), float64 (N, 3).
-    fn positions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.session.sync()?;
-        Ok(array3(
-            py,
-            self.session.sim.particles.position.iter().copied(),
-        ))
+    fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        session.sync()?;
+        Ok(array3(py, session.sim.particles.position.iter().copied()))
     }
 
     /// Velocities (m/s), float64 (N, 3): those of the half step after the last one
     /// (leapfrog), which the next step's positions advance with.
-    fn velocities<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.session.sync()?;
-        Ok(array3(
-            py,
-            self.session.sim.particles.velocity.iter().copied(),
-        ))
+    fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        session.sync()?;
+        Ok(array3(py, session.sim.particles.velocity.iter().copied()))
     }
 
     /// Angular velocities (rad/s), float64 (N, 3).
-    fn angular_velocities<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.session.sync()?;
-        let p = &self.session.sim.particles;
+    fn angular_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        session.sync()?;
+        let p = &session.sim.particles;
         Ok(array3(py, p.angular_velocity.iter().copied()))
     }
 
     /// Radii (m), float64 (N,).
-    fn radii<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        array1(py, self.session.sim.particles.radius.clone())
+    fn radii<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(array1(py, session.sim.particles.radius.clone()))
     }
 
     /// Masses (kg), float64 (N,).
-    fn masses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        array1(py, self.session.sim.particles.mass.clone())
+    fn masses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(array1(py, session.sim.particles.mass.clone()))
     }
 
     /// Material index of each sphere into `Scene.materials`, int64 (N,).
-    fn materials<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let m = &self.session.sim.particles.material;
-        array1(py, m.iter().map(|&m| m as i64).collect())
+    fn materials<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok({
+            let m = &session.sim.particles.material;
+            array1(py, m.iter().map(|&m| m as i64).collect())
+        })
     }
 
     /// Total force on each sphere in the last step (N): gravity, contacts and applied
     /// loads, float64 (N, 3). Before the first step, those of the initial state.
-    fn forces<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.session.sync_forces()?;
-        Ok(array3(py, self.session.sim.particles.force.iter().copied()))
+    fn forces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        session.sync_forces()?;
+        Ok(array3(py, session.sim.particles.force.iter().copied()))
     }
 
     /// Total torque on each sphere in the last step (N·m), float64 (N, 3).
-    fn torques<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.session.sync_forces()?;
-        Ok(array3(
-            py,
-            self.session.sim.particles.torque.iter().copied(),
-        ))
+    fn torques<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        session.sync_forces()?;
+        Ok(array3(py, session.sim.particles.torque.iter().copied()))
     }
 
     /// Sets every sphere's velocity (m/s) from a float64 (N, 3) array, from the next step on;
     /// positions and contact history are kept.
-    fn set_velocities(&mut self, velocities: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
-        let n = self.session.sim.particles.len();
+    fn set_velocities(&self, velocities: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let n = session.sim.particles.len();
         let v = vectors("Simulation.set_velocities", "velocities", &velocities, n)?;
-        self.session.sync()?;
-        self.session.sim.particles.velocity = v;
-        self.upload_velocities()
+        session.sync()?;
+        session.sim.particles.velocity = v;
+        upload_velocities(session)
     }
 
     /// Sets every sphere's angular velocity (rad/s) from a float64 (N, 3) array.
     fn set_angular_velocities(
-        &mut self,
+        &self,
         angular_velocities: PyReadonlyArray2<'_, f64>,
     ) -> PyResult<()> {
-        let n = self.session.sim.particles.len();
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let n = session.sim.particles.len();
         let w = vectors(
             "Simulation.set_angular_velocities",
             "angular_velocities",
             &angular_velocities,
             n,
         )?;
-        self.session.sync()?;
-        self.session.sim.particles.angular_velocity = w;
-        self.upload_velocities()
+        session.sync()?;
+        session.sim.particles.angular_velocity = w;
+        upload_velocities(session)
     }
 
     /// Every touching sphere–sphere contact of the current state, as a dict of arrays (M
     /// rows): `other` and `particle` (the pair's stable ids, other < particle), `point` (m),
     /// `normal` (unit, from `other` to `particle`), `overlap` (m), `normal_force` and
     /// `tangential_force` (N, on `particle`), `sliding` (bool, at the Coulomb limit).
-    fn contacts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let all = self.session.contacts()?;
+    fn contacts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let all = session.contacts()?;
         let (pairs, ids): (Vec<&ContactRecord>, Vec<i64>) = all
             .iter()
             .filter_map(|c| match c.a {
@@ -538,8 +596,10 @@ impl Simulation {
 
     /// Every touching sphere–wall contact, as `contacts` gives them with `wall` (the wall's
     /// index) in place of `other`; the normal points from the wall to the sphere.
-    fn wall_contacts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let all = self.session.contacts()?;
+    fn wall_contacts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let all = session.contacts()?;
         let (touching, walls): (Vec<&ContactRecord>, Vec<i64>) = all
             .iter()
             .filter_map(|c| match c.a {
@@ -552,50 +612,52 @@ impl Simulation {
 
     /// Wall names, in scene order.
     #[getter]
-    fn walls(&self) -> Vec<String> {
-        self.session
-            .sim
-            .walls
-            .iter()
-            .map(|w| w.name.clone())
-            .collect()
+    fn walls(&self) -> PyResult<Vec<String>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(session.sim.walls.iter().map(|w| w.name.clone()).collect())
     }
 
     /// Each wall's reference point (m): a plane's point, a plate's centre; float64 (W, 3).
-    fn wall_positions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        array3(
+    fn wall_positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(array3(
             py,
-            self.session.sim.walls.iter().map(|w| w.reference_point()),
-        )
+            session.sim.walls.iter().map(|w| w.reference_point()),
+        ))
     }
 
     /// Wall velocities (m/s), float64 (W, 3).
-    fn wall_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        array3(py, self.session.sim.walls.iter().map(|w| w.velocity))
+    fn wall_velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(array3(py, session.sim.walls.iter().map(|w| w.velocity)))
     }
 
     /// Force the spheres exert on each wall in the last step (N), float64 (W, 3).
-    fn wall_forces<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        array3(py, self.session.sim.walls.iter().map(|w| w.force))
+    fn wall_forces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(array3(py, session.sim.walls.iter().map(|w| w.force)))
     }
 
     /// Torque on each wall about its reference point in the last step (N·m), float64 (W, 3).
-    fn wall_torques<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        array3(py, self.session.sim.walls.iter().map(|w| w.torque))
+    fn wall_torques<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok(array3(py, session.sim.walls.iter().map(|w| w.torque)))
     }
 
     /// Sets wall `wall`'s velocity (m/s, 3 numbers) from the next step on: a servo or a
     /// loading programme written in Python. A wall with a `velocity_schedule` is refused.
-    fn set_wall_velocity(
-        &mut self,
-        wall: usize,
-        velocity: PyReadonlyArray1<'_, f64>,
-    ) -> PyResult<()> {
+    fn set_wall_velocity(&self, wall: i64, velocity: PyReadonlyArray1<'_, f64>) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
         let what = "Simulation.set_wall_velocity";
-        let wall = self.wall_index(what, wall)?;
+        let wall = wall_index(session, what, wall)?;
         let v = vector(what, "velocity", &velocity)?;
-        if self
-            .session
+        if session
             .sim
             .wall_schedules
             .get(wall)
@@ -606,12 +668,12 @@ impl Simulation {
                 "wall",
                 format!(
                     "wall {wall} (\"{}\") follows its velocity_schedule; remove the schedule from the scene to steer it",
-                    self.session.sim.walls[wall].name
+                    session.sim.walls[wall].name
                 ),
             ));
         }
-        self.session.sim.walls[wall].velocity = v;
-        if let Engine::Gpu(gpu) = &mut self.session.engine {
+        session.sim.walls[wall].velocity = v;
+        if let Engine::Gpu(gpu) = &mut session.engine {
             gpu.engine.set_wall_velocity(wall, v);
         }
         Ok(())
@@ -619,8 +681,9 @@ impl Simulation {
 
     /// Writes the whole state to `path` (atomically): restoring it with
     /// `Simulation.restore(path)` continues to the same bits as this simulation would.
-    fn checkpoint(&mut self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        let session = &mut self.session;
+    fn checkpoint(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
         let bytes = session.save()?;
         py.detach(|| wgdem_core::output::atomic_write(&path, &bytes))
             .map_err(to_py)
@@ -676,31 +739,48 @@ impl Simulation {
             }
             // The saved particles hold the last step's forces.
             session.forces_at = Some(session.sim.steps);
-            Ok(Self { session })
+            Ok(Self {
+                session: Mutex::new(session),
+            })
         })
     }
 
-    fn __repr__(&self) -> String {
-        let s = &self.session.sim;
-        format!(
-            "Simulation({} spheres, {} walls on {}, step {}, t = {:e} s)",
-            s.particles.len(),
-            s.walls.len(),
-            self.session.backend(),
-            s.steps,
-            s.time
-        )
+    fn __repr__(&self) -> PyResult<String> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        Ok({
+            let s = &session.sim;
+            format!(
+                "Simulation({} spheres, {} walls on {}, step {}, t = {:e} s)",
+                s.particles.len(),
+                s.walls.len(),
+                session.backend(),
+                s.steps,
+                s.time
+            )
+        })
     }
 }
 
-impl Simulation {
-    /// Hands `sim`'s velocities and angular velocities to the engine (the CPU steps `sim`).
-    fn upload_velocities(&mut self) -> PyResult<()> {
-        if let Engine::Gpu(gpu) = &mut self.session.engine {
-            gpu.engine
-                .write_velocities(&self.session.sim)
-                .map_err(gpu_to_py)?;
-        }
-        Ok(())
+/// Advances `session` by `steps` steps in chunks ([`Session::chunk`]), the GIL released
+/// during each and Ctrl-C looked for between them.
+fn step_session(py: Python<'_>, session: &mut Session, mut steps: u64) -> PyResult<()> {
+    let chunk = session.chunk();
+    while steps > 0 {
+        let k = steps.min(chunk);
+        py.detach(|| session.advance(k)).map_err(to_py)?;
+        steps -= k;
+        py.check_signals()?;
     }
+    Ok(())
+}
+
+/// Hands `session`'s velocities and angular velocities to the engine (the CPU steps `sim`).
+fn upload_velocities(session: &mut Session) -> PyResult<()> {
+    if let Engine::Gpu(gpu) = &mut session.engine {
+        gpu.engine
+            .write_velocities(&session.sim)
+            .map_err(gpu_to_py)?;
+    }
+    Ok(())
 }

@@ -109,15 +109,105 @@ def test_bad_arguments_are_refused_with_the_argument_named():
         sim.set_wall_velocity(9, np.zeros(3))
     with pytest.raises(wgdem.ConfigError, match="`velocity`"):
         sim.set_wall_velocity(5, np.zeros(2))
+    # A negative index is a ConfigError too (it was an OverflowError).
+    with pytest.raises(wgdem.ConfigError, match="`wall`: -1 is not a wall index"):
+        sim.set_wall_velocity(-1, np.zeros(3))
     # Nothing was changed by the refused calls.
     assert not sim.velocities().any() and sim.steps == 0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_blow_up_raises_blow_up_error(backend):
-    text = lattice_scene(gravity=(0.0, 0.0, -1e12))
+    # The largest gravity a scene may give and a speed bound of 1 m/s, passed within steps
+    # (gravity far beyond it is refused up front: below).
+    text = lattice_scene(gravity=(0.0, 0.0, -1e6)).replace(
+        "output_interval = 0.01", "output_interval = 0.01\nmax_speed = 1.0"
+    )
     sim = wgdem.Simulation(wgdem.Scene.from_toml(text), backend=backend)
-    with pytest.raises(wgdem.BlowUpError, match="blew up by step"):
+    with pytest.raises(wgdem.BlowUpError, match="blew up by step") as raised:
         sim.step(2000)
-    # The state it stopped at can still be read, for diagnosis.
+    # The state it stopped at can still be read, for diagnosis, and the message names the
+    # step it stands at (on the GPU, batches already queued ran past the one that showed it).
     assert sim.positions().shape == (100, 3)
+    assert f"step {sim.steps}" in str(raised.value), (sim.steps, str(raised.value))
+
+
+def test_absurd_gravity_is_refused_up_front():
+    """Gravity near f64's range overflowed the CPU's blow-up bound, and the run went on with
+    infinite energies and no BlowUpError; it is refused when the scene is built."""
+    with pytest.raises(wgdem.ConfigError, match="simulation.gravity.*at most 1e6"):
+        wgdem.Scene.from_toml(lattice_scene(gravity=(0.0, 0.0, -1e300)))
+
+
+def test_a_second_thread_gets_an_engine_error_not_a_borrow_error():
+    """While one thread steps (without the GIL), another's call on the same simulation raises
+    EngineError at once (it was `RuntimeError: Already borrowed`); afterwards both work."""
+    import threading
+    import time
+
+    sim = wgdem.Simulation(wgdem.Scene.from_toml(ONE_SPHERE), backend="cpu")
+    started = threading.Event()
+    failure = []
+
+    def stepper():
+        started.set()
+        try:
+            sim.step(3_000_000)
+        except Exception as e:  # noqa: BLE001 - reported below
+            failure.append(e)
+
+    thread = threading.Thread(target=stepper)
+    thread.start()
+    started.wait()
+    refused = None
+    while thread.is_alive():
+        try:
+            sim.positions()
+        except wgdem.EngineError as e:
+            refused = e
+            break
+        time.sleep(0.01)
+    thread.join()
+    assert not failure, failure
+    assert refused is not None, "the step ended before a second call could meet it"
+    assert "another thread" in str(refused)
+    assert sim.steps == 3_000_000 and sim.positions().shape == (1, 3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ctrl_c_stops_a_long_step_within_seconds(backend, tmp_path):
+    """`sim.step(10**12)` on a tiny scene honours SIGINT within a few seconds (it ran on for
+    minutes: a chunk was sized by particle-steps alone)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "long.py"
+    script.write_text(
+        "import sys, wgdem\n"
+        f"scene = wgdem.Scene.from_toml({ONE_SPHERE!r})\n"
+        f"sim = wgdem.Simulation(scene, backend={backend!r})\n"
+        "sim.step(400)\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    sim.step(10**12)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted at', sim.steps, flush=True)\n"
+        "    sys.exit(3)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == 3, (out, err)
+    assert "interrupted at" in out
+    assert took < 5.0, f"Ctrl-C took {took:.1f} s"
