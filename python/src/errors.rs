@@ -59,6 +59,18 @@ pub fn gpu_to_py(e: GpuError) -> PyErr {
     }
 }
 
+/// `n` as a count for argument `field` of `what`, or a `ConfigError` (Python's ints are
+/// unbounded: a negative or huge one was an `OverflowError`).
+pub fn count(what: &str, field: &str, n: i64) -> PyResult<u32> {
+    u32::try_from(n).map_err(|_| {
+        bad_argument(
+            what,
+            field,
+            format!("{n} is not a count of spheres (0 to {})", u32::MAX),
+        )
+    })
+}
+
 /// A `ConfigError` naming the argument `field` of `what` (a Python call).
 pub fn bad_argument(what: &str, field: &str, message: impl std::fmt::Display) -> PyErr {
     ConfigError::new_err(format!("{what}: `{field}`: {message}"))

@@ -62,12 +62,15 @@ pub fn shear_json(
     backend: &str,
     adapter: Option<&str>,
     out: Option<PathBuf>,
-    particles: Option<u32>,
+    particles: Option<i64>,
     progress: bool,
     overwrite: bool,
     specimen: Option<PathBuf>,
     gpu_path: &str,
 ) -> PyResult<(String, String, Option<String>)> {
+    let particles = particles
+        .map(|n| crate::errors::count("wgdem.shear", "particles", n))
+        .transpose()?;
     let gpu = crate::errors::is_gpu("wgdem.shear", backend)?;
     let single_workgroup = crate::errors::gpu_path("wgdem.shear", gpu_path)?;
     if let (Some(n), Some(_)) = (particles, &specimen) {

@@ -66,7 +66,8 @@ impl Scene {
     /// "hill"), so that stepping from Python can be timed against the command line.
     #[staticmethod]
     #[pyo3(signature = (particles, model = "hertz"))]
-    fn bench_specimen(particles: u32, model: &str) -> PyResult<Self> {
+    fn bench_specimen(particles: i64, model: &str) -> PyResult<Self> {
+        let particles = crate::errors::count("Scene.bench_specimen", "particles", particles)?;
         let text = wgdem_core::bench::specimen_toml(particles, model).map_err(to_py)?;
         Self::build(&text, "bench specimen")
     }

@@ -52,3 +52,27 @@ def test_a_damaged_or_foreign_file_is_refused(tmp_path):
         wgdem.Simulation.restore(other)
     with pytest.raises(wgdem.FileError):
         wgdem.Simulation.restore(tmp_path / "missing.ckpt")
+
+
+def test_a_checkpoint_refuses_a_packing_edited_since(tmp_path):
+    """A saved simulation of a packing-file scene restored after the packing was edited is a
+    ConfigError naming the file (it resumed silently with other spheres): the input it holds
+    records the packing's hash."""
+    from conftest import header
+
+    packing = tmp_path / "pk.csv"
+    packing.write_text("x,y,z,radius\n0.01,0.01,0.003,0.002\n0.02,0.01,0.003,0.002\n")
+    text = header(gravity=(0.0, 0.0, -9.81)) + (
+        '[[particles]]\nkind = "file"\nmaterial = "grain"\n'
+        f'path = "{packing.as_posix()}"\n'
+        '[[walls]]\nkind = "plane"\nname = "floor"\nmaterial = "grain"\n'
+        "point = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n"
+    )
+    sim = wgdem.Simulation(wgdem.Scene.from_toml(text), backend="cpu")
+    sim.step(50)
+    path = tmp_path / "state.ckpt"
+    sim.checkpoint(path)
+    assert wgdem.Simulation.restore(path).steps == 50
+    packing.write_text("x,y,z,radius\n0.01,0.01,0.004,0.002\n0.02,0.01,0.003,0.002\n")
+    with pytest.raises(wgdem.ConfigError, match="pk.csv has changed"):
+        wgdem.Simulation.restore(path)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import wgdem
-from conftest import BACKENDS, header, lattice_scene
+from conftest import ASSETS, BACKENDS, header, lattice_scene
 
 ONE_SPHERE = header() + """
 [[particles]]
@@ -109,9 +109,13 @@ def test_bad_arguments_are_refused_with_the_argument_named():
         sim.set_wall_velocity(9, np.zeros(3))
     with pytest.raises(wgdem.ConfigError, match="`velocity`"):
         sim.set_wall_velocity(5, np.zeros(2))
-    # A negative index is a ConfigError too (it was an OverflowError).
+    # A negative index or count is a ConfigError too (it was an OverflowError).
     with pytest.raises(wgdem.ConfigError, match="`wall`: -1 is not a wall index"):
         sim.set_wall_velocity(-1, np.zeros(3))
+    with pytest.raises(wgdem.ConfigError, match="`particles`: -5 is not a count"):
+        wgdem.Scene.bench_specimen(-5)
+    with pytest.raises(wgdem.ConfigError, match="`particles`: -600 is not a count"):
+        wgdem.shear(ASSETS / "shear" / "fleischmann_quick_true.toml", backend="cpu", particles=-600)
     # Nothing was changed by the refused calls.
     assert not sim.velocities().any() and sim.steps == 0
 

@@ -45,7 +45,7 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         resume: Option<PathBuf>,
         /// Replace the results of an earlier run in the output directory.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "resume")]
         overwrite: bool,
         #[command(flatten)]
         gpu_path: GpuPathArg,

@@ -1019,3 +1019,25 @@ fn check_estimates_the_outputs_and_warns_when_they_are_huge() {
         "{out}"
     );
 }
+
+/// `--overwrite` with `--resume` was ignored without a word: it is refused, on `run` and
+/// `shear`, before anything is read or written.
+#[test]
+fn overwrite_with_resume_is_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(tmp.path(), "scene.toml", SCENE);
+    let dir = tmp.path().join("out").display().to_string();
+    let config = common::asset("shear/hartl_ooi_quick.toml");
+    for (command, input) in [("run", scene.as_str()), ("shear", config.as_str())] {
+        let o = wgdem(&[command, input, "--resume", &dir, "--overwrite"]);
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("--overwrite")
+                && e.contains("cannot be used with")
+                && e.contains("--resume"),
+            "{command}: {e}"
+        );
+        assert!(!tmp.path().join("out").exists(), "{command}");
+    }
+}
