@@ -705,13 +705,16 @@ fn a_saved_specimen_starts_a_new_test() {
     assert!(recorded > 0.0 && recorded < 0.5, "{recorded}");
     // This test's own specimen with its limit set below the overlaps the load left: accepted,
     // as the one the issue found refused at 0.106 under the default 0.1.
-    let strict = write(
-        tmp.path(),
+    // The test's configuration with `from` replaced by `to`, as `name`.
+    let variant = |name: &str, from: &str, to: &str| {
+        let text = std::fs::read_to_string(&config).expect("config");
+        assert!(text.contains(from), "{from}");
+        write(tmp.path(), name, &text.replace(from, to))
+    };
+    let strict = variant(
         "strict.toml",
-        &std::fs::read_to_string(&config).expect("config").replace(
-            "[specimen]\n",
-            &format!("[specimen]\nmax_overlap = {}\n", recorded / 2.0),
-        ),
+        "[specimen]\n",
+        &format!("[specimen]\nmax_overlap = {}\n", recorded / 2.0),
     );
     for ext in ["csv", "vtu"] {
         let second = tmp.path().join(format!("second_{ext}"));
@@ -768,26 +771,14 @@ fn a_saved_specimen_starts_a_new_test() {
         stderr(&o)
     };
     // Another count: the specimen of this 300-sphere test given to a test of 830.
-    let other = write(
-        tmp.path(),
-        "other.toml",
-        &std::fs::read_to_string(&config)
-            .expect("config")
-            .replace("count = 300", "count = 830"),
-    );
+    let other = variant("other.toml", "count = 300", "count = 830");
     let e = refused(&other, &[], "fourth");
     assert!(
         e.contains("holds 300 spheres") && e.contains("specimen.count = 830"),
         "{e}"
     );
     // A shear plane at the specimen's top: the upper box would hold no spheres.
-    let high = write(
-        tmp.path(),
-        "high.toml",
-        &std::fs::read_to_string(&config)
-            .expect("config")
-            .replace("lower_height = 0.018", "lower_height = 0.04"),
-    );
+    let high = variant("high.toml", "lower_height = 0.018", "lower_height = 0.04");
     let e = refused(&high, &[], "fifth");
     assert!(
         e.contains("above the upper box's bottom") && e.contains("box.lower_height"),
