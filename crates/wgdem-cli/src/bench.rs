@@ -58,6 +58,9 @@ pub struct BenchReport {
     pub particle_steps_per_s: f64,
     /// Twice the touching pairs per sphere, plus wall contacts per sphere, after the run.
     pub contacts_per_particle: f64,
+    /// Contacts (touching pairs, each once, and wall contacts) × timed steps / wall-clock
+    /// seconds, from the contacts after the run: LIGGGHTS-comparable work per second.
+    pub contact_steps_per_s: f64,
     /// GPU memory the engine holds per sphere (bytes); 0 on the CPU.
     pub gpu_bytes_per_particle: f64,
     /// The same by group of buffers (bytes per sphere).
@@ -173,6 +176,9 @@ pub fn run(
         wall_clock_s: wall,
         particle_steps_per_s: n as f64 * steps as f64 / wall,
         contacts_per_particle: contacts_per_particle(after),
+        contact_steps_per_s: (after.stats.contacts + after.stats.wall_contacts) as f64
+            * steps as f64
+            / wall,
         gpu_bytes_per_particle: 0.0,
         gpu_bytes_per_particle_by_group: Vec::new(),
         stages: Vec::new(),
@@ -332,6 +338,7 @@ pub fn print(r: &BenchReport) {
     println!("wall_clock_s                {:.3}", r.wall_clock_s);
     println!("particle_steps_per_s   {:.3e}", r.particle_steps_per_s);
     println!("contacts_per_particle       {:.2}", r.contacts_per_particle);
+    println!("contact_steps_per_s    {:.3e}", r.contact_steps_per_s);
     if r.backend == "gpu" {
         println!(
             "gpu_bytes_per_particle      {:.0}",

@@ -251,6 +251,14 @@ fn bench_reports_json_on_both_backends() {
             (5.0..=7.0).contains(&c),
             "{backend}: {c} contacts per particle"
         );
+        // Contacts per second: pairs once and wall contacts, between half and all of the
+        // contacts per particle (pairs counted twice there) times the rate.
+        let rate = v["particle_steps_per_s"].as_f64().unwrap_or(0.0);
+        let per_s = v["contact_steps_per_s"].as_f64().unwrap_or(0.0);
+        assert!(
+            per_s >= 0.5 * c * rate * (1.0 - 1e-12) && per_s <= c * rate,
+            "{backend}: {per_s} contact-steps/s against {c} × {rate}"
+        );
         if backend == "gpu" {
             assert!(
                 v["gpu_bytes_per_particle"]
