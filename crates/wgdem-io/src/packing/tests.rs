@@ -333,6 +333,26 @@ fn scene_file_groups() {
         e.contains("particles[0].types") && e.contains("atom type 2"),
         "{e}"
     );
+    // `types` without `material`, as docs/scene.md allows ("missing field material" before);
+    // with neither, the sphere that needs the group's material names it.
+    let without = |extra: &str| {
+        let path = scene("ok.dump", extra);
+        let text = std::fs::read_to_string(&path).expect("scene");
+        let text = text.replacen("material = \"a\"\n", "", 1);
+        assert!(
+            !text.contains("kind = \"file\"\n                material"),
+            "{text}"
+        );
+        std::fs::write(&path, text).expect("write");
+        load_scene(&path)
+    };
+    let s = without("types = [\"a\", \"b\"]").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.simulation.particles.material, vec![0, 1]);
+    let e = without("").expect_err("no material").to_string();
+    assert!(
+        e.contains("particles[0].material") && e.contains("no `types`"),
+        "{e}"
+    );
     file(
         d,
         "out.csv",
