@@ -26,8 +26,8 @@ use crate::scene::Scene;
 
 /// Particle-steps per uninterrupted call into the CPU reference and into the GPU engine:
 /// between two calls, Python looks for Ctrl-C. About a second on one core; on the GPU a few
-/// milliseconds on a discrete GPU and about a second on lavapipe at 10⁵ spheres, in whole
-/// batches (each call waits for the device to finish).
+/// milliseconds on a discrete GPU and about a second on lavapipe at 10⁵ and 10⁶ spheres (each
+/// call waits for the device to finish).
 const CHUNK_PARTICLE_STEPS: (u64, u64) = (5_000_000, 5_000_000);
 
 /// Most steps per call, whatever the size: a step has a fixed cost (about 25 µs on the GPU's
@@ -116,11 +116,11 @@ impl Session {
         match self.engine {
             Engine::Cpu => (CHUNK_PARTICLE_STEPS.0 / n).clamp(1, MAX_CHUNK_STEPS),
             Engine::Gpu(_) => {
+                // Whole batches where a chunk holds one or more, else part of one (at 10⁶
+                // spheres a batch of 200 steps takes about 50 s on lavapipe).
                 let batch = u64::from(GpuOptions::default().batch_steps);
-                (CHUNK_PARTICLE_STEPS.1 / n)
-                    .clamp(1, MAX_CHUNK_STEPS)
-                    .div_ceil(batch)
-                    * batch
+                let k = (CHUNK_PARTICLE_STEPS.1 / n).clamp(1, MAX_CHUNK_STEPS);
+                if k >= batch { k / batch * batch } else { k }
             }
         }
     }
