@@ -263,7 +263,20 @@ pub fn damping_ratio_from_restitution(e: f64) -> f64 {
 /// `e(β)` is found by integrating the dimensionless equation with classical RK4
 /// (Δτ = 2·10⁻⁴, relative error < 10⁻⁶ in e) and inverted by bisection.
 pub fn hertz_beta_from_restitution(e: f64) -> f64 {
-    damping_from_restitution(e, hertz_restitution)
+    // The inversion integrates the impact some 60 times (tens of milliseconds, far more for
+    // an extreme `e`), for every pair of materials of every scene built: kept per process by
+    // the bits of `e`, so a value is computed once (the same value either way).
+    static KNOWN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<u64, f64>>> =
+        std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(Default::default);
+    if let Some(beta) = known.lock().ok().and_then(|k| k.get(&e.to_bits()).copied()) {
+        return beta;
+    }
+    let beta = damping_from_restitution(e, hertz_restitution);
+    if let Ok(mut k) = known.lock() {
+        k.insert(e.to_bits(), beta);
+    }
+    beta
 }
 
 /// Restitution coefficient of the dimensionless Hertzian impact of
