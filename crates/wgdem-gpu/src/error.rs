@@ -47,11 +47,9 @@ pub enum GpuError {
     },
     /// The adapter allows fewer storage buffers per shader stage than a kernel binds.
     #[error(
-        "the GPU adapter \"{adapter}\" allows {has} storage buffers per shader stage (max_storage_buffers_per_shader_stage) and the engine's contact and integration kernels bind {needed}; use a Vulkan, Metal or DX12 adapter (without a GPU, the lavapipe software driver: `bash scripts/install-lavapipe.sh`), or the CPU reference"
+        "the GPU adapter allows {has} storage buffers per shader stage (max_storage_buffers_per_shader_stage) and the engine's contact and integration kernels bind {needed}; use a Vulkan, Metal or DX12 adapter (without a GPU, the lavapipe software driver: `bash scripts/install-lavapipe.sh`), or the CPU reference"
     )]
     TooFewStorageBuffers {
-        /// The adapter's name.
-        adapter: String,
         /// Its limit.
         has: u32,
         /// The engine's largest kernel's count.

@@ -112,6 +112,17 @@ pub fn storage_buffers_per_kernel() -> u32 {
         .unwrap_or(0)
 }
 
+/// Refuses a device allowing `has` storage buffers per shader stage, fewer than
+/// [`storage_buffers_per_kernel`], before any pipeline is made (wgpu's validation would panic
+/// inside kernel creation).
+pub(super) fn check_storage_buffers(has: u32) -> Result<(), crate::error::GpuError> {
+    let needed = storage_buffers_per_kernel();
+    if has < needed {
+        return Err(crate::error::GpuError::TooFewStorageBuffers { has, needed });
+    }
+    Ok(())
+}
+
 pub(super) struct Kernel {
     pub(super) pipeline: wgpu::ComputePipeline,
     pub(super) layout: wgpu::BindGroupLayout,
@@ -276,5 +287,29 @@ impl Kernels {
             moisture: k("dem.moisture"),
             steps: single_workgroup.then(|| k("dem.integrate.steps")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// OpenGL through llvmpipe allows 16 storage buffers per stage and the contact kernel binds
+    /// 17: refused with both figures before any pipeline (wgpu's validation panicked there);
+    /// lavapipe's Vulkan (far more) passes.
+    #[test]
+    fn a_device_with_too_few_storage_buffers_is_refused_up_front() {
+        let needed = storage_buffers_per_kernel();
+        assert_eq!(needed, 17, "the contact kernel's storage bindings");
+        let e = check_storage_buffers(16).map_err(|e| e.to_string());
+        assert!(
+            e.as_ref()
+                .is_err_and(|e| e.contains("allows 16 storage buffers")
+                    && e.contains("bind 17")
+                    && e.contains("CPU reference")),
+            "{e:?}"
+        );
+        assert!(check_storage_buffers(needed).is_ok());
+        assert!(check_storage_buffers(u32::MAX).is_ok());
     }
 }

@@ -213,6 +213,7 @@ impl GpuEngine {
         options: GpuOptions,
     ) -> Result<Self, GpuError> {
         check_scene(device, sim)?;
+        kernels::check_storage_buffers(device.limits().max_storage_buffers_per_shader_stage)?;
         let slot_kind = slot_kind_for(sim)?;
         let slot_words = slot_kind.words();
         let skin = skin_of(sim);
