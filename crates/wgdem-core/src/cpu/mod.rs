@@ -49,6 +49,7 @@ mod speed_bound;
 mod time_step;
 
 pub use integrate::local_damped;
+pub(crate) use speed_bound::norm;
 pub use speed_bound::{SPEED_MARGIN, default_max_speed};
 pub use time_step::critical_time_step;
 

@@ -46,12 +46,12 @@ pub fn default_max_speed(sim: &Simulation) -> f64 {
 }
 
 /// `|x|` without overflow for components up to f64's range (glam's `length` squares them,
-/// which overflows from 1.3e154).
-fn norm(x: DVec3) -> f64 {
+/// which overflows from 1.3e154); NaN or infinite where a component is.
+pub(crate) fn norm(x: DVec3) -> f64 {
     let scale = x.abs().max_element();
-    if scale > 0.0 && scale.is_finite() {
+    if scale > 0.0 && x.is_finite() {
         scale * (x / scale).length()
     } else {
-        scale
+        x.length()
     }
 }

@@ -182,15 +182,8 @@ fn check_scales(
     groups: &[std::ops::Range<usize>],
 ) -> Result<()> {
     use crate::guard::{MAX_GRAVITY, MAX_INPUT_SPEED, MAX_TRAVEL_PER_STEP};
-    // The largest component, compared first: no square of a huge one overflows.
-    let size = |x: DVec3| {
-        let m = x.abs().max_element();
-        if m <= MAX_INPUT_SPEED.max(MAX_GRAVITY) {
-            x.length()
-        } else {
-            m
-        }
-    };
+    // Lengths that do not overflow near f64's range.
+    let size = crate::cpu::norm;
     let g = size(sim.gravity);
     if g.is_nan() || g > MAX_GRAVITY {
         return Err(v.err(
