@@ -7,19 +7,14 @@ use std::path::Path;
 
 use wgdem_core::runner::CpuBackend;
 use wgdem_core::shear::{ShearRun, ShearSetup, ShearSummary};
-use wgdem_gpu::{GpuBackend, GpuContext, GpuEngine, GpuOptions};
+use wgdem_gpu::{GpuBackend, GpuContext, GpuOptions};
 
 fn backend(ctx: &GpuContext, setup: &ShearSetup) -> GpuBackend {
     let options = GpuOptions {
         batch_steps: setup.config.simulation.control_interval_steps as u32,
         ..GpuOptions::default()
     };
-    let engine = GpuEngine::new(&ctx.device, &ctx.queue, &setup.scene.simulation, options)
-        .unwrap_or_else(|e| panic!("{e}"));
-    GpuBackend {
-        engine,
-        adapter: ctx.describe(),
-    }
+    common::gpu_backend(ctx, &setup.scene.simulation, options)
 }
 
 fn run_gpu(ctx: &GpuContext, setup: ShearSetup, dir: &Path) -> ShearSummary {

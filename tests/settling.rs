@@ -187,19 +187,7 @@ fn a_run_resumes_from_its_checkpoint_to_the_same_bits() {
         if let Some(ctx) = &ctx {
             b.push((
                 "gpu",
-                Box::new(move |sim| {
-                    let engine = wgdem_gpu::GpuEngine::new(
-                        &ctx.device,
-                        &ctx.queue,
-                        sim,
-                        wgdem_gpu::GpuOptions::default(),
-                    )
-                    .unwrap_or_else(|e| panic!("{e}"));
-                    Box::new(wgdem_gpu::GpuBackend {
-                        engine,
-                        adapter: ctx.describe(),
-                    })
-                }),
+                Box::new(move |sim| Box::new(common::gpu_backend(ctx, sim, Default::default()))),
             ));
         }
         b
@@ -330,17 +318,7 @@ normal = [0.0, 0.0, 1.0]
 
     let Some(ctx) = common::gpu() else { return };
     let mut split = scene();
-    let engine = wgdem_gpu::GpuEngine::new(
-        &ctx.device,
-        &ctx.queue,
-        &split.simulation,
-        wgdem_gpu::GpuOptions::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut backend = wgdem_gpu::GpuBackend {
-        engine,
-        adapter: ctx.describe(),
-    };
+    let mut backend = common::gpu_backend(&ctx, &split.simulation, Default::default());
     let mut out = OutputDir::create(&dir.path().join("gpu"), &["floor".to_owned()], false, false)
         .expect("dir");
     run(&mut split, &mut backend, &mut out, None, |_| {}).unwrap_or_else(|e| panic!("{e}"));

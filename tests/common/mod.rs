@@ -75,6 +75,20 @@ pub fn gpu() -> Option<wgdem_gpu::GpuContext> {
     Some(ctx)
 }
 
+/// A runner backend on the GPU engine for `sim` with `options`, on `ctx`'s device.
+pub fn gpu_backend(
+    ctx: &wgdem_gpu::GpuContext,
+    sim: &wgdem_core::cpu::Simulation,
+    options: wgdem_gpu::GpuOptions,
+) -> wgdem_gpu::GpuBackend {
+    let engine = wgdem_gpu::GpuEngine::new(&ctx.device, &ctx.queue, sim, options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    wgdem_gpu::GpuBackend {
+        engine,
+        adapter: ctx.describe(),
+    }
+}
+
 /// Runs `sim` for `steps` on the GPU and returns the simulation with the GPU's state.
 pub fn run_gpu(
     ctx: &wgdem_gpu::GpuContext,
