@@ -237,14 +237,30 @@ fn a_run_resumes_from_its_checkpoint_to_the_same_bits() {
         drop(out);
         let mut scene = load();
         let mut backend = make(&scene.simulation);
+        let every = (0.01 / scene.simulation.dt).round() as u64;
+        // Where the resume starts: its first report is row 7, one row after the checkpoint
+        // (a resume that ignored the checkpoint and ran from step 0 would report row 1 first,
+        // and still end with the same files).
+        let mut reported = Vec::new();
         resume(
             &mut scene,
             backend.as_mut(),
             &broken,
             Some(&wgdem_io::VtkFiles),
-            |_| {},
+            |p| reported.push(p.step),
         )
         .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            reported.first(),
+            Some(&(7 * every)),
+            "{name}: the resume did not start at row 6's checkpoint"
+        );
+        assert_eq!(
+            reported.len(),
+            // The CSV's lines less its header, the row at t = 0 and rows 1 to 6.
+            rows - 2 - 6,
+            "{name}: the resume reported other rows than those after row 6: {reported:?}"
+        );
         let (a, b) = (outputs(&straight), outputs(&broken));
         assert_eq!(
             a.keys().collect::<Vec<_>>(),

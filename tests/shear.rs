@@ -165,9 +165,13 @@ fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
         Box::new(wgdem_io::ShearFiles),
     )
     .expect("resume");
+    // Where the resume starts: at the last checkpoint before the stop, which is taken every
+    // 20 rows (`checkpoint_rows`), not at the start (a restart from row 0 would also end with
+    // the same bytes).
+    let resumed_at = run.state().rows.len();
     assert!(
-        run.state().rows.len() < stop,
-        "resumed from a checkpoint before the stop"
+        resumed_at <= stop && resumed_at + 20 > stop,
+        "resumed at row {resumed_at}, not at the last checkpoint before row {stop}"
     );
     let resumed = run
         .run(&mut backend, None, |_| {})

@@ -48,12 +48,32 @@ def test_velocities_handed_back_unchanged_leave_the_gpu_run_bit_for_bit():
     assert np.array_equal(plain.velocities(), steered.velocities())
 
 
+def test_an_unsteered_lattice_moves_alike_on_both():
+    """The lattice under gravity for 500 steps on both engines, nothing set in between.
+
+    The spheres settle by up to 8.5 µm. The GPU's forces are f32 (≈6e-8 relative), so the
+    GPU's displacements may differ by about 6e-8 of 8.5 µm, 5e-13 m; its positions,
+    velocities and radii are double-single, which keeps the rest of the state's rounding at
+    f64's level. Measured: 7.8e-14 m. 1e-12 m holds that with room and is a thousandth of
+    what f32 positions alone would lose at 0.018 m from the origin (1e-9 m), so a step that
+    dropped the positions' low parts fails.
+    """
+    scene = wgdem.Scene.from_toml(lattice_scene(gravity=(0.0, 0.0, -9.81)))
+    cpu, gpu = (wgdem.Simulation(scene, backend=b) for b in ("cpu", "gpu"))
+    start = cpu.positions().copy()
+    for sim in (cpu, gpu):
+        sim.step(500)
+    moved = np.abs(cpu.positions() - start).max()
+    assert 5e-6 < moved < 2e-5, f"the lattice moved {moved} m, not the 8.5 µm the bound assumes"
+    assert np.abs(gpu.positions() - cpu.positions()).max() < 1e-12
+
+
 def test_steered_velocities_give_the_same_motion_on_both():
     """Velocities set from Python between batches (a quarter of the lattice's spheres kicked at
     up to 5 mm/s), then 400 steps in contact under gravity, on both engines.
 
-    - Positions within 2e-8 m. Unsteered, the two lattices agree to 8e-14 m after 500 steps
-      (double-single positions, velocities and radii on the GPU; f32 forces). The kicks set
+    - Positions within 2e-8 m. Unsteered, the two lattices agree within 1e-12 m after 500
+      steps (the test above; 7.8e-14 m measured). The kicks set
       spheres colliding and sliding, and at each contact that opens, closes, sticks or slips
       f32 and f64 part ways a little more: over kick seeds 1–8 the largest difference is 2.1e-10 to 8.0e-9 m
       (this test's seed 7 is the largest), so 2e-8 m holds them and would still catch a kick

@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{SCENE, gpu_tests_skipped, stderr, wgdem, write};
+use common::{SCENE, gpu_tests_skipped, stderr, wgdem, wgdem_logging, write};
 
 #[test]
 fn run_writes_outputs_and_refuses_to_clobber_them() {
@@ -439,15 +439,37 @@ fn a_killed_shear_test_resumes_to_the_same_results() {
         partial.len() < expected.len() && expected.starts_with(&partial),
         "the killed run left whole rows that the full run also wrote"
     );
-    let o = wgdem(&[
-        "shear",
-        &config,
-        "--backend",
-        "cpu",
-        "--resume",
-        &killed.display().to_string(),
-    ]);
+    let o = wgdem_logging(
+        &[
+            "shear",
+            &config,
+            "--backend",
+            "cpu",
+            "--resume",
+            &killed.display().to_string(),
+        ],
+        "info",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
+    // Where the resume starts: at a checkpoint taken during shear, after the 25 shear rows
+    // seen (a restart from step 0 would also end with the same rows).
+    let log = stderr(&o);
+    let at = log
+        .split("resuming from the checkpoint at step ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|step| step.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("the resume does not say where it starts: {log}"));
+    let first_shear_step: u64 = expected
+        .lines()
+        .find(|l| l.contains(",shear,"))
+        .and_then(|l| l.split(',').next())
+        .and_then(|step| step.parse().ok())
+        .expect("the first shear row's step");
+    assert!(
+        at > first_shear_step && log.contains(", shear)"),
+        "resumed at step {at}, not during shear (from step {first_shear_step}): {log}"
+    );
     let resumed = std::fs::read_to_string(killed.join("shear.csv")).expect("csv");
     assert!(
         resumed == expected,

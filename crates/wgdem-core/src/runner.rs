@@ -267,6 +267,11 @@ pub fn resume(
     );
     scene.simulation.restore(cp.sim);
     backend.restore_state(&scene.simulation, &cp.engine)?;
+    log::info!(
+        "resuming from the checkpoint at step {} (t = {:.6} s)",
+        scene.simulation.steps,
+        scene.simulation.time
+    );
     let mut out = OutputDir::resume(
         lock,
         dir,

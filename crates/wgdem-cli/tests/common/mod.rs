@@ -4,11 +4,16 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// Runs the `wgdem` binary with `args` to the end.
+/// Runs the `wgdem` binary with `args` to the end, logging warnings and errors.
 pub fn wgdem(args: &[&str]) -> Output {
+    wgdem_logging(args, "warn")
+}
+
+/// Runs the `wgdem` binary with `args` to the end, logging at `level` (`RUST_LOG`).
+pub fn wgdem_logging(args: &[&str], level: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wgdem"))
         .args(args)
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", level)
         .output()
         .expect("the wgdem binary runs")
 }

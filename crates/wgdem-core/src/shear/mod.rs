@@ -235,6 +235,13 @@ impl ShearRun {
         sim.restore(cp.sim);
         backend.restore_state(&sim, &cp.engine)?;
         let csv = rewrite_csv(out, &cp.driver.rows)?;
+        log::info!(
+            "resuming from the checkpoint at step {} (t = {:.6} s, {} rows, {})",
+            sim.steps,
+            sim.time,
+            cp.driver.rows.len(),
+            cp.driver.stage.name()
+        );
         let run = Self {
             _lock: lock,
             setup: std::sync::Arc::new(setup),
