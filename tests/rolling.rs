@@ -208,25 +208,77 @@ both_backends!(
 );
 
 /// Type C under a prescribed rotation (translation held, no sliding friction, so that the
-/// rolling torque is the sphere's whole torque): turned at 10 rad/s about y for 1 ms, back for
-/// 2 ms, forward again for 1 ms. The torque grows by −k_r per radian, k_r = 2.25 k_n μ_r² R²
-/// with k_n = dF_n/dδ = 3/2 N/δ (Hertz), until it reaches μ_r R N (after 5 mrad here), holds
-/// there, and unloads with k_r from each reversal: checked at every step of the loop within
-/// 1e-3 of μ_r R N (the normal force is held by the locked translation, so what is left is
-/// rounding and the one step of each reversal, excluded).
+/// rolling torque is the sphere's whole torque): turned at 1 rad/s about y for 10 ms, back for
+/// 20 ms, forward again for 10 ms. The torque grows by −k_r per radian, k_r = 2.25 k_n μ_r² R²
+/// with k_n = dF_n/dδ = 3/2 N/δ (Hertz), until it reaches μ_r R N (after 5.0 mrad here, of the
+/// 10 mrad of each leg), holds there, and unloads with k_r from each reversal: checked at every
+/// step of the loop within 1e-3 of μ_r R N (the normal force is held by the locked
+/// translation, so what is left is rounding and the one step of each reversal, excluded).
 ///
 /// On the GPU within 1e-3 as well: f32 torques carry ~1e-7 of the limit per step.
 fn check_loop(on: On) {
     let n = mass() * G;
-    let delta = static_overlap(n);
-    let kr = 2.25 * (1.5 * n / delta) * MU_R * MU_R * R * R;
-    let limit = MU_R * R * n;
-    eprintln!(
-        "k_r = {kr:.4e} N·m/rad, limit {limit:.4e} N·m at {:.4e} rad",
-        limit / kr
-    );
-    let (w, t1, t2, t3) = (1.0, 0.01, 0.03, 0.04);
-    let loads = format!(
+    let sim = zero_friction(on_the_floor(EPSD, 0.0, 0.0, &loop_loads(1.0)));
+    follow_the_loop(&sim, on, R, n, static_overlap(n), None);
+}
+
+/// The same loop between two spheres of different radii (R on top of R/2, the smaller one held
+/// still and unturned, no gravity), pressed by a locked overlap that gives them the floor's
+/// normal force N = m g, turned at 4 rad/s (its limit comes after 22 mrad, of the 40 of a
+/// leg): the torque on the turned sphere follows the loop with
+/// `R_r = R₁R₂/(R₁ + R₂)` = R/3, both in k_r and in its limit μ_r R_r N, and the held sphere
+/// takes the opposite torque (a pure couple), each at every step within 1e-3 of the limit, as
+/// on the floor. A rolling radius taken as R or R/2, a stiffness from the wrong overlap or a
+/// torque applied to one body only is off by 50 % of the limit or more.
+fn check_loop_between_spheres(on: On) {
+    let n = mass() * G;
+    let (r_a, r_b) = (R, 0.5 * R);
+    let r_r = r_a * r_b / (r_a + r_b);
+    // 4/3 E* √R_r δ^{3/2} = N, E* = E / (2(1 − ν²)).
+    let e_star = E / (2.0 * (1.0 - NU * NU));
+    let delta = (n / (4.0 / 3.0 * e_star * r_r.sqrt())).powf(2.0 / 3.0);
+    let sim = zero_friction(scene(&format!(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        gravity = [0.0, 0.0, 0.0]
+        [contact]
+        law = "hertz"
+        history = "true"
+        [[contact.pairs]]
+        materials = ["m", "m"]
+        model = "spring"
+        {EPSD}
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.5
+        young_modulus = {E}
+        poisson_ratio = {NU}
+        restitution = 0.5
+        [[particles]]
+        kind = "explicit"
+        material = "m"
+        spheres = [{{ position = [0.0, 0.0, {z}], radius = {r_a} }}, {{ position = [0.0, 0.0, 0.0], radius = {r_b} }}]
+        {loads}
+        [[loads]]
+        particles = [1]
+        velocity = [0.0, 0.0, 0.0]
+        angular_velocity = [0.0, 0.0, 0.0]
+        "#,
+        z = r_a + r_b - delta,
+        loads = loop_loads(4.0),
+    ))
+    .simulation);
+    follow_the_loop(&sim, on, r_r, n, delta, Some(1));
+}
+
+/// The `[[loads]]` of the loop: sphere 0 held in place and turned about y at `w` (rad/s) for
+/// 10 ms, back for 20 ms, forward again.
+fn loop_loads(w: f64) -> String {
+    let (t1, t2) = (LOOP_TIMES.0, LOOP_TIMES.1);
+    format!(
         r#"
         [[loads]]
         particles = [0]
@@ -235,23 +287,30 @@ fn check_loop(on: On) {
         "#,
         t1e = t1 + 1e-9,
         t2e = t2 + 1e-9,
+    )
+}
+
+/// The reversals of [`loop_loads`] and the loop's end (s).
+const LOOP_TIMES: (f64, f64, f64) = (0.01, 0.03, 0.04);
+
+/// Steps `sim` through the loop of [`loop_loads`] and checks sphere 0's torque at every step
+/// against type C's elastic–plastic loop for rolling radius `r_r`, normal force `n` at overlap
+/// `delta` (k_n = 3/2 n/δ); with `partner`, that sphere's torque against the opposite.
+fn follow_the_loop(sim: &Simulation, on: On, r_r: f64, n: f64, delta: f64, partner: Option<usize>) {
+    let kr = 2.25 * (1.5 * n / delta) * MU_R * MU_R * r_r * r_r;
+    let limit = MU_R * r_r * n;
+    eprintln!(
+        "k_r = {kr:.4e} N·m/rad, limit {limit:.4e} N·m at {:.4e} rad",
+        limit / kr
     );
-    let Some(mut s) = Stepper::new(
-        &zero_friction(on_the_floor(
-            "rolling = \"epsd\"\nrolling_friction = 0.1",
-            0.0,
-            0.0,
-            &loads,
-        )),
-        on,
-    ) else {
+    let Some(mut s) = Stepper::new(sim, on) else {
         return;
     };
     // The spring turns with the rotation of the step before (`ω_{n−1/2} Δt`): `turn` is the
     // rotation the torque of the current step has seen, `leg_*` where the current leg began.
     let (mut turn, mut leg_turn, mut leg_torque, mut leg_sign) = (0.0, 0.0, 0.0, 1.0);
     let mut checks = 0;
-    while s.sim.time < t3 {
+    while s.sim.time < LOOP_TIMES.2 {
         let spin = s.sim.particles.angular_velocity[0].y;
         s.run(1);
         let (sim, torque) = (&s.sim, s.sim.particles.torque[0].y);
@@ -267,6 +326,15 @@ fn check_loop(on: On) {
             "t = {:.6} s, rotation {turn:.4e} rad: torque {torque:.5e} N·m, expected {expected:.5e}",
             sim.time
         );
+        if let Some(k) = partner {
+            let other = sim.particles.torque[k].y;
+            assert!(
+                (other + expected).abs() < 1e-3 * limit,
+                "t = {:.6} s: the partner's torque {other:.5e} N·m, expected {:.5e}",
+                sim.time,
+                -expected
+            );
+        }
         if checks % 50 == 0 {
             eprintln!(
                 "t = {:.4} s: rotation {turn:+.4e} rad, torque {torque:+.4e} N·m",
@@ -282,6 +350,12 @@ both_backends!(
     epsd_torque_follows_its_elastic_plastic_loop,
     gpu_epsd_torque_follows_its_elastic_plastic_loop,
     check_loop
+);
+
+both_backends!(
+    epsd_torque_between_two_spheres_follows_its_loop_with_their_rolling_radius,
+    gpu_epsd_torque_between_two_spheres_follows_its_loop_with_their_rolling_radius,
+    check_loop_between_spheres
 );
 
 /// `sim` with every pair's sliding friction set to zero.

@@ -100,6 +100,25 @@ impl Drive {
         };
         lock(w, &self.lock[3..6])
     }
+
+    /// What the dashpots' predictor (`v + a Δt/2`, `Simulation::compute_forces`) adds of the
+    /// acceleration `a`: nothing along a component whose velocity the drive sets (prescribed
+    /// or locked), which is then the velocity at t_n too. GPU twin: `integrate.wgsl`, which
+    /// zeroes `accel` for the same components.
+    pub fn predicted_acceleration(&self, a: DVec3) -> DVec3 {
+        if self.velocity.is_some() {
+            return DVec3::ZERO;
+        }
+        lock(a, &self.lock[0..3])
+    }
+
+    /// Like [`Drive::predicted_acceleration`] for the angular acceleration.
+    pub fn predicted_angular_acceleration(&self, alpha: DVec3) -> DVec3 {
+        if self.angular_velocity.is_some() {
+            return DVec3::ZERO;
+        }
+        lock(alpha, &self.lock[3..6])
+    }
 }
 
 fn lock(mut v: DVec3, locked: &[bool]) -> DVec3 {

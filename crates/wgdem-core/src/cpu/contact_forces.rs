@@ -19,11 +19,20 @@ impl Simulation {
         pv.clear();
         pw.clear();
         for i in 0..n {
-            pv.push(p.velocity[i] + p.force[i] / p.mass[i] * (0.5 * dt));
+            let mut a = p.force[i] / p.mass[i];
+            let mut alpha = p.torque[i] / p.inertia[i];
+            // A driven particle's prescribed and locked components are already its velocity
+            // at t_n.
+            if let Some(Some(d)) = self.drive_of.get(i) {
+                let drive = &self.drives[*d as usize];
+                a = drive.predicted_acceleration(a);
+                alpha = drive.predicted_angular_acceleration(alpha);
+            }
+            pv.push(p.velocity[i] + a * (0.5 * dt));
             pw.push(if p.spin_fixed[i] {
                 p.angular_velocity[i]
             } else {
-                p.angular_velocity[i] + p.torque[i] / p.inertia[i] * (0.5 * dt)
+                p.angular_velocity[i] + alpha * (0.5 * dt)
             });
             p.force[i] = self.gravity * p.mass[i];
             p.torque[i] = DVec3::ZERO;
