@@ -16,5 +16,5 @@ run_python_tests() {
   "$venv/bin/pip" install -q "./python[test,pandas]"
   echo "python package installed in $((SECONDS - start)) s"
   cargo build --release -q -p wgdem
-  WGDEM_BIN="$PWD/target/release/wgdem" "$venv/bin/python" -m pytest -q python/tests
+  WGDEM_BIN="$PWD/target/release/wgdem" "$venv/bin/python" -m pytest -q -rs python/tests
 }

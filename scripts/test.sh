@@ -5,9 +5,10 @@
 #                                 (100 000-step holds, full shear presets, kill and resume)
 #   bash scripts/test.sh --all    both tiers, one after the other (what CI runs)
 # The default tier also checks wgdem-core's module floors (scripts/module-floors.py), installs
-# the Python package into .venv-python/ and runs its pytest suite (scripts/python-tests.sh). WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver
-# install). A Python venv with VTK (.venv-test/) lets the tests open the ParaView files with
-# VTK's own readers.
+# the Python package into .venv-python/ and runs its pytest suite (scripts/python-tests.sh).
+# WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver install). A Python venv with VTK
+# (.venv-test/) lets the tests open the ParaView files with VTK's own readers. Tests that cannot
+# run are listed at the end; WGDEM_STRICT_TESTS=1 (set by .ci/run) makes them fail instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tier="${1:-default}"
@@ -20,6 +21,17 @@ ensure_vulkan_driver
 . scripts/vtk-python.sh
 ensure_vtk_python
 . scripts/python-tests.sh
+# Tests that cannot run here (no VTK reader, no 64-bit integers, WGDEM_SKIP_GPU_TESTS=1) say
+# so by name in this file, listed at the end; with WGDEM_STRICT_TESTS=1 (CI) they fail instead.
+export WGDEM_SKIPPED_LOG="$PWD/target/skipped-tests.txt"
+mkdir -p target && : >"$WGDEM_SKIPPED_LOG"
+report_skipped() {
+  if [ -s "$WGDEM_SKIPPED_LOG" ]; then
+    echo "Tests that could not run here (they passed without checking; see $WGDEM_SKIPPED_LOG):"
+    sort -u "$WGDEM_SKIPPED_LOG" | sed 's/^/  /'
+  fi
+}
+trap report_skipped EXIT
 if [ "$tier" != --long ]; then
   # wgdem-core's modules on their floors, without import loops (docs/architecture.md).
   python3 scripts/module-floors.py

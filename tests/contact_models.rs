@@ -481,7 +481,12 @@ fn check_rigid_rotation(on: On) {
         touching > 1000 && sliding > 10,
         "the assembly must be loaded and partly sliding"
     );
-    assert!(e_with < 5e-3, "with projection and twirl: {e_with}");
+    // Measured 3.7e-5 (CPU) and 3.8e-5 (GPU): Eq. 22 projects each step's force onto the
+    // plane of a normal that turned by 1.6e-3 rad, and the sliding contacts' Coulomb limit
+    // follows the normal force; the GPU's f32 forces add ~1e-6. A twirl turning 0.3 % short
+    // leaves 8e-4 (measured by hand), the projection alone 27 %: 2e-4 holds the first and
+    // fails both mistakes.
+    assert!(e_with < 2e-4, "with projection and twirl: {e_with}");
     assert!(
         e_without > 0.05,
         "projection alone should visibly fail: {e_without}"

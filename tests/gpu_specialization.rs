@@ -118,7 +118,7 @@ fn specialized_spring_kernels_give_the_generic_bits() {
 fn words64_give_the_bits_of_32_bit_words() {
     let Some(ctx) = gpu() else { return };
     if !ctx.device.features().contains(wgpu::Features::SHADER_INT64) {
-        eprintln!("skipped: {} has no 64-bit integers", ctx.describe());
+        common::skip::cannot_run(&format!("{} has no 64-bit integers", ctx.describe()));
         return;
     }
     // The soft linear pairs (k = 2000 N/m) hold fewer contacts at once.

@@ -30,6 +30,51 @@ fn run_cpu(setup: ShearSetup, dir: &Path) -> ShearSummary {
     summary
 }
 
+/// The plots draw the shear rows: each SVG's one blue line (`plots.rs`) has a point per row of
+/// `shear.csv` in the shear stage, and each PNG (900 × 600) draws it across the plot: blue
+/// pixels in at least 600 of its columns (the strain axis spans the data with a 5 % margin
+/// either side, in a plot area about 800 pixels wide). An empty, truncated or blank plot, or
+/// one of another stage's rows, fails.
+fn check_plots(name: &str, dir: &Path) {
+    let csv = std::fs::read_to_string(dir.join("shear.csv")).expect("shear.csv");
+    let shear_rows = csv.lines().filter(|l| l.contains(",shear,")).count();
+    assert!(shear_rows > 10, "{name}: {shear_rows} shear rows");
+    for plot in ["stress_ratio", "vertical_displacement"] {
+        let svg = std::fs::read_to_string(dir.join(format!("plots/{plot}.svg"))).expect("svg");
+        let line = svg
+            .split("<polyline")
+            .find(|p| p.contains("stroke=\"#0000FF\""))
+            .unwrap_or_else(|| panic!("{name}: {plot}.svg has no blue line"));
+        let points = line
+            .split("points=\"")
+            .nth(1)
+            .and_then(|p| p.split('"').next())
+            .expect("points");
+        assert_eq!(
+            points.split_whitespace().count(),
+            shear_rows,
+            "{name}: {plot}.svg's line against the shear rows"
+        );
+        let file = std::fs::File::open(dir.join(format!("plots/{plot}.png"))).expect("png");
+        let mut reader = png::Decoder::new(file).read_info().expect("a PNG");
+        let mut rgb = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut rgb).expect("its pixels");
+        assert_eq!((info.width, info.height), (900, 600), "{name}: {plot}.png");
+        let columns = (0..900)
+            .filter(|&x| {
+                (0..600).any(|y| {
+                    let k = 3 * (y * 900 + x);
+                    rgb[k..k + 3] == [0, 0, 255]
+                })
+            })
+            .count();
+        assert!(
+            columns >= 600,
+            "{name}: {plot}.png draws its line over {columns} columns"
+        );
+    }
+}
+
 fn run_preset(name: &str, servo_bound: bool) -> ShearSummary {
     let dir = tempfile::tempdir().expect("temp dir");
     let s = run_cpu(common::load_shear(name), dir.path());
@@ -47,6 +92,7 @@ fn run_preset(name: &str, servo_bound: bool) -> ShearSummary {
     ] {
         assert!(dir.path().join(f).is_file(), "{name}: {f} missing");
     }
+    check_plots(name, dir.path());
     eprintln!(
         "{name}: peak τ/σ {:.3} (φ_p {:.1}°), residual {:.3} (φ_r {:.1}°), max dilation {:.1}°, e0 {:.3}, σ error {:.2} %, I ≤ {:.1e}",
         s.peak_stress_ratio,

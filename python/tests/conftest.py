@@ -67,8 +67,23 @@ half_extents = [{SIDE / 2}, {SIDE / 2}]
 """
 
 
+def cannot_run(why):
+    """Skips the running test because of `why` (pytest lists it by name with -rs); fails it
+    where WGDEM_STRICT_TESTS=1 (CI) requires every test to run."""
+    if os.environ.get("WGDEM_STRICT_TESTS") == "1":
+        pytest.fail(f"cannot run: {why} (WGDEM_STRICT_TESTS=1 requires every test to run)")
+    pytest.skip(why)
+
+
 def gpu_skipped():
-    return os.environ.get("WGDEM_SKIP_GPU_TESTS") == "1"
+    """True where WGDEM_SKIP_GPU_TESTS=1 asks to skip the GPU tests (pytest lists them by name
+    with -rs); an error where WGDEM_STRICT_TESTS=1 (CI) requires every test to run."""
+    skip = os.environ.get("WGDEM_SKIP_GPU_TESTS") == "1"
+    if skip and os.environ.get("WGDEM_STRICT_TESTS") == "1":
+        raise pytest.UsageError(
+            "WGDEM_SKIP_GPU_TESTS=1 with WGDEM_STRICT_TESTS=1: every test must run (unset one)"
+        )
+    return skip
 
 
 BACKENDS = [

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import wgdem
-from conftest import ASSETS, lattice_scene
+from conftest import ASSETS, cannot_run, lattice_scene
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,7 +58,7 @@ def wgdem_binary():
         return Path(os.environ["WGDEM_BIN"])
     path = REPO / "target" / "release" / "wgdem"
     if not path.exists():
-        pytest.skip(f"no wgdem binary at {path} (cargo build --release, or set WGDEM_BIN)")
+        cannot_run(f"no wgdem binary at {path} (cargo build --release, or set WGDEM_BIN)")
     return path
 
 

@@ -3,6 +3,8 @@
 
 use wgdem_core::scene::{Scene, SceneConfig, build_scene};
 
+pub mod skip;
+
 /// Scene fixtures shared by the tests (`tests/fixtures/NAME.toml`).
 const FIXTURES: &[(&str, &str)] = &[("material_m", include_str!("../fixtures/material_m.toml"))];
 
@@ -64,10 +66,10 @@ pub fn rel(a: f64, b: f64) -> f64 {
 /// runs one device's submissions one after another, so a device shared by the tests of a
 /// binary made the GPU test binaries 1.3 to 1.7 times slower on two cores. A machine without a
 /// Vulkan driver fails these tests with the engine's own message (CI installs lavapipe); set
-/// `WGDEM_SKIP_GPU_TESTS=1` to skip them explicitly instead.
+/// `WGDEM_SKIP_GPU_TESTS=1` to skip them explicitly instead (reported by name, and refused
+/// under `WGDEM_STRICT_TESTS=1`: see `skip.rs`).
 pub fn gpu() -> Option<wgdem_gpu::GpuContext> {
-    if std::env::var("WGDEM_SKIP_GPU_TESTS").is_ok_and(|v| v == "1") {
-        eprintln!("GPU test skipped: WGDEM_SKIP_GPU_TESTS=1");
+    if skip::gpu_tests_skipped() {
         return None;
     }
     let ctx = wgdem_gpu::GpuContext::new(None).unwrap_or_else(|e| panic!("{e}"));

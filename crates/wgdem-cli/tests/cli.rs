@@ -5,7 +5,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{SCENE, gpu_tests_skipped, stderr, wgdem, wgdem_logging, write};
+use common::skip::gpu_tests_skipped;
+use common::{SCENE, stderr, wgdem, wgdem_logging, write};
 
 #[test]
 fn run_writes_outputs_and_refuses_to_clobber_them() {
@@ -638,8 +639,8 @@ fn run_writes_a_paraview_series() {
     let contacts = vtk_arrays(&out.join("vtk/contacts_0002.vtp"));
     assert!(contacts[0].1 >= 3 * 4, "{contacts:?}");
     let Ok(python) = std::env::var("WGDEM_VTK_PYTHON") else {
-        eprintln!(
-            "VTK's own readers not tried: WGDEM_VTK_PYTHON is not set (scripts/test.sh sets it)"
+        common::skip::cannot_run(
+            "VTK's own readers not tried: WGDEM_VTK_PYTHON is not set (scripts/test.sh sets it)",
         );
         return;
     };

@@ -173,7 +173,7 @@ fn a_damaged_checkpoint_is_refused() {
 
 /// The backends to probe: the gpu is skipped where `WGDEM_SKIP_GPU_TESTS=1`.
 fn backends() -> Vec<&'static str> {
-    if common::gpu_tests_skipped() {
+    if common::skip::gpu_tests_skipped() {
         vec!["cpu"]
     } else {
         vec!["cpu", "gpu"]
@@ -202,7 +202,7 @@ fn a_blow_up_stops_the_run_with_one_line() {
                 && e.contains("blowup.csv"),
             "{backend}: {e}"
         );
-        assert!(out.join("blowup.csv").exists(), "{backend}");
+        check_blowup_csv(&out.join("blowup.csv"), 8, 1.0, &e);
         assert!(!out.join("summary.json").exists(), "{backend}");
         let mut results = std::fs::read_to_string(out.join("timeseries.csv")).expect("series");
         for entry in std::fs::read_dir(out.join("particles")).expect("particles") {
@@ -224,7 +224,47 @@ fn a_blow_up_stops_the_run_with_one_line() {
     let out = tmp.path().join("shear");
     let e = refusal(&on("cpu", "shear", &config, &out, &[]));
     assert!(e.contains("blew up by step"), "{e}");
-    assert!(out.join("blowup.csv").exists() && !out.join("summary.json").exists());
+    check_blowup_csv(&out.join("blowup.csv"), 300, 1.0, &e);
+    assert!(!out.join("summary.json").exists());
+}
+
+/// `blowup.csv` holds the state the message describes: a row per sphere (`spheres`, ids 0 to
+/// spheres − 1, the particle CSV's columns), as many of them non-finite or faster than
+/// `max_speed` as the message counts, and the sphere it names first at the position it gives.
+fn check_blowup_csv(path: &Path, spheres: usize, max_speed: f64, message: &str) {
+    let csv = std::fs::read_to_string(path).expect("blowup.csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    assert_eq!(&header[..7], ["id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s"]);
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().expect("a number")).collect())
+        .collect();
+    assert_eq!(rows.len(), spheres, "{}", path.display());
+    for (k, row) in rows.iter().enumerate() {
+        assert_eq!(row.len(), header.len());
+        assert_eq!(row[0], k as f64, "ids in order");
+    }
+    let runaway = |row: &Vec<f64>| {
+        let v = (row[4] * row[4] + row[5] * row[5] + row[6] * row[6]).sqrt();
+        !(v <= max_speed) || row[1..7].iter().any(|x| !x.is_finite())
+    };
+    let counted: usize = message
+        .split(" sphere(s)")
+        .next()
+        .and_then(|m| m.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {message}"));
+    assert_eq!(rows.iter().filter(|r| runaway(r)).count(), counted, "{message}");
+    let first: usize = message
+        .split("the first, sphere ")
+        .nth(1)
+        .and_then(|m| m.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no first sphere in {message}"));
+    let row = &rows[first];
+    assert!(runaway(row), "sphere {first} is not running away: {row:?}");
+    let at = format!("is at ({:e}, {:e}, {:e}) m", row[1], row[2], row[3]);
+    assert!(message.contains(&at), "{message} against {at}");
 }
 
 /// Spheres placed overlapping (a lattice spaced at a tenth of a diameter) are refused before

@@ -4,6 +4,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "../../../../tests/common/skip.rs"]
+pub mod skip;
+
 /// Runs the `wgdem` binary with `args` to the end, logging warnings and errors.
 pub fn wgdem(args: &[&str]) -> Output {
     wgdem_logging(args, "warn")
@@ -63,14 +66,6 @@ pub fn write(dir: &Path, name: &str, text: &str) -> String {
     path.display().to_string()
 }
 
-/// True where `WGDEM_SKIP_GPU_TESTS=1` asks to skip the GPU tests (said on stderr).
-pub fn gpu_tests_skipped() -> bool {
-    let skip = std::env::var("WGDEM_SKIP_GPU_TESTS").is_ok_and(|v| v == "1");
-    if skip {
-        eprintln!("GPU test skipped: WGDEM_SKIP_GPU_TESTS=1");
-    }
-    skip
-}
 
 /// The path of a bundled input, `assets/NAME` (e.g. `shear/hartl_ooi_quick.toml`).
 pub fn asset(name: &str) -> String {
