@@ -586,21 +586,27 @@ fn check_jager_rigid_turn(on: On) {
         tangential(before).length() > 0.1 * before.normal_force,
         "the pair must be loaded"
     );
-    // f64: the frame follows the pair to ~1e-8 over the 500 steps; f32: each of the 500 frame
-    // updates rounds at ~6e-8, so ~3e-5 accumulates.
+    // The turn of 1.98 rad about a skew axis in 500 steps. Measured: the tangential force
+    // ends 7.2e-7 (CPU) and 1.2e-6 (GPU) of itself from the turned one, the normal force
+    // 6.5e-13 and 4.7e-8 from its value. On the CPU what is left is the case's composition of
+    // 500 small rotations in f64; on the GPU each of the 500 frame updates rounds at ~6e-8
+    // in f32 (at most 3e-5 if every rounding added up). The bounds, 1e-6 and 2e-5 (normal:
+    // 1e-9 and 1e-6), hold these and fail any frame not carried along: a force left in the
+    // old frame is off by the whole turn (of the order of itself), one turned about the
+    // normal only by the tilt's share of it.
     let tol = match on {
         On::Cpu => 1e-6,
-        On::Gpu => 1e-4,
+        On::Gpu => 2e-5,
+    };
+    let tol_n = match on {
+        On::Cpu => 1e-9,
+        On::Gpu => 1e-6,
     };
     assert!(
         (tangential(after) - expected).length() < tol * expected.length(),
         "tangential force {} against the turned {expected}",
         tangential(after)
     );
-    let tol_n = match on {
-        On::Cpu => 1e-9,
-        On::Gpu => 1e-6,
-    };
     assert!((after.normal_force - before.normal_force).abs() < tol_n * before.normal_force);
 }
 
@@ -626,8 +632,35 @@ fn jager_merging_shortens_the_history_within_its_capacity() {
         mean(&merged),
         merged.iter().max().unwrap_or(&0)
     );
-    assert!(merged.iter().all(|&n| n <= 32) && exact.iter().all(|&n| n <= 32));
+    // The exact history reaches the capacity (32 points, where the compaction merges the
+    // closest slopes) and never passes it; merged, it stays far below it (11 points at most).
+    assert!(exact.iter().all(|&n| n <= 32) && exact.contains(&32));
+    assert!(merged.iter().all(|&n| n <= 16));
+    // Merging removes a third of the points on this path (6.6 against 10.2 on average): 0.8
+    // fails a merge that does not fire (1.0) with room for a path that merges a little less.
     assert!(mean(&merged) < 0.8 * mean(&exact));
+    // And it changes no force here: the merged segments' slopes are within |Δp_max| of each
+    // other and the loading never returns into one of them (measured: equal to the bit;
+    // the bound is rounding's, should the merges change the order of the sums).
+    let forces = |text: &str| -> Vec<DVec3> {
+        ContactCase::parse(text, "jager_cyclic.toml")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .run()
+            .iter()
+            .map(tangential)
+            .collect()
+    };
+    let (a, b) = (
+        forces(&text),
+        forces(&text.replace("dp_max = 0.05", "dp_max = 0.0")),
+    );
+    let largest = b.iter().map(|f| f.length()).fold(0.0, f64::max);
+    for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert!(
+            (*x - *y).length() <= 1e-12 * largest,
+            "step {k}: merged {x} against exact {y}"
+        );
+    }
 }
 
 #[test]
@@ -944,13 +977,23 @@ fn gpu_jager_merging_holds_the_capacity() {
         mean(&g),
         mean(&c)
     );
-    assert!(
-        (mean(&g) - mean(&c)).abs() < 0.5,
-        "the GPU merges like the CPU"
-    );
     let largest = c.iter().map(|r| tangential(r).length()).fold(0.0, f64::max);
+    // The GPU decides each merge on f32 slopes: a slope difference within ~6e-8 of |Δp_max|
+    // could go the other way. Measured: the same number of points at every one of the 1 240
+    // steps; at most 1 % of them may differ. The forces: 3.2e-6 of the largest measured, held
+    // to the 1e-4 of the other GPU-vs-CPU contact cases above.
+    let differing = c
+        .iter()
+        .zip(&g)
+        .filter(|(x, y)| x.history_points != y.history_points)
+        .count();
+    assert!(
+        differing * 100 <= c.len(),
+        "{differing} of {} steps hold other history lengths on the GPU",
+        c.len()
+    );
     for (x, y) in c.iter().zip(&g) {
-        assert!((tangential(x) - tangential(y)).length() < 1e-3 * largest);
+        assert!((tangential(x) - tangential(y)).length() < 1e-4 * largest);
     }
 }
 

@@ -35,53 +35,102 @@ fn run_gpu(ctx: &GpuContext, setup: ShearSetup, dir: &Path) -> ShearSummary {
 }
 
 /// The GPU (f32 forces, double-single positions) and the CPU (f64) start from the same
-/// specimen but a packing is chaotic: trajectories part after a few thousand steps, so the two
-/// runs are two realisations of the same test, not the same numbers. Their peak stress
-/// ratios must agree as realisations do: within 23 %, the spread measured on the CPU between
-/// seeds 1–4 of this preset (peaks 2.194, 2.372, 2.237, 2.694; largest difference 22.8 % of
-/// the smaller; docs/shear.md, "Verification").
+/// specimen, but a packing is chaotic: their rows part as soon as the rain meets the floor
+/// (kinetic energy 1e-5 apart at step 6 500, 2e-3 at 8 500) and, started from one saved
+/// specimen, within the first consolidation row (the lid's impact: 2e-3 in void ratio after
+/// 500 steps), so no row can be compared tightly. Each run is a realisation of the test, and
+/// the check compares realisations: seeds 1–3 on both engines.
+///
+/// - The means over the three seeds against the spread between CPU seeds (seeds 1–5: peaks
+///   2.202, 2.396, 2.248, 2.715, 2.557; standard deviations 0.0089 of the void ratio after
+///   consolidation, 0.21 of the peak ratio): a
+///   difference of means beyond three standard errors of a difference of two means of three,
+///   `3 s √(2/3)`, i.e. 0.022 in void ratio (3.5 %) or 0.52 in peak ratio (21 %), is a bias of
+///   the GPU engine rather than chance. That is the power of three seeds: a bias smaller than
+///   that passes. Measured on lavapipe over seeds 1–5: void ratio 0.606 (GPU) against 0.618
+///   (CPU), peak 2.34 against 2.42, both within 1.8 standard errors.
+/// - The servo holds the normal stress within 2 % on the GPU, as on the CPU (tests/shear.rs).
+///
+/// Seed by seed the peaks are not compared: two realisations differ by s √2 (12 % of the peak)
+/// at one standard deviation, and seed 3 gave 2.248 on the CPU against 2.775 on the GPU
+/// (23.5 %, more than the largest difference between the five CPU seeds, 22.8 %, which the
+/// check of one seed used as its bound).
 #[test]
-#[ignore = "long tier: a quick shear preset on both engines, about 2.5 minutes on lavapipe"]
-fn gpu_and_cpu_agree_on_the_peak_stress_ratio() {
+#[ignore = "long tier: a quick shear preset on both engines at three seeds, about 4 minutes on lavapipe"]
+fn gpu_and_cpu_runs_are_realisations_of_the_same_test() {
     let Some(ctx) = common::gpu() else { return };
     let name = "fleischmann_quick_true.toml";
-    let (gpu_dir, cpu_dir) = (
-        tempfile::tempdir().expect("dir"),
-        tempfile::tempdir().expect("dir"),
-    );
-    let cpu = std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            let mut run = ShearRun::create(
-                common::load_shear(name),
-                cpu_dir.path(),
-                false,
-                Box::new(wgdem_io::ShearFiles),
-            )
-            .expect("create");
-            run.run(&mut CpuBackend, None, |_| {})
-                .expect("cpu")
-                .expect("done")
+    let text = std::fs::read_to_string(common::shear_preset(name)).expect("preset");
+    let setup = |seed: u64| {
+        let seeded = text.replace("seed = 1\n", &format!("seed = {seed}\n"));
+        assert!(seed == 1 || seeded != text, "the preset's seed line moved");
+        ShearSetup::parse(&seeded, name).unwrap_or_else(|e| panic!("{e}"))
+    };
+    const SEEDS: [u64; 3] = [1, 2, 3];
+    let (cpu, gpu): (Vec<ShearSummary>, Vec<ShearSummary>) = std::thread::scope(|s| {
+        let cpu = s.spawn(|| {
+            SEEDS
+                .iter()
+                .map(|&seed| {
+                    let dir = tempfile::tempdir().expect("dir");
+                    let mut run = ShearRun::create(
+                        setup(seed),
+                        dir.path(),
+                        false,
+                        Box::new(wgdem_io::ShearFiles),
+                    )
+                    .expect("create");
+                    run.run(&mut CpuBackend, None, |_| {})
+                        .expect("cpu")
+                        .expect("done")
+                })
+                .collect()
         });
-        let gpu = run_gpu(&ctx, common::load_shear(name), gpu_dir.path());
-        (h.join().expect("cpu run"), gpu)
+        let gpu = SEEDS
+            .iter()
+            .map(|&seed| {
+                let dir = tempfile::tempdir().expect("dir");
+                run_gpu(&ctx, setup(seed), dir.path())
+            })
+            .collect();
+        (cpu.join().expect("cpu runs"), gpu)
     });
-    let (cpu, gpu) = cpu;
-    eprintln!(
-        "peak τ/σ: CPU {:.4}, GPU {:.4}; residual {:.4} / {:.4}; σ error {:.2} % / {:.2} %",
-        cpu.peak_stress_ratio,
-        gpu.peak_stress_ratio,
-        cpu.residual_stress_ratio,
-        gpu.residual_stress_ratio,
-        100.0 * cpu.normal_stress_error_max_fraction,
-        100.0 * gpu.normal_stress_error_max_fraction
-    );
-    assert!(gpu.normal_stress_error_max_fraction <= 0.02);
-    let d = common::rel(gpu.peak_stress_ratio, cpu.peak_stress_ratio);
-    assert!(
-        d <= 0.23,
-        "GPU and CPU peaks differ by {:.1} % (bound: the 22.8 % spread between seeds)",
-        100.0 * d
-    );
+    let mean = |v: &[ShearSummary], f: fn(&ShearSummary) -> f64| {
+        v.iter().map(f).sum::<f64>() / v.len() as f64
+    };
+    for (seed, (c, g)) in SEEDS.iter().zip(cpu.iter().zip(&gpu)) {
+        eprintln!(
+            "seed {seed}: peak τ/σ CPU {:.4}, GPU {:.4}; e after consolidation {:.4} / {:.4}; σ error {:.2} % / {:.2} %",
+            c.peak_stress_ratio,
+            g.peak_stress_ratio,
+            c.initial_void_ratio,
+            g.initial_void_ratio,
+            100.0 * c.normal_stress_error_max_fraction,
+            100.0 * g.normal_stress_error_max_fraction
+        );
+        assert!(g.normal_stress_error_max_fraction <= 0.02, "seed {seed}");
+    }
+    let standard_errors = 3.0 * (2.0 / SEEDS.len() as f64).sqrt();
+    for (what, f, spread) in [
+        (
+            "void ratio after consolidation",
+            (|s: &ShearSummary| s.initial_void_ratio) as fn(&ShearSummary) -> f64,
+            0.0089,
+        ),
+        (
+            "peak stress ratio",
+            |s: &ShearSummary| s.peak_stress_ratio,
+            0.21,
+        ),
+    ] {
+        let (c, g) = (mean(&cpu, f), mean(&gpu, f));
+        eprintln!("{what}: mean CPU {c:.4}, GPU {g:.4}");
+        assert!(
+            (g - c).abs() <= standard_errors * spread,
+            "{what}: the GPU's mean {g} against the CPU's {c}, more than {:.3} apart",
+            standard_errors * spread
+        );
+    }
 }
 
 #[test]
@@ -101,8 +150,9 @@ fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
     let mut b = backend(&ctx, &first);
     let mut run = ShearRun::create(first, stopped.path(), false, Box::new(wgdem_io::ShearFiles))
         .expect("create");
+    let stop = rows - shear_rows / 2;
     assert!(
-        run.run(&mut b, Some(rows - shear_rows / 2), |_| {})
+        run.run(&mut b, Some(stop), |_| {})
             .expect("first part")
             .is_none()
     );
@@ -116,6 +166,13 @@ fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
         Box::new(wgdem_io::ShearFiles),
     )
     .expect("resume");
+    // Where the resume starts: the last checkpoint before the stop (every 20 rows), not the
+    // start, which would end with the same bytes.
+    let resumed_at = run.state().rows.len();
+    assert!(
+        resumed_at <= stop && resumed_at + 20 > stop,
+        "resumed at row {resumed_at}, not at the last checkpoint before row {stop}"
+    );
     run.run(&mut b, None, |_| {})
         .expect("second part")
         .expect("done");

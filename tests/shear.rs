@@ -513,3 +513,50 @@ fn the_preparation_friction_gives_way_when_friction_change_says() {
         );
     }
 }
+
+/// `method = "expansion"` reaches its `target_void_ratio` (docs/shear.md): `scale_check.toml`
+/// (300 spheres of 5 mm, e = 0.7, two increments) places them shrunk under a lid at
+/// h = V_s (1 + e) / A and grows them back, so at the end of preparation every radius is the
+/// specimen's own again (to 1e-12: each increment multiplies by the same factor, whose power is
+/// rounded) and the void ratio under the lid, A h / V_s − 1, is the target (1e-12), as the
+/// summary says; and every sphere is under the lid but for its contact's overlap (3.8 % of a
+/// radius at most here: the preset cuts preparation short while the grown spheres still press
+/// on the lid; bound 10 %, far below a sphere through it). A radius short of its last
+/// increment or a lid at another height moves e by far more than the bound.
+#[test]
+fn expansion_prepares_the_target_void_ratio() {
+    let name = "scale_check.toml";
+    let setup = common::load_shear(name);
+    let h = setup.expansion_height.expect("an expansion preset");
+    let area = setup.area;
+    let target = setup.config.specimen.target_void_ratio.expect("a target");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let summary = run_cpu(setup, dir.path());
+    let packing = wgdem_io::read_packing(&dir.path().join("specimen_prepared.csv"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(packing.spheres.len(), 300);
+    let solid: f64 = packing
+        .spheres
+        .iter()
+        .map(|s| {
+            assert!(
+                common::rel(s.radius, 0.0025) < 1e-12,
+                "a radius of {} m at the end of preparation",
+                s.radius
+            );
+            assert!(
+                s.position.z + s.radius <= h + 0.1 * s.radius,
+                "a sphere reaches {} m above the lid at {h} m",
+                s.position.z + s.radius - h
+            );
+            4.0 / 3.0 * std::f64::consts::PI * s.radius.powi(3)
+        })
+        .sum();
+    let e = area * h / solid - 1.0;
+    eprintln!(
+        "{name}: e = {e} under the lid (target {target}), summary {}",
+        summary.preparation_void_ratio
+    );
+    assert!(common::rel(e, target) < 1e-12, "e = {e} against {target}");
+    assert!(common::rel(summary.preparation_void_ratio, target) < 1e-12);
+}

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+REPO = Path(__file__).resolve().parents[2]
+ASSETS = REPO / "assets"
 
 # A 5 × 5 × 4 lattice of 2 mm spheres in a 20 mm box under a plate (the lid, wall 5); no
 # gravity unless a test adds it. Used by the servo, steering and checkpoint tests.
@@ -73,6 +74,16 @@ def cannot_run(why):
     if os.environ.get("WGDEM_STRICT_TESTS") == "1":
         pytest.fail(f"cannot run: {why} (WGDEM_STRICT_TESTS=1 requires every test to run)")
     pytest.skip(why)
+
+
+def wgdem_binary():
+    """The command-line program: WGDEM_BIN (which CI sets), else the release build."""
+    if "WGDEM_BIN" in os.environ:
+        return Path(os.environ["WGDEM_BIN"])
+    path = REPO / "target" / "release" / "wgdem"
+    if not path.exists():
+        cannot_run(f"no wgdem binary at {path} (cargo build --release, or set WGDEM_BIN)")
+    return path
 
 
 def gpu_skipped():

@@ -34,6 +34,30 @@ def test_other_threads_run_while_the_engine_steps():
     assert ticks > 0.3 * stepping / 0.001, (ticks, stepping)
 
 
+def test_other_threads_run_while_a_shear_test_runs():
+    """The jobs release the GIL too: wgdem.shear steps its rows without it (scale_check.toml,
+    2 600 steps of 300 spheres on the CPU reference, about a second), and a thread counting
+    milliseconds meanwhile counts most of them, as for ``step`` above."""
+    ticks = 0
+    stop = threading.Event()
+
+    def count():
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    start = time.perf_counter()
+    summary, _ = wgdem.shear(ASSETS / "shear" / "scale_check.toml", backend="cpu", progress=False)
+    running = time.perf_counter() - start
+    stop.set()
+    counter.join()
+    assert summary["steps"] > 2000
+    assert ticks > 0.3 * running / 0.001, (ticks, running)
+
+
 # The child installs Python's own Ctrl-C handler, as an interactive session has it: a process
 # started in the background by a non-interactive shell (some CI runners) inherits SIGINT
 # ignored, and Python then leaves it ignored, so the signal would never arrive.

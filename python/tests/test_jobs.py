@@ -1,12 +1,16 @@
 """wgdem.shear and wgdem.contact: summaries and series as the command line writes them."""
 
 import csv
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 
 import wgdem
-from conftest import ASSETS
+from conftest import ASSETS, gpu_skipped, wgdem_binary
 
 
 def column(series, name):
@@ -86,3 +90,61 @@ def test_series_columns_keep_their_types_and_nans():
     assert step.dtype == np.int64 and list(step) == [1, 2]
     assert x.dtype == np.float64 and np.isnan(x[0]) and x[1] == 1.5
     assert list(column(series, "stage")) == ["a", "b"]
+
+
+@pytest.mark.skipif(gpu_skipped(), reason="WGDEM_SKIP_GPU_TESTS=1")
+def test_the_gpu_job_writes_what_the_command_line_writes(tmp_path):
+    """wgdem.shear on the GPU engine: scale_check.toml (every stage of a test cut short, 300
+    spheres, 2 600 steps) gives the same shear.csv, byte for byte, as ``wgdem shear --backend
+    gpu`` on the same device (the same engine, path and arithmetic), and its summary names the
+    GPU engine, its adapter and the memory it held."""
+    preset = ASSETS / "shear" / "scale_check.toml"
+    summary, series = wgdem.shear(preset, backend="gpu", out=tmp_path / "py", progress=False)
+    cli = subprocess.run(
+        [wgdem_binary(), "shear", preset, "--backend", "gpu", "--out", tmp_path / "cli"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stderr
+    written = (tmp_path / "py" / "shear.csv").read_bytes()
+    assert written == (tmp_path / "cli" / "shear.csv").read_bytes()
+    assert len(column(series, "step")) == len(written.splitlines()) - 1
+    assert summary["backend"] == "gpu" and summary["adapter"]
+    assert summary["gpu_bytes_per_particle"] > 0
+
+
+def test_ctrl_c_stops_a_shear_test_between_rows_with_its_checkpoint(tmp_path):
+    """Ctrl-C (SIGINT) during wgdem.shear raises KeyboardInterrupt between two rows: the
+    output directory keeps whole rows and the checkpoint ``wgdem shear --resume`` continues
+    from, and the call returns within a row's time, not at the end of the test."""
+    out = tmp_path / "stopped"
+    script = (
+        "import signal, wgdem\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "try:\n"
+        f"    wgdem.shear({str(ASSETS / 'shear' / 'fleischmann_quick_true.toml')!r},"
+        f" backend='cpu', out={str(out)!r}, progress=False)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    # Interrupted once the first checkpoint (every 50 rows) is written.
+    csv_path = out / "shear.csv"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (out / "checkpoint.bin").exists():
+        time.sleep(0.05)
+    assert child.poll() is None, "the test ended before it could be interrupted"
+    child.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    stdout, stderr = child.communicate(timeout=60)
+    assert "interrupted" in stdout, stderr
+    # A row of the quick preset takes some 500 steps of 300 spheres: well under a second.
+    assert time.monotonic() - sent < 5
+    rows = csv_path.read_text().splitlines()
+    header = rows[0].split(",")
+    assert all(len(r.split(",")) == len(header) for r in rows[1:])
+    assert 50 < len(rows) < 200, "the test ran on after Ctrl-C"
+    assert (out / "checkpoint.bin").exists()

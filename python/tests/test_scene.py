@@ -1,15 +1,11 @@
 """Scenes from files and text, and the errors bad input raises."""
 
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import wgdem
-from conftest import ASSETS, cannot_run, lattice_scene
-
-REPO = Path(__file__).resolve().parents[2]
+from conftest import ASSETS, lattice_scene, wgdem_binary
 
 
 def test_a_scene_loads_from_a_path_a_pathlib_path_or_text():
@@ -50,16 +46,6 @@ def test_an_unknown_backend_is_refused():
     scene = wgdem.Scene.from_toml(lattice_scene())
     with pytest.raises(wgdem.ConfigError, match="`backend`: \"cuda\" is not an engine"):
         wgdem.Simulation(scene, backend="cuda")
-
-
-def wgdem_binary():
-    """The command-line program: WGDEM_BIN (which CI sets), else the release build."""
-    if "WGDEM_BIN" in os.environ:
-        return Path(os.environ["WGDEM_BIN"])
-    path = REPO / "target" / "release" / "wgdem"
-    if not path.exists():
-        cannot_run(f"no wgdem binary at {path} (cargo build --release, or set WGDEM_BIN)")
-    return path
 
 
 def test_the_message_is_the_one_the_command_line_prints(tmp_path):

@@ -12,10 +12,7 @@ pub fn strict() -> bool {
 
 /// The running test's name (libtest names each test's thread after it).
 fn test_name() -> String {
-    std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_owned()
+    std::thread::current().name().unwrap_or("a test").to_owned()
 }
 
 /// Reports that the running test cannot do what it checks because of `why`: a failure under

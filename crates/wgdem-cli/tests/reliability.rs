@@ -235,7 +235,10 @@ fn check_blowup_csv(path: &Path, spheres: usize, max_speed: f64, message: &str) 
     let csv = std::fs::read_to_string(path).expect("blowup.csv");
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
-    assert_eq!(&header[..7], ["id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s"]);
+    assert_eq!(
+        &header[..7],
+        ["id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s"]
+    );
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split(',').map(|v| v.parse().expect("a number")).collect())
         .collect();
@@ -254,7 +257,11 @@ fn check_blowup_csv(path: &Path, spheres: usize, max_speed: f64, message: &str) 
         .and_then(|m| m.rsplit(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no count in {message}"));
-    assert_eq!(rows.iter().filter(|r| runaway(r)).count(), counted, "{message}");
+    assert_eq!(
+        rows.iter().filter(|r| runaway(r)).count(),
+        counted,
+        "{message}"
+    );
     let first: usize = message
         .split("the first, sphere ")
         .nth(1)

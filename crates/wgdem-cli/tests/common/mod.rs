@@ -66,7 +66,6 @@ pub fn write(dir: &Path, name: &str, text: &str) -> String {
     path.display().to_string()
 }
 
-
 /// The path of a bundled input, `assets/NAME` (e.g. `shear/hartl_ooi_quick.toml`).
 pub fn asset(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
