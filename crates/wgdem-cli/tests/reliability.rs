@@ -249,7 +249,7 @@ fn check_blowup_csv(path: &Path, spheres: usize, max_speed: f64, message: &str) 
     }
     let runaway = |row: &Vec<f64>| {
         let v = (row[4] * row[4] + row[5] * row[5] + row[6] * row[6]).sqrt();
-        !(v <= max_speed) || row[1..7].iter().any(|x| !x.is_finite())
+        v > max_speed || row[1..7].iter().any(|x| !x.is_finite())
     };
     let counted: usize = message
         .split(" sphere(s)")
