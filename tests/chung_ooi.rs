@@ -163,7 +163,9 @@ fn impact_dt(m_star: f64, r_star: f64, e_star: f64, v: f64) -> f64 {
 /// outweighs the spring and the contact pulls, which Coulomb's `μ |F_n|` also follows (Test 6).
 /// No speed, size or mass is left in it, so it is the prediction for every impact of the
 /// tests below, independent of the runs. Classical RK4 at Δτ = 1e-4 with Simpson's weights
-/// for the integral (to ~1e-8 against Δτ = 5e-5).
+/// for the integral (to ~1e-8 against Δτ = 5e-5); integrated here rather than through the
+/// engine's own `contact::tsuji_restitution`, which gives e only and is what the runs' damping
+/// comes from, so that the reference does not share the code it checks.
 fn tsuji_impact(e: f64) -> (f64, f64) {
     let b = wgdem_core::contact::tsuji_b_from_restitution(e);
     let accel = |x: f64, v: f64| {

@@ -42,12 +42,37 @@ fn static_overlap(n: f64) -> f64 {
 fn on_the_floor(rolling: &str, theta: f64, v0: f64, extra: &str) -> Simulation {
     let n = mass() * G * theta.cos();
     let z = R - static_overlap(n);
+    rolling_scene(
+        rolling,
+        [G * theta.sin(), 0.0, -G * theta.cos()],
+        &format!(
+            "{{ position = [0.0, 0.0, {z}], radius = {R}, velocity = [{v0}, 0.0, 0.0], angular_velocity = [0.0, {w0}, 0.0] }}",
+            w0 = v0 / R
+        ),
+        &format!(
+            r#"
+            [[walls]]
+            kind = "plane"
+            name = "floor"
+            material = "m"
+            point = [0.0, 0.0, 0.0]
+            normal = [0.0, 0.0, 1.0]
+            {extra}
+            "#
+        ),
+    )
+}
+
+/// A scene of the material "m" (R's sphere material) whose pairs are spring–dashpot contacts
+/// with rolling resistance `rolling` (its keys): `spheres` (TOML inline tables), gravity
+/// `gravity` (m/s²) and `extra` TOML (walls, loads).
+fn rolling_scene(rolling: &str, gravity: [f64; 3], spheres: &str, extra: &str) -> Simulation {
     scene(&format!(
         r#"
         [simulation]
         duration = 1.0
         output_interval = 1.0
-        gravity = [{gx}, 0.0, {gz}]
+        gravity = [{gx}, {gy}, {gz}]
         [contact]
         law = "hertz"
         history = "true"
@@ -65,18 +90,12 @@ fn on_the_floor(rolling: &str, theta: f64, v0: f64, extra: &str) -> Simulation {
         [[particles]]
         kind = "explicit"
         material = "m"
-        spheres = [{{ position = [0.0, 0.0, {z}], radius = {R}, velocity = [{v0}, 0.0, 0.0], angular_velocity = [0.0, {w0}, 0.0] }}]
-        [[walls]]
-        kind = "plane"
-        name = "floor"
-        material = "m"
-        point = [0.0, 0.0, 0.0]
-        normal = [0.0, 0.0, 1.0]
+        spheres = [{spheres}]
         {extra}
         "#,
-        gx = G * theta.sin(),
-        gz = -G * theta.cos(),
-        w0 = v0 / R,
+        gx = gravity[0],
+        gy = gravity[1],
+        gz = gravity[2],
     ))
     .simulation
 }
@@ -237,40 +256,24 @@ fn check_loop_between_spheres(on: On) {
     // 4/3 E* √R_r δ^{3/2} = N, E* = E / (2(1 − ν²)).
     let e_star = E / (2.0 * (1.0 - NU * NU));
     let delta = (n / (4.0 / 3.0 * e_star * r_r.sqrt())).powf(2.0 / 3.0);
-    let sim = zero_friction(scene(&format!(
-        r#"
-        [simulation]
-        duration = 1.0
-        output_interval = 1.0
-        gravity = [0.0, 0.0, 0.0]
-        [contact]
-        law = "hertz"
-        history = "true"
-        [[contact.pairs]]
-        materials = ["m", "m"]
-        model = "spring"
-        {EPSD}
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.5
-        young_modulus = {E}
-        poisson_ratio = {NU}
-        restitution = 0.5
-        [[particles]]
-        kind = "explicit"
-        material = "m"
-        spheres = [{{ position = [0.0, 0.0, {z}], radius = {r_a} }}, {{ position = [0.0, 0.0, 0.0], radius = {r_b} }}]
-        {loads}
-        [[loads]]
-        particles = [1]
-        velocity = [0.0, 0.0, 0.0]
-        angular_velocity = [0.0, 0.0, 0.0]
-        "#,
-        z = r_a + r_b - delta,
-        loads = loop_loads(4.0),
-    ))
-    .simulation);
+    let sim = zero_friction(rolling_scene(
+        EPSD,
+        [0.0; 3],
+        &format!(
+            "{{ position = [0.0, 0.0, {z}], radius = {r_a} }}, {{ position = [0.0, 0.0, 0.0], radius = {r_b} }}",
+            z = r_a + r_b - delta
+        ),
+        &format!(
+            r#"
+            {loads}
+            [[loads]]
+            particles = [1]
+            velocity = [0.0, 0.0, 0.0]
+            angular_velocity = [0.0, 0.0, 0.0]
+            "#,
+            loads = loop_loads(4.0)
+        ),
+    ));
     follow_the_loop(&sim, on, r_r, n, delta, Some(1));
 }
 

@@ -11,8 +11,9 @@ import wgdem
 from conftest import ASSETS
 
 
-def test_other_threads_run_while_the_engine_steps():
-    sim = wgdem.Simulation(wgdem.Scene.from_toml(ASSETS / "scenes" / "pour.toml"), backend="cpu")
+def ticks_while(call):
+    """Runs ``call()`` while another thread counts milliseconds: (its result, the ticks
+    counted, the seconds it took)."""
     ticks = 0
     stop = threading.Event()
 
@@ -25,10 +26,16 @@ def test_other_threads_run_while_the_engine_steps():
     counter = threading.Thread(target=count)
     counter.start()
     start = time.perf_counter()
-    sim.step(400)
-    stepping = time.perf_counter() - start
+    result = call()
+    took = time.perf_counter() - start
     stop.set()
     counter.join()
+    return result, ticks, took
+
+
+def test_other_threads_run_while_the_engine_steps():
+    sim = wgdem.Simulation(wgdem.Scene.from_toml(ASSETS / "scenes" / "pour.toml"), backend="cpu")
+    _, ticks, stepping = ticks_while(lambda: sim.step(400))
     # Holding the GIL would leave the counter at a handful of ticks (a switch every 5 ms at
     # best, and none inside the native call); released, it ticks about every millisecond.
     assert ticks > 0.3 * stepping / 0.001, (ticks, stepping)
@@ -38,22 +45,10 @@ def test_other_threads_run_while_a_shear_test_runs():
     """The jobs release the GIL too: wgdem.shear steps its rows without it (scale_check.toml,
     2 600 steps of 300 spheres on the CPU reference, about a second), and a thread counting
     milliseconds meanwhile counts most of them, as for ``step`` above."""
-    ticks = 0
-    stop = threading.Event()
-
-    def count():
-        nonlocal ticks
-        while not stop.is_set():
-            ticks += 1
-            time.sleep(0.001)
-
-    counter = threading.Thread(target=count)
-    counter.start()
-    start = time.perf_counter()
-    summary, _ = wgdem.shear(ASSETS / "shear" / "scale_check.toml", backend="cpu", progress=False)
-    running = time.perf_counter() - start
-    stop.set()
-    counter.join()
+    preset = ASSETS / "shear" / "scale_check.toml"
+    (summary, _), ticks, running = ticks_while(
+        lambda: wgdem.shear(preset, backend="cpu", progress=False)
+    )
     assert summary["steps"] > 2000
     assert ticks > 0.3 * running / 0.001, (ticks, running)
 
