@@ -223,3 +223,48 @@ pub struct LoadConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lock: Vec<Dof>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drive() -> Drive {
+        Drive {
+            force: None,
+            torque: None,
+            velocity: None,
+            angular_velocity: None,
+            lock: [false; 6],
+        }
+    }
+
+    /// The predictor keeps the acceleration of a free component and drops it where the
+    /// drive sets the velocity: every component of a prescribed velocity, a locked one alone.
+    #[test]
+    fn the_predictor_leaves_prescribed_and_locked_components_alone() {
+        let a = DVec3::new(1.0, -2.0, 3.0);
+        assert_eq!(drive().predicted_acceleration(a), a);
+        assert_eq!(drive().predicted_angular_acceleration(a), a);
+        let prescribed = Drive {
+            velocity: Some(Schedule::constant(DVec3::X)),
+            ..drive()
+        };
+        assert_eq!(prescribed.predicted_acceleration(a), DVec3::ZERO);
+        assert_eq!(prescribed.predicted_angular_acceleration(a), a);
+        let spun = Drive {
+            angular_velocity: Some(Schedule::constant(DVec3::Z)),
+            ..drive()
+        };
+        assert_eq!(spun.predicted_acceleration(a), a);
+        assert_eq!(spun.predicted_angular_acceleration(a), DVec3::ZERO);
+        let locked = Drive {
+            lock: [false, false, true, true, false, false],
+            ..drive()
+        };
+        assert_eq!(locked.predicted_acceleration(a), DVec3::new(1.0, -2.0, 0.0));
+        assert_eq!(
+            locked.predicted_angular_acceleration(a),
+            DVec3::new(0.0, -2.0, 3.0)
+        );
+    }
+}
