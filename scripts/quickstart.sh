@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Sets up and runs the quick direct shear preset on the GPU engine: installs lavapipe where no
-# Vulkan driver exists, builds wgdem in release mode and runs
+# Sets up and runs the quick direct shear preset (`--backend auto`: the CPU reference on a software
+# adapter at this size, the GPU engine on a GPU): installs lavapipe where no Vulkan driver exists,
+# builds wgdem in release mode and runs
 # assets/shear/fleischmann_quick_true.toml (300 quartz spheres) into out/quickstart.
-# Extra arguments go to `wgdem shear` (e.g. `--backend cpu`).
+# Extra arguments go to `wgdem shear` (e.g. `--backend gpu` to force the GPU engine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo >/dev/null 2>&1; then

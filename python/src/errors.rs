@@ -96,6 +96,53 @@ pub fn gpu_path(what: &str, path: &str) -> PyResult<Option<bool>> {
     }
 }
 
+/// The engine a `backend` argument of `Simulation` or `wgdem.shear` asks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// The GPU engine.
+    Gpu,
+    /// The CPU reference.
+    Cpu,
+    /// Chosen by the scene's size and the adapter (`GpuBackend::auto`).
+    Auto,
+}
+
+/// `backend` of `what` as a [`Choice`], or a `ConfigError` naming it.
+pub fn choice(what: &str, backend: &str) -> PyResult<Choice> {
+    match backend {
+        "auto" => Ok(Choice::Auto),
+        "gpu" => Ok(Choice::Gpu),
+        "cpu" => Ok(Choice::Cpu),
+        other => Err(bad_argument(
+            what,
+            "backend",
+            format!("\"{other}\" is not an engine; use \"auto\", \"gpu\" or \"cpu\""),
+        )),
+    }
+}
+
+/// The GPU engine (`Some`) or the CPU reference (`None`) that `choice` asks for `sim` on
+/// `adapter`, with `auto`'s reason logged (`GpuBackend::auto`).
+pub fn gpu_backend(
+    choice: Choice,
+    adapter: Option<&str>,
+    sim: &wgdem_core::cpu::Simulation,
+    options: wgdem_gpu::GpuOptions,
+) -> PyResult<Option<wgdem_gpu::GpuBackend>> {
+    match choice {
+        Choice::Cpu => Ok(None),
+        Choice::Gpu => wgdem_gpu::GpuBackend::new(adapter, sim, options)
+            .map(Some)
+            .map_err(gpu_to_py),
+        Choice::Auto => {
+            let (backend, why) =
+                wgdem_gpu::GpuBackend::auto(adapter, sim, options).map_err(gpu_to_py)?;
+            log::info!("{why}");
+            Ok(backend)
+        }
+    }
+}
+
 pub fn is_gpu(what: &str, backend: &str) -> PyResult<bool> {
     match backend {
         "gpu" => Ok(true),

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use wgdem_core::contact_case::{CaseEvaluator, CpuEvaluator, run_case};
 use wgdem_core::runner::{Backend, CpuBackend};
 use wgdem_core::shear::{ShearRun, ShearSetup};
-use wgdem_gpu::{GpuBackend, GpuContext, GpuOptions};
+use wgdem_gpu::{GpuContext, GpuOptions};
 
 use crate::errors::{EngineError, gpu_to_py, to_py};
 use crate::scene::toml_argument;
@@ -54,7 +54,7 @@ impl Output {
 /// Runs a direct shear test (see `wgdem.shear` in `wgdem/__init__.py`); returns the summary
 /// and the rows as JSON, and the output directory if it is kept.
 #[pyfunction]
-#[pyo3(signature = (config, backend = "gpu", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto"))]
+#[pyo3(signature = (config, backend = "auto", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn shear_json(
     py: Python<'_>,
@@ -71,7 +71,7 @@ pub fn shear_json(
     let particles = particles
         .map(|n| crate::errors::count("wgdem.shear", "particles", n))
         .transpose()?;
-    let gpu = crate::errors::is_gpu("wgdem.shear", backend)?;
+    let choice = crate::errors::choice("wgdem.shear", backend)?;
     let single_workgroup = crate::errors::gpu_path("wgdem.shear", gpu_path)?;
     if let (Some(n), Some(_)) = (particles, &specimen) {
         return Err(crate::errors::bad_argument(
@@ -101,20 +101,17 @@ pub fn shear_json(
         None => ShearRun::create(setup, &dir, overwrite, Box::new(wgdem_io::ShearFiles)),
     }
     .map_err(to_py)?;
-    let mut engine: Box<dyn Backend + Send> = if gpu {
-        let options = GpuOptions {
-            batch_steps: run.setup().config.simulation.control_interval_steps as u32,
-            single_workgroup,
-            ..GpuOptions::default()
-        };
-        let sim = run.simulation();
-        let backend = py
-            .detach(|| GpuBackend::new(adapter, sim, options))
-            .map_err(gpu_to_py)?;
-        Box::new(backend)
-    } else {
-        Box::new(CpuBackend)
+    let options = GpuOptions {
+        batch_steps: run.setup().config.simulation.control_interval_steps as u32,
+        single_workgroup,
+        ..GpuOptions::default()
     };
+    let sim = run.simulation();
+    let mut engine: Box<dyn Backend + Send> =
+        match py.detach(|| crate::errors::gpu_backend(choice, adapter, sim, options))? {
+            Some(backend) => Box::new(backend),
+            None => Box::new(CpuBackend),
+        };
     let mut line = progress.then(wgdem_io::progress::StageLine::new);
     // One row per call, so that Ctrl-C stops the test between rows (the output directory
     // keeps its last checkpoint, from which `wgdem shear --resume` continues).

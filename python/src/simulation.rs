@@ -83,15 +83,14 @@ impl Session {
         input_toml: String,
         source: String,
     ) -> PyResult<Self> {
-        let engine = if crate::errors::is_gpu("Simulation", backend)? {
-            let options = GpuOptions {
-                single_workgroup,
-                ..GpuOptions::default()
-            };
-            let backend = GpuBackend::new(adapter, &sim, options).map_err(gpu_to_py)?;
-            Engine::Gpu(Box::new(backend))
-        } else {
-            Engine::Cpu
+        let choice = crate::errors::choice("Simulation", backend)?;
+        let options = GpuOptions {
+            single_workgroup,
+            ..GpuOptions::default()
+        };
+        let engine = match crate::errors::gpu_backend(choice, adapter, &sim, options)? {
+            Some(backend) => Engine::Gpu(Box::new(backend)),
+            None => Engine::Cpu,
         };
         Ok(Self {
             sim,
@@ -214,9 +213,11 @@ impl Session {
     }
 }
 
-/// A scene stepped on the GPU engine (`backend="gpu"`, the default) or the f64 CPU reference
-/// (`backend="cpu"`), its state read as NumPy arrays (SI units, rows by sphere id) and
-/// steered between calls to `step`.
+/// A scene stepped on the GPU engine (`backend="gpu"`) or the f64 CPU reference
+/// (`backend="cpu"`), or the one `backend="auto"` (the default) takes: the CPU reference where
+/// the GPU adapter is a software one (lavapipe) and the scene has fewer than 10 000 spheres, the
+/// GPU engine otherwise (`sim.backend` says which); its state read as NumPy arrays (SI units,
+/// rows by sphere id) and steered between calls to `step`.
 ///
 /// One thread at a time: a call from a second thread while another is inside one (a `step`
 /// runs without the GIL) raises `EngineError` at once rather than waiting or corrupting it.
@@ -352,7 +353,7 @@ impl Simulation {
     /// `EngineError` when no GPU adapter can be used (with what to install), `ConfigError`
     /// for an unknown backend or GPU path.
     #[new]
-    #[pyo3(signature = (scene, backend = "gpu", adapter = None, gpu_path = "auto"))]
+    #[pyo3(signature = (scene, backend = "auto", adapter = None, gpu_path = "auto"))]
     fn new(
         py: Python<'_>,
         scene: &Scene,

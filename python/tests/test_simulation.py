@@ -234,3 +234,19 @@ def test_steps_split_into_calls_of_any_size_give_the_same_bits(backend):
         [whole.positions(), whole.velocities(), whole.angular_velocities()],
     ):
         assert np.array_equal(a, b)
+
+
+def test_auto_is_the_default_and_takes_one_of_the_engines():
+    """``backend="auto"`` is the default: it takes one of the two engines (the CPU reference
+    for this 100-sphere lattice on a software adapter such as lavapipe, the GPU engine on a
+    hardware one; the rule is tested in tests/gpu_auto.rs), and the run is that engine's, bit
+    for bit; an unknown backend names the three choices."""
+    scene = wgdem.Scene.from_toml(lattice_scene(gravity=(0.0, 0.0, -9.81)))
+    auto = wgdem.Simulation(scene)
+    assert auto.backend in ("cpu", "gpu")
+    chosen = wgdem.Simulation(scene, backend=auto.backend)
+    for sim in (auto, chosen):
+        sim.step(100)
+    assert np.array_equal(auto.positions(), chosen.positions())
+    with pytest.raises(wgdem.ConfigError, match='"auto", "gpu" or "cpu"'):
+        wgdem.Simulation(scene, backend="fastest")

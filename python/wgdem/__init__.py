@@ -4,7 +4,7 @@ Spheres touch through soft contacts that carry their tangential history; planes 
 make boxes and loading plates. SI units throughout.
 
 - ``Scene.from_toml(path_or_text)`` builds a scene (the format of ``wgdem run``);
-- ``Simulation(scene, backend="gpu"|"cpu")`` steps it, with its state as NumPy arrays and
+- ``Simulation(scene, backend="auto"|"gpu"|"cpu")`` steps it, with its state as NumPy arrays and
   particle and wall velocities settable between calls to ``step``;
 - ``shear(config)`` runs a direct shear test, ``contact(case)`` a contact case, each returning
   ``(summary, series)``.
@@ -81,7 +81,7 @@ PathOrText = Union[str, "os.PathLike[str]"]
 
 def shear(
     config: PathOrText,
-    backend: str = "gpu",
+    backend: str = "auto",
     adapter: Optional[str] = None,
     out: Optional[PathOrText] = None,
     particles: Optional[int] = None,
@@ -93,7 +93,9 @@ def shear(
     """Runs a direct shear test, as ``wgdem shear`` does.
 
     config: a shear configuration file (``assets/shear/*.toml``) or its TOML text.
-    backend: ``"gpu"`` (the default) or ``"cpu"`` (the f64 reference); adapter picks a GPU.
+    backend: ``"auto"`` (the default: the CPU reference where the GPU adapter is a software one
+        and the test has fewer than 10 000 spheres, the GPU engine otherwise, logged), ``"gpu"``
+        or ``"cpu"`` (the f64 reference); adapter picks a GPU.
     out: the output directory (``shear.csv``, ``summary.json``, plots, ParaView files,
         checkpoint); None writes to a temporary directory removed afterwards. A directory that
         holds results is refused unless ``overwrite=True``.

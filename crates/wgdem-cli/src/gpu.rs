@@ -49,6 +49,22 @@ pub fn backend(
     Ok(Box::new(backend))
 }
 
+/// The engine `--backend auto` takes for `sim` (`GpuBackend::auto`: the CPU reference on a
+/// software adapter below `AUTO_SOFTWARE_CPU_BELOW` spheres or without an adapter, else the
+/// GPU engine), with the reason logged.
+pub fn auto_backend(
+    adapter: Option<&str>,
+    sim: &Simulation,
+    settings: GpuSettings,
+) -> Result<Box<dyn RunBackend>, String> {
+    let (gpu, why) = GpuBackend::auto(adapter, sim, options(settings)).map_err(error)?;
+    log::info!("{why}");
+    Ok(match gpu {
+        Some(backend) => Box::new(backend),
+        None => Box::new(wgdem_core::runner::CpuBackend),
+    })
+}
+
 /// The WGSL contact models on `adapter`, for `wgdem contact`.
 pub fn contact_evaluator(adapter: Option<&str>) -> Result<Box<dyn CaseEvaluator>, String> {
     let ctx = GpuContext::new(adapter).map_err(error)?;

@@ -30,9 +30,11 @@ enum Command {
     Run {
         /// Scene file (TOML; reference in docs/scene.md).
         scene: PathBuf,
-        /// Engine that takes the steps.
-        #[arg(long, value_enum, default_value_t = Backend::DEFAULT)]
-        backend: Backend,
+        /// Engine that takes the steps: auto takes the CPU reference where the only GPU is a
+        /// software one (lavapipe) and the scene has fewer than 10 000 spheres, the GPU engine
+        /// otherwise, and logs why.
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        backend: Engine,
         /// GPU adapter to use: the first whose name contains this text (case-insensitive);
         /// default: the `WGPU_ADAPTER_NAME` environment variable, else a high-performance one.
         #[arg(long, value_name = "NAME")]
@@ -132,9 +134,9 @@ enum Command {
 struct ShearArgs {
     /// Direct shear file (TOML; reference in docs/shear.md, presets in assets/shear/).
     config: PathBuf,
-    /// Engine that takes the steps.
-    #[arg(long, value_enum, default_value_t = Backend::DEFAULT)]
-    backend: Backend,
+    /// Engine that takes the steps (auto: as `wgdem run --help` says).
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    backend: Engine,
     /// GPU adapter to use (see `wgdem run --help`).
     #[arg(long, value_name = "NAME")]
     adapter: Option<String>,
@@ -194,6 +196,19 @@ impl GpuPath {
             GpuPath::SingleWorkgroup => Some(true),
         }
     }
+}
+
+/// The engine of `run` and `shear`: as [`Backend`], or chosen by the scene's size and the
+/// adapter (`GpuBackend::auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Engine {
+    /// The CPU reference on a software adapter (lavapipe) below 10 000 spheres, or where no
+    /// adapter can be used; the GPU engine otherwise. The log says which and why.
+    Auto,
+    /// The wgpu compute-shader engine (Vulkan, Metal, DX12; lavapipe without a GPU).
+    Gpu,
+    /// The f64 CPU reference engine.
+    Cpu,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -277,14 +292,15 @@ fn cli_error(e: wgdem_core::error::Error) -> String {
 }
 
 fn make_backend(
-    backend: Backend,
+    backend: Engine,
     adapter: Option<&str>,
     sim: &wgdem_core::cpu::Simulation,
     settings: GpuSettings,
 ) -> Result<Box<dyn RunBackend>, String> {
     match backend {
-        Backend::Cpu => Ok(Box::new(CpuBackend)),
-        Backend::Gpu => gpu::backend(adapter, sim, settings),
+        Engine::Cpu => Ok(Box::new(CpuBackend)),
+        Engine::Gpu => gpu::backend(adapter, sim, settings),
+        Engine::Auto => gpu::auto_backend(adapter, sim, settings),
     }
 }
 
@@ -459,7 +475,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
 
 fn run_scene(
     path: PathBuf,
-    backend: Backend,
+    backend: Engine,
     adapter: Option<String>,
     out: PathBuf,
     resume: Option<PathBuf>,

@@ -21,6 +21,16 @@ pub fn backend(
     Err(unavailable())
 }
 
+/// `--backend auto` in a build without the GPU engine: the CPU reference, said in the log.
+pub fn auto_backend(
+    _adapter: Option<&str>,
+    _sim: &Simulation,
+    _settings: GpuSettings,
+) -> Result<Box<dyn RunBackend>, String> {
+    log::info!("auto: cpu, because this wgdem was built without the GPU engine");
+    Ok(Box::new(wgdem_core::runner::CpuBackend))
+}
+
 /// Refuses: no GPU engine in this build.
 pub fn contact_evaluator(_adapter: Option<&str>) -> Result<Box<dyn CaseEvaluator>, String> {
     Err(unavailable())

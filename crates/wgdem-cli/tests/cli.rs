@@ -139,15 +139,47 @@ fn errors_are_one_line_and_exit_nonzero() {
     assert!(stderr(&o).contains("does/not/exist.toml"), "{}", stderr(&o));
 }
 
+/// The default `--backend auto` says in the log which engine it took and why, and the summary
+/// names that engine: for these 8 spheres the CPU reference on a software adapter (lavapipe),
+/// the GPU engine on a hardware one. `--backend gpu` forces the GPU engine, whose summary
+/// gives the adapter, its memory and the lists' builds.
 #[test]
-fn the_gpu_is_the_default_backend() {
+fn auto_is_the_default_backend_and_gpu_can_be_forced() {
     if gpu_tests_skipped() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let scene = write(tmp.path(), "scene.toml", SCENE);
+    let auto = tmp.path().join("auto");
+    let o = wgdem_logging(
+        &["run", &scene, "--out", &auto.display().to_string()],
+        "info",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = stderr(&o);
+    let took = if log.contains("auto: cpu, because the GPU adapter is a software one") {
+        "cpu"
+    } else {
+        assert!(
+            log.contains("auto: gpu, because a hardware adapter"),
+            "{log}"
+        );
+        "gpu"
+    };
+    let summary = std::fs::read_to_string(auto.join("summary.json")).expect("summary.json");
+    assert!(
+        summary.contains(&format!("\"backend\": \"{took}\"")),
+        "{summary}"
+    );
     let out = tmp.path().join("gpu");
-    let o = wgdem(&["run", &scene, "--out", &out.display().to_string()]);
+    let o = wgdem(&[
+        "run",
+        &scene,
+        "--backend",
+        "gpu",
+        "--out",
+        &out.display().to_string(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
     assert!(summary.contains("\"backend\": \"gpu\""), "{summary}");
@@ -510,7 +542,14 @@ fn stage_changes_log_the_gpu_memory() {
     let config = short_shear(tmp.path());
     let out = tmp.path().join("gpu");
     let o = Command::new(env!("CARGO_BIN_EXE_wgdem"))
-        .args(["shear", &config, "--out", &out.display().to_string()])
+        .args([
+            "shear",
+            &config,
+            "--backend",
+            "gpu",
+            "--out",
+            &out.display().to_string(),
+        ])
         .env("RUST_LOG", "info")
         .output()
         .expect("the wgdem binary runs");

@@ -8,6 +8,14 @@ use wgdem_core::runner::Readout;
 use crate::context::GpuError;
 use crate::engine::GpuEngine;
 
+/// Below this many spheres `backend = "auto"` takes the CPU reference when the only adapter is
+/// a software one. On lavapipe with two cores the CPU reference (one thread) is faster up to
+/// between 5 832 and 9 680 spheres of the bench lattice (1.2× at 5 832, the GPU engine 1.1–1.4×
+/// at 9 680: `wgdem bench --particles N --backend cpu|gpu`, docs/performance.md), and on the
+/// settling twin of LIGGGHTS's preparation at 10 000 (33 s against 36 s); a 1 000-sphere pour
+/// ran 13–16 times faster on the CPU.
+pub const AUTO_SOFTWARE_CPU_BELOW: usize = 10_000;
+
 /// The GPU engine as a runner backend: steps on the device, then copies the state back.
 pub struct GpuBackend {
     /// The engine.
@@ -107,6 +115,50 @@ impl GpuBackend {
             engine,
             adapter: ctx.describe(),
         })
+    }
+
+    /// The engine `backend = "auto"` takes for `sim` (see [`AUTO_SOFTWARE_CPU_BELOW`]): the GPU
+    /// engine on `adapter` (`Some`), or `None` for the CPU reference, with the reason in words
+    /// ("auto: cpu, because …"). Without a usable adapter it takes the CPU reference, unless an
+    /// adapter was named, which is then refused as with `backend = "gpu"`.
+    pub fn auto(
+        adapter: Option<&str>,
+        sim: &Simulation,
+        options: crate::GpuOptions,
+    ) -> Result<(Option<Self>, String), GpuError> {
+        let n = sim.particles.len();
+        let ctx = match crate::GpuContext::new(adapter) {
+            Ok(ctx) => ctx,
+            Err(e) if adapter.is_none() => {
+                return Ok((
+                    None,
+                    format!("auto: cpu, because no GPU adapter can be used ({e})"),
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        let described = ctx.describe();
+        if ctx.is_software() && n < AUTO_SOFTWARE_CPU_BELOW {
+            return Ok((
+                None,
+                format!(
+                    "auto: cpu, because the GPU adapter is a software one ({described}) and {n} spheres are fewer than {AUTO_SOFTWARE_CPU_BELOW}, where the CPU reference is faster (--backend gpu to use it anyway)"
+                ),
+            ));
+        }
+        let why = if ctx.is_software() {
+            format!("{n} spheres are at least {AUTO_SOFTWARE_CPU_BELOW}")
+        } else {
+            "a hardware adapter".to_owned()
+        };
+        let engine = GpuEngine::new(&ctx.device, &ctx.queue, sim, options)?;
+        Ok((
+            Some(Self {
+                engine,
+                adapter: described.clone(),
+            }),
+            format!("auto: gpu, because {why}: {described}"),
+        ))
     }
 
     /// Advances `steps` steps like [`wgdem_core::runner::Backend::advance`] but copies only

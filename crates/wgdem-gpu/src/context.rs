@@ -121,6 +121,11 @@ impl GpuContext {
         })
     }
 
+    /// Whether the adapter runs on the CPU (lavapipe, SwiftShader, WARP): a software driver.
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
     /// "name (backend, device type; driver NAME VERSION)" of the adapter.
     pub fn describe(&self) -> String {
         // The driver's version (e.g. "Mesa 25.0.7" for lavapipe) matters as much as the

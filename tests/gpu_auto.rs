@@ -1,0 +1,64 @@
+//! `backend = "auto"` (`GpuBackend::auto`): the CPU reference where the adapter is a software
+//! one and the scene is small, the GPU engine otherwise, with the reason in words.
+
+mod common;
+
+use wgdem_gpu::{GpuBackend, GpuOptions, backend::AUTO_SOFTWARE_CPU_BELOW};
+
+/// Spheres of 1 mm on a lattice spaced 3 mm apart, `side`³ of them, no gravity.
+fn lattice(side: usize) -> wgdem_core::cpu::Simulation {
+    common::scene(&format!(
+        r#"
+        [simulation]
+        duration = 0.01
+        output_interval = 0.01
+        gravity = [0.0, 0.0, 0.0]
+        [contact]
+        law = "hertz"
+        history = "true"
+        # fixture: material_m
+        [[particles]]
+        kind = "lattice"
+        material = "m"
+        radius = 0.001
+        origin = [0.0, 0.0, 0.0]
+        spacing = 0.003
+        counts = [{side}, {side}, {side}]
+        "#
+    ))
+    .simulation
+}
+
+/// On a software adapter (lavapipe, as CI has) a scene below the threshold goes to the CPU
+/// reference and one at or above it to the GPU engine; on a hardware adapter both go to the
+/// GPU engine. Either way the reason names the choice, the adapter and the count.
+#[test]
+fn auto_takes_the_cpu_reference_for_small_scenes_on_a_software_adapter() {
+    let Some(ctx) = common::gpu() else { return };
+    let software = ctx.is_software();
+    drop(ctx);
+    let small = lattice(10);
+    let large = lattice(22);
+    assert!(small.particles.len() < AUTO_SOFTWARE_CPU_BELOW);
+    assert!(large.particles.len() >= AUTO_SOFTWARE_CPU_BELOW);
+    for (sim, gpu_expected) in [(&small, !software), (&large, true)] {
+        let (backend, why) =
+            GpuBackend::auto(None, sim, GpuOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        eprintln!("{why}");
+        assert_eq!(backend.is_some(), gpu_expected, "{why}");
+        let engine = if gpu_expected { "gpu" } else { "cpu" };
+        assert!(
+            why.starts_with(&format!("auto: {engine}, because")),
+            "{why}"
+        );
+        if !gpu_expected {
+            assert!(
+                why.contains("software") && why.contains(&sim.particles.len().to_string()),
+                "{why}"
+            );
+        }
+    }
+    // An adapter asked for by name that is not there is refused, not replaced by the CPU.
+    let refused = GpuBackend::auto(Some("no such adapter"), &small, GpuOptions::default());
+    assert!(refused.is_err());
+}
