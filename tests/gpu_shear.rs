@@ -56,7 +56,7 @@ fn run_gpu(ctx: &GpuContext, setup: ShearSetup, dir: &Path) -> ShearSummary {
 /// (23.5 %, more than the largest difference between the five CPU seeds, 22.8 %, which the
 /// check of one seed used as its bound).
 #[test]
-#[ignore = "long tier: a quick shear preset on both engines at three seeds, about 4 minutes on lavapipe"]
+#[ignore = "long tier: a quick shear preset on both engines at three seeds, about 2.5 minutes on lavapipe"]
 fn gpu_and_cpu_runs_are_realisations_of_the_same_test() {
     let Some(ctx) = common::gpu() else { return };
     let name = "fleischmann_quick_true.toml";
