@@ -121,28 +121,6 @@ pub fn choice(what: &str, backend: &str) -> PyResult<Choice> {
     }
 }
 
-/// The GPU engine (`Some`) or the CPU reference (`None`) that `choice` asks for `sim` on
-/// `adapter`, with `auto`'s reason logged (`GpuBackend::auto`).
-pub fn gpu_backend(
-    choice: Choice,
-    adapter: Option<&str>,
-    sim: &wgdem_core::cpu::Simulation,
-    options: wgdem_gpu::GpuOptions,
-) -> PyResult<Option<wgdem_gpu::GpuBackend>> {
-    match choice {
-        Choice::Cpu => Ok(None),
-        Choice::Gpu => wgdem_gpu::GpuBackend::new(adapter, sim, options)
-            .map(Some)
-            .map_err(gpu_to_py),
-        Choice::Auto => {
-            let (backend, why) =
-                wgdem_gpu::GpuBackend::auto(adapter, sim, options).map_err(gpu_to_py)?;
-            log::info!("{why}");
-            Ok(backend)
-        }
-    }
-}
-
 pub fn is_gpu(what: &str, backend: &str) -> PyResult<bool> {
     match backend {
         "gpu" => Ok(true),

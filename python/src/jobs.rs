@@ -108,7 +108,7 @@ pub fn shear_json(
     };
     let sim = run.simulation();
     let mut engine: Box<dyn Backend + Send> =
-        match py.detach(|| crate::errors::gpu_backend(choice, adapter, sim, options))? {
+        match py.detach(|| crate::engines::gpu_backend(choice, adapter, sim, options))? {
             Some(backend) => Box::new(backend),
             None => Box::new(CpuBackend),
         };

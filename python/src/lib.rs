@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+mod engines;
 mod errors;
 mod jobs;
 mod scene;

@@ -88,7 +88,7 @@ impl Session {
             single_workgroup,
             ..GpuOptions::default()
         };
-        let engine = match crate::errors::gpu_backend(choice, adapter, &sim, options)? {
+        let engine = match crate::engines::gpu_backend(choice, adapter, &sim, options)? {
             Some(backend) => Engine::Gpu(Box::new(backend)),
             None => Engine::Cpu,
         };

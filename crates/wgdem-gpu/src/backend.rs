@@ -127,8 +127,9 @@ impl GpuBackend {
         options: crate::GpuOptions,
     ) -> Result<(Option<Self>, String), GpuError> {
         let n = sim.particles.len();
-        let ctx = match crate::GpuContext::new(adapter) {
-            Ok(ctx) => ctx,
+        // The adapter alone first: a device is created only for the GPU engine.
+        let info = match crate::context::adapter_info(adapter) {
+            Ok(info) => info,
             Err(e) if adapter.is_none() => {
                 return Ok((
                     None,
@@ -137,8 +138,9 @@ impl GpuBackend {
             }
             Err(e) => return Err(e),
         };
-        let described = ctx.describe();
-        if ctx.is_software() && n < AUTO_SOFTWARE_CPU_BELOW {
+        let software = crate::context::is_software(&info);
+        let described = crate::context::describe(&info);
+        if software && n < AUTO_SOFTWARE_CPU_BELOW {
             return Ok((
                 None,
                 format!(
@@ -146,19 +148,14 @@ impl GpuBackend {
                 ),
             ));
         }
-        let why = if ctx.is_software() {
+        let why = if software {
             format!("{n} spheres are at least {AUTO_SOFTWARE_CPU_BELOW}")
         } else {
             "a hardware adapter".to_owned()
         };
-        let engine = GpuEngine::new(&ctx.device, &ctx.queue, sim, options)?;
-        Ok((
-            Some(Self {
-                engine,
-                adapter: described.clone(),
-            }),
-            format!("auto: gpu, because {why}: {described}"),
-        ))
+        let backend = Self::new(adapter, sim, options)?;
+        let why = format!("auto: gpu, because {why}: {}", backend.adapter);
+        Ok((Some(backend), why))
     }
 
     /// Advances `steps` steps like [`wgdem_core::runner::Backend::advance`] but copies only

@@ -61,45 +61,8 @@ impl GpuContext {
     }
 
     async fn new_async(name: Option<&str>) -> Result<Self, GpuError> {
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let wanted = name
-            .map(str::to_owned)
-            .or_else(|| std::env::var("WGPU_ADAPTER_NAME").ok())
-            .filter(|s| !s.is_empty());
-        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
-        let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
-        let adapter = match &wanted {
-            Some(w) => {
-                let lower = w.to_lowercase();
-                adapters
-                    .into_iter()
-                    .find(|a| a.get_info().name.to_lowercase().contains(&lower))
-            }
-            None => instance
-                .request_adapter(&wgpu::RequestAdapterOptions {
-                    power_preference: wgpu::PowerPreference::HighPerformance,
-                    force_fallback_adapter: false,
-                    compatible_surface: None,
-                    ..Default::default()
-                })
-                .await
-                .ok(),
-        };
-        let adapter = adapter.ok_or_else(|| match wanted.clone() {
-            Some(requested) => GpuError::NoNamedAdapter {
-                requested,
-                available: names,
-            },
-            None => GpuError::NoAdapter,
-        })?;
+        let adapter = pick_adapter(name).await?;
         let info = adapter.get_info();
-        let gl_asked = wanted.is_some()
-            || std::env::var("WGDEM_ALLOW_GL").is_ok_and(|v| v == "1")
-            || std::env::var("WGPU_BACKEND").is_ok_and(|v| v.to_lowercase().contains("gl"));
-        if let Some(refusal) = refuse_gl(info.backend, &info.name, gl_asked) {
-            return Err(refusal);
-        }
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("dem.device"),
@@ -123,29 +86,91 @@ impl GpuContext {
 
     /// Whether the adapter runs on the CPU (lavapipe, SwiftShader, WARP): a software driver.
     pub fn is_software(&self) -> bool {
-        self.info.device_type == wgpu::DeviceType::Cpu
+        is_software(&self.info)
     }
 
     /// "name (backend, device type; driver NAME VERSION)" of the adapter.
     pub fn describe(&self) -> String {
-        // The driver's version (e.g. "Mesa 25.0.7" for lavapipe) matters as much as the
-        // device to a benchmark.
-        let driver = [&self.info.driver, &self.info.driver_info]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let driver = if driver.is_empty() {
-            String::new()
-        } else {
-            format!("; driver {driver}")
-        };
-        format!(
-            "{} ({:?}, {:?}{driver})",
-            self.info.name, self.info.backend, self.info.device_type
-        )
+        describe(&self.info)
     }
+}
+
+/// The adapter [`GpuContext::new`] takes for `name` (see there), without creating a device:
+/// what [`adapter_info`] and the device creation share. An OpenGL adapter is refused unless
+/// asked for ([`refuse_gl`]).
+async fn pick_adapter(name: Option<&str>) -> Result<wgpu::Adapter, GpuError> {
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let wanted = name
+        .map(str::to_owned)
+        .or_else(|| std::env::var("WGPU_ADAPTER_NAME").ok())
+        .filter(|s| !s.is_empty());
+    let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+    let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+    let adapter = match &wanted {
+        Some(w) => {
+            let lower = w.to_lowercase();
+            adapters
+                .into_iter()
+                .find(|a| a.get_info().name.to_lowercase().contains(&lower))
+        }
+        None => instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                ..Default::default()
+            })
+            .await
+            .ok(),
+    };
+    let adapter = adapter.ok_or_else(|| match wanted.clone() {
+        Some(requested) => GpuError::NoNamedAdapter {
+            requested,
+            available: names,
+        },
+        None => GpuError::NoAdapter,
+    })?;
+    let info = adapter.get_info();
+    let gl_asked = wanted.is_some()
+        || std::env::var("WGDEM_ALLOW_GL").is_ok_and(|v| v == "1")
+        || std::env::var("WGPU_BACKEND").is_ok_and(|v| v.to_lowercase().contains("gl"));
+    if let Some(refusal) = refuse_gl(info.backend, &info.name, gl_asked) {
+        return Err(refusal);
+    }
+    Ok(adapter)
+}
+
+/// What [`GpuContext::new`] would take for `name`, without creating a device (which costs tens
+/// to hundreds of milliseconds on lavapipe): for a choice between the engines.
+pub fn adapter_info(name: Option<&str>) -> Result<wgpu::AdapterInfo, GpuError> {
+    pollster::block_on(pick_adapter(name)).map(|a| a.get_info())
+}
+
+/// Whether an adapter runs on the CPU (lavapipe, SwiftShader, WARP): a software driver.
+pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
+    info.device_type == wgpu::DeviceType::Cpu
+}
+
+/// "name (backend, device type; driver NAME VERSION)" of an adapter.
+pub fn describe(info: &wgpu::AdapterInfo) -> String {
+    // The driver's version (e.g. "Mesa 25.0.7" for lavapipe) matters as much as the
+    // device to a benchmark.
+    let driver = [&info.driver, &info.driver_info]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let driver = if driver.is_empty() {
+        String::new()
+    } else {
+        format!("; driver {driver}")
+    };
+    format!(
+        "{} ({:?}, {:?}{driver})",
+        info.name, info.backend, info.device_type
+    )
 }
 
 /// Reads the first `count` elements of `T` from `buffer` (which needs `COPY_SRC`), waiting for
