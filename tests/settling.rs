@@ -345,3 +345,63 @@ normal = [0.0, 0.0, 1.0]
     let (whole, _) = common::run_gpu(&ctx, &scene().simulation, 50_000, Default::default());
     common::assert_same_bits("split by progress reports", &split.simulation, &whole);
 }
+
+/// With no `dt` given, the step divides `output_interval`, so that the rows of
+/// `timeseries.csv` fall on its whole multiples and print as them (`df[df.time_s == 0.05]`
+/// finds a row), and a duration that is a multiple of it ends on a row, with none after.
+#[test]
+fn rows_fall_on_whole_multiples_of_the_output_interval() {
+    use wgdem_core::output::OutputDir;
+    use wgdem_core::runner::{CpuBackend, run};
+    let mut scene = common::scene(
+        r#"
+[simulation]
+duration = 0.1
+output_interval = 0.01
+
+[contact]
+law = "hertz"
+history = "true"
+
+# fixture: material_m
+
+[[particles]]
+kind = "lattice"
+material = "m"
+radius = 0.002
+origin = [0.002, 0.002, 0.003]
+counts = [2, 2, 2]
+spacing = 0.0041
+
+[[walls]]
+kind = "plane"
+name = "floor"
+material = "m"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+"#,
+    );
+    let (dt, max_dt) = (scene.simulation.dt, scene.max_dt);
+    let k = (0.01 / dt).round();
+    assert!(
+        dt <= max_dt && dt > max_dt * (k - 1.0) / k,
+        "dt {dt}, max {max_dt}"
+    );
+    assert_ne!(
+        max_dt, dt,
+        "the stable step divides 0.01 s: the test shows nothing"
+    );
+    let dir = tempfile::tempdir().expect("dir");
+    let mut out = OutputDir::create(dir.path(), &["floor".to_owned()], false, false).expect("dir");
+    run(&mut scene, &mut CpuBackend, &mut out, None, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let rows = std::fs::read_to_string(dir.path().join("timeseries.csv")).expect("csv");
+    let times: Vec<&str> = rows
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).expect("time_s"))
+        .collect();
+    let expected = [
+        "0.0", "0.01", "0.02", "0.03", "0.04", "0.05", "0.06", "0.07", "0.08", "0.09", "0.1",
+    ];
+    assert_eq!(times, expected);
+}

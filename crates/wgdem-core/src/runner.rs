@@ -134,7 +134,7 @@ impl OutputEstimate {
 pub fn output_estimate(scene: &Scene) -> OutputEstimate {
     let dt = scene.simulation.dt;
     let total = step_count(scene.duration, dt);
-    let every = ((scene.output_interval / dt).round() as u64).max(1);
+    let every = crate::scene::steps_per_output(scene.output_interval, dt);
     let rows = total / every + 2;
     let snapshots = vtk_every(scene).map_or(0, |k| total / k + 2);
     let n = scene.simulation.particles.len() as f64;
@@ -325,7 +325,7 @@ fn continue_run(
     let vtk_every = vtk.zip(vtk_every(scene));
     let sim = &mut scene.simulation;
     let total = step_count(scene.duration, sim.dt);
-    let every = ((scene.output_interval / sim.dt).round() as u64).max(1);
+    let every = crate::scene::steps_per_output(scene.output_interval, sim.dt);
     let mut rows = state.done / every;
     let report = progress_steps(sim.particles.len());
     while state.done < total {

@@ -53,10 +53,19 @@ pub(crate) use speed_bound::norm;
 pub use speed_bound::{SPEED_MARGIN, default_max_speed};
 pub use time_step::critical_time_step;
 
-/// The time of step `step`, `step × dt` (s): what every output's `time_s` column prints, so
-/// that a time can be matched exactly (an accumulated sum of `dt` drifts in the last digits).
+/// The time of step `step`, `step × dt` (s) rounded to 12 significant digits: what every
+/// output's `time_s` column prints, so that a time can be matched exactly (an accumulated sum
+/// of `dt` drifts in the last digits, and even the product of a step count and a `dt` that
+/// divides the output interval lies an ulp off the interval's multiple: 3 × 0.1 is
+/// 0.30000000000000004). Twelve digits keep consecutive steps apart up to 10¹¹ steps (the
+/// step ceiling is 10¹²: beyond 10¹¹ steps neighbouring times may print alike; the `step`
+/// column beside it is exact).
 pub fn step_time(step: u64, dt: f64) -> f64 {
-    step as f64 * dt
+    let t = step as f64 * dt;
+    if t == 0.0 || !t.is_finite() {
+        return t;
+    }
+    format!("{t:.11e}").parse().unwrap_or(t)
 }
 
 /// The stored histories of the contacts of a state.

@@ -625,9 +625,27 @@ fn time_step(
                     ),
                 ));
             }
+            if !divides(dt, s.output_interval) {
+                log::warn!(
+                    "simulation.dt {dt:e} s does not divide simulation.output_interval {} s: rows fall every {} steps ({} s); remove dt (a step that divides the interval is then chosen) or give one that divides it",
+                    s.output_interval,
+                    steps_per_output(s.output_interval, dt),
+                    steps_per_output(s.output_interval, dt) as f64 * dt
+                );
+            }
             dt
         }
-        None if critical_dt.is_finite() => max_dt,
+        None if critical_dt.is_finite() => {
+            let dt = dividing_step(s.output_interval, max_dt);
+            if s.output_interval < max_dt {
+                log::warn!(
+                    "simulation.output_interval {} s is below the stable time step {max_dt:.3e} s: steps of {dt:e} s are taken so that a row falls at each interval ({:.3} times as many steps); raise output_interval unless that is meant",
+                    s.output_interval,
+                    max_dt / dt
+                );
+            }
+            dt
+        }
         None => {
             return Err(v.err(
                 "simulation.dt",
@@ -649,6 +667,32 @@ fn time_step(
         critical_dt,
         max_dt,
     })
+}
+
+/// The largest step at or below `max_dt` that divides `interval` a whole number of times, so
+/// that output rows fall on whole multiples of the output interval (`interval / k` with
+/// `k = ⌈interval / max_dt⌉`; at most `max_dt`, and within a factor `k / (k − 1)` of it).
+/// Where `k` would exceed the step ceiling (`guard::MAX_STEPS`), `max_dt` is kept and the
+/// ceiling's check refuses the scene.
+pub(crate) fn dividing_step(interval: f64, max_dt: f64) -> f64 {
+    let k = (interval / max_dt).ceil().max(1.0);
+    if !(k <= crate::guard::MAX_STEPS) {
+        return max_dt;
+    }
+    let dt = interval / k;
+    // `interval / k` may round a hair above `max_dt` when `k = interval / max_dt` exactly.
+    if dt > max_dt { max_dt } else { dt }
+}
+
+/// Steps between two outputs `interval` apart.
+pub fn steps_per_output(interval: f64, dt: f64) -> u64 {
+    ((interval / dt).round() as u64).max(1)
+}
+
+/// Whether `interval` is a whole number of steps `dt` (to 10⁻⁹ of a step).
+fn divides(dt: f64, interval: f64) -> bool {
+    let k = interval / dt;
+    (k - k.round()).abs() <= 1e-9 * k.max(1.0)
 }
 
 pub(super) fn known(materials: &[Material]) -> String {
@@ -862,4 +906,57 @@ fn build_loads(
         drives.push(drive);
     }
     Ok((drives, drive_of))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chosen step divides the interval, stays at or below the stable one and within a
+    /// factor k/(k−1) of it; at f64's extremes (k beyond the step ceiling, or infinite) the
+    /// stable step is kept for the ceiling's check to refuse, never 0 or NaN.
+    #[test]
+    fn the_step_divides_the_output_interval() {
+        for (interval, max_dt) in [
+            (0.05, 3.3e-6),
+            (0.01, 1e-5),
+            (1e-3, 7.77e-7),
+            (0.3, 0.1),
+            (1e-7, 1e-5),
+        ] {
+            let dt = dividing_step(interval, max_dt);
+            let k = steps_per_output(interval, dt);
+            assert!(dt <= max_dt, "{dt} above {max_dt}");
+            assert!(divides(dt, interval), "{interval} / {dt}");
+            assert!(
+                k == 1 || dt >= max_dt * (k - 1) as f64 / k as f64,
+                "{dt} needlessly small beside {max_dt} (k {k})"
+            );
+        }
+        assert_eq!(dividing_step(1e300, 1e-300), 1e-300);
+        assert_eq!(
+            dividing_step(f64::MAX, f64::MIN_POSITIVE),
+            f64::MIN_POSITIVE
+        );
+        assert_eq!(dividing_step(1e12, 0.5), 0.5);
+        assert!(!divides(1e-5 * 1.000001, 0.01));
+        assert!(divides(0.01 / 3.0, 0.01));
+    }
+
+    /// Times print as the decimals of whole multiples of the interval (3 × 0.1 is
+    /// 0.30000000000000004 in f64), and consecutive steps stay apart to 10¹¹ steps.
+    #[test]
+    fn step_times_print_round() {
+        let dt = dividing_step(0.1, 3e-3);
+        let k = steps_per_output(0.1, dt);
+        for j in 0..50u64 {
+            let t = crate::cpu::step_time(j * k, dt);
+            assert_eq!(t, format!("{}", j as f64 / 10.0).parse::<f64>().unwrap());
+        }
+        let dt = 1e-6;
+        let n = 99_999_999_999u64;
+        assert!(crate::cpu::step_time(n + 1, dt) > crate::cpu::step_time(n, dt));
+        assert_eq!(crate::cpu::step_time(0, dt), 0.0);
+        assert_eq!(crate::cpu::step_time(u64::MAX, f64::MAX), f64::INFINITY);
+    }
 }

@@ -49,7 +49,7 @@ mod build;
 mod particles;
 mod validate;
 
-pub use build::{build_scene, build_scene_with};
+pub use build::{build_scene, build_scene_with, steps_per_output};
 pub use particles::lognormal_by_mass;
 pub(crate) use particles::sample_diameters;
 use particles::*;

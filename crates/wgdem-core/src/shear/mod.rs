@@ -337,7 +337,8 @@ impl ShearRun {
         mut progress: impl FnMut(&ShearProgress<'_>),
     ) -> Result<Option<ShearSummary>> {
         let dt = self.sim.dt;
-        let every = ((self.setup.config.simulation.output_interval / dt).round() as u64).max(1);
+        let every =
+            crate::scene::steps_per_output(self.setup.config.simulation.output_interval, dt);
         let interval = self.setup.config.simulation.control_interval_steps;
         let mut rows_this_session = 0;
         while self.state.stage != Stage::Done {
