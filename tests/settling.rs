@@ -344,6 +344,51 @@ normal = [0.0, 0.0, 1.0]
     run(&mut split, &mut backend, &mut out, None, |_| {}).unwrap_or_else(|e| panic!("{e}"));
     let (whole, _) = common::run_gpu(&ctx, &scene().simulation, 50_000, Default::default());
     common::assert_same_bits("split by progress reports", &split.simulation, &whole);
+    // f32 forces: each sphere's weight (1.6e-3 N) to about 1e-7 of itself.
+    check_force_balance(&dir.path().join("gpu"), &split.simulation, 1e-9);
+}
+
+/// The last particle CSV of the run in `dir` against its last row: the forces on the spheres
+/// sum to their weight less the force they exert on the walls (the pair forces cancel), to
+/// `tol` N in each component.
+fn check_force_balance(dir: &Path, sim: &wgdem_core::cpu::Simulation, tol: f64) {
+    let read = |path: &Path| -> (Vec<String>, Vec<Vec<f64>>) {
+        let text = std::fs::read_to_string(path).expect("csv");
+        let mut lines = text.lines();
+        let header = lines
+            .next()
+            .expect("header")
+            .split(',')
+            .map(str::to_owned)
+            .collect();
+        let rows = lines
+            .map(|l| l.split(',').map(|c| c.parse().expect("number")).collect())
+            .collect();
+        (header, rows)
+    };
+    let (series, rows) = read(&dir.join("timeseries.csv"));
+    let last = rows.last().expect("a row");
+    let column = |name: &str| series.iter().position(|c| c == name).expect(name);
+    let snapshot = rows.len() - 1;
+    let (header, spheres) = read(&dir.join(format!("particles/particles_{snapshot:06}.csv")));
+    let mass: f64 = sim.particles.mass.iter().sum();
+    for (k, axis) in ["x", "y", "z"].iter().enumerate() {
+        let f = header
+            .iter()
+            .position(|c| c == &format!("f{axis}_N"))
+            .expect("force column");
+        let total: f64 = spheres.iter().map(|r| r[f]).sum();
+        let walls: f64 = sim
+            .walls
+            .iter()
+            .map(|w| last[column(&format!("wall_{}_f{axis}_N", w.name))])
+            .sum();
+        let expected = mass * sim.gravity[k] - walls;
+        assert!(
+            (total - expected).abs() <= tol,
+            "Σ f{axis} {total} N against weight less wall forces {expected} N (bound {tol})"
+        );
+    }
 }
 
 /// With no `dt` given, the step divides `output_interval`, so that the rows of
@@ -404,4 +449,6 @@ normal = [0.0, 0.0, 1.0]
         "0.0", "0.01", "0.02", "0.03", "0.04", "0.05", "0.06", "0.07", "0.08", "0.09", "0.1",
     ];
     assert_eq!(times, expected);
+    // f64 sums of 8 forces of about 1e-3 N.
+    check_force_balance(dir.path(), &scene.simulation, 1e-15);
 }

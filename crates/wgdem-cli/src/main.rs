@@ -522,13 +522,7 @@ fn run_scene(
         }
     }
     let mut line = wgdem_io::progress::StageLine::new();
-    let show = |p: wgdem_core::runner::Progress| {
-        line.show(
-            "run",
-            p.step as f64 / p.total.max(1) as f64,
-            &format!("t {:.4} s E_k {:.3e} J", p.time, p.kinetic_energy),
-        )
-    };
+    let show = |p: wgdem_core::runner::Progress| line.run(&p);
     let vtk = Some(&wgdem_io::VtkFiles as &dyn wgdem_core::snapshot::SnapshotWriter);
     let summary = if resume.is_some() {
         wgdem_core::runner::resume(&mut scene, engine.as_mut(), &dir, vtk, show)

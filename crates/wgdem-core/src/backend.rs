@@ -36,6 +36,12 @@ pub trait Backend {
         control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
     ) -> Result<()>;
 
+    /// After [`Backend::advance`]: the particles' forces and torques of the last step into
+    /// `sim` (the CPU reference's `sim` holds them already; the GPU engine reads them back).
+    fn read_forces(&mut self, _sim: &mut Simulation) -> Result<()> {
+        Ok(())
+    }
+
     /// For snapshots, after [`Backend::advance`]: the particles' forces and torques of the
     /// last step into `sim`, and the contact histories the backend keeps.
     fn contact_histories(&mut self, sim: &mut Simulation) -> Result<ContactHistories> {

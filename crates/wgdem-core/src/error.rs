@@ -62,6 +62,13 @@ pub enum Error {
     /// The engine that takes the steps failed (for the GPU: no adapter, device lost, ...).
     #[error("{0}")]
     Backend(String),
+    /// The caller stopped the run between two outputs (Ctrl-C from Python); the output
+    /// directory holds its rows so far and its last checkpoint.
+    #[error("stopped at step {step}; the output directory holds the rows so far")]
+    Stopped {
+        /// Steps taken.
+        step: u64,
+    },
     /// A CSV or JSON output could not be encoded.
     #[error("{path}: could not encode output: {message}")]
     Encode {

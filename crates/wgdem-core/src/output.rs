@@ -262,8 +262,8 @@ impl OutputDir {
 
     /// Appends a time-series row and writes a particle snapshot for the current state.
     ///
-    /// Wall forces and contact counts are those of `forces`, the simulation whose last force
-    /// evaluation belongs to this row (see `runner`).
+    /// Wall forces, contact counts and the particles' forces and torques are those of
+    /// `forces`, the simulation whose last force evaluation belongs to this row (see `runner`).
     pub fn record(&mut self, sim: &Simulation, forces: &Simulation) -> Result<()> {
         let mut row = vec![
             sim.steps.to_string(),
@@ -284,15 +284,11 @@ impl OutputDir {
         self.series
             .write_all(&line)
             .map_err(|e| Error::io(&path, e))?;
-        self.write_snapshot(sim)
-    }
-
-    fn write_snapshot(&mut self, sim: &Simulation) -> Result<()> {
         let path = self
             .dir
             .join("particles")
             .join(format!("particles_{:06}.csv", self.snapshots));
-        write_particles(&path, sim)?;
+        write_particles_with(&path, sim, forces)?;
         self.snapshots += 1;
         Ok(())
     }
@@ -325,20 +321,32 @@ pub fn guarded(dir: &Path, sim: &Simulation, advanced: Result<()>) -> Result<()>
     }
 }
 
-/// Writes the particles of `sim` as a snapshot CSV (id, position, velocity, angular velocity,
-/// radius, material), atomically.
-fn write_particles(path: &Path, sim: &Simulation) -> Result<()> {
+/// The columns of a particle CSV (`particles/particles_NNNNNN.csv`, `blowup.csv`,
+/// `Simulation.write_particles`).
+pub const PARTICLE_CSV_COLUMNS: [&str; 18] = [
+    "id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s", "wx_rad_s", "wy_rad_s", "wz_rad_s",
+    "radius_m", "material", "fx_N", "fy_N", "fz_N", "tx_N_m", "ty_N_m", "tz_N_m",
+];
+
+/// Writes the particles of `sim` as a particle CSV ([`PARTICLE_CSV_COLUMNS`]: id, position,
+/// velocity, angular velocity, radius, material, and the force and torque of its last step),
+/// atomically.
+pub fn write_particles(path: &Path, sim: &Simulation) -> Result<()> {
+    write_particles_with(path, sim, sim)
+}
+
+/// [`write_particles`] with the forces and torques of `forces` (the same spheres).
+fn write_particles_with(path: &Path, sim: &Simulation, forces: &Simulation) -> Result<()> {
     let p = &sim.particles;
-    let header: Vec<String> = [
-        "id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s", "wx_rad_s", "wy_rad_s",
-        "wz_rad_s", "radius_m", "material",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    let (force, torque) = (&forces.particles.force, &forces.particles.torque);
+    let header: Vec<String> = PARTICLE_CSV_COLUMNS
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
     let rows: Vec<Vec<String>> = (0..p.len())
         .map(|i| {
             let (x, v, w) = (p.position[i], p.velocity[i], p.angular_velocity[i]);
+            let (f, t) = (force[i], torque[i]);
             vec![
                 i.to_string(),
                 fmt(x.x),
@@ -352,6 +360,12 @@ fn write_particles(path: &Path, sim: &Simulation) -> Result<()> {
                 fmt(w.z),
                 fmt(p.radius[i]),
                 p.material[i].to_string(),
+                fmt(f.x),
+                fmt(f.y),
+                fmt(f.z),
+                fmt(t.x),
+                fmt(t.y),
+                fmt(t.z),
             ]
         })
         .collect();

@@ -176,7 +176,22 @@ pub fn run(
     backend: &mut dyn Backend,
     out: &mut OutputDir,
     vtk: Option<&dyn SnapshotWriter>,
-    progress: impl FnMut(Progress),
+    mut progress: impl FnMut(Progress),
+) -> Result<RunSummary> {
+    run_stoppable(scene, backend, out, vtk, |p| {
+        progress(p);
+        Ok(())
+    })
+}
+
+/// [`run`] with a `progress` that may stop the run: an error it returns ends the run there
+/// (after the row, snapshot and checkpoint due at that step) and is returned.
+pub fn run_stoppable(
+    scene: &mut Scene,
+    backend: &mut dyn Backend,
+    out: &mut OutputDir,
+    vtk: Option<&dyn SnapshotWriter>,
+    progress: impl FnMut(Progress) -> Result<()>,
 ) -> Result<RunSummary> {
     let provenance = Provenance::new(
         &scene.source,
@@ -226,7 +241,7 @@ pub fn resume(
     backend: &mut dyn Backend,
     dir: &Path,
     vtk: Option<&dyn SnapshotWriter>,
-    progress: impl FnMut(Progress),
+    mut progress: impl FnMut(Progress),
 ) -> Result<RunSummary> {
     let lock = OutputLock::take(dir)?;
     let path = dir.join(RUN_CHECKPOINT);
@@ -285,6 +300,10 @@ pub fn resume(
         series: cp.series,
         reference,
     };
+    let progress = |p| {
+        progress(p);
+        Ok(())
+    };
     continue_run(scene, backend, &mut out, vtk, progress, provenance, state)
 }
 
@@ -315,7 +334,7 @@ fn continue_run(
     backend: &mut dyn Backend,
     out: &mut OutputDir,
     vtk: Option<&dyn SnapshotWriter>,
-    mut progress: impl FnMut(Progress),
+    mut progress: impl FnMut(Progress) -> Result<()>,
     provenance: Provenance,
     mut state: RunProgress,
 ) -> Result<RunSummary> {
@@ -355,9 +374,10 @@ fn continue_run(
                 total,
                 time: step_time(sim.steps, sim.dt),
                 kinetic_energy: sim.particles.kinetic_energy(),
-            });
+            })?;
             continue;
         }
+        backend.read_forces(sim)?;
         out.record(sim, sim)?;
         rows += 1;
         if rows.is_multiple_of(checkpoint_rows) || done == total {
@@ -388,7 +408,7 @@ fn continue_run(
             total,
             time: step_time(sim.steps, sim.dt),
             kinetic_energy: sim.particles.kinetic_energy(),
-        });
+        })?;
     }
     let n = sim.particles.len();
     let done = state.done;

@@ -347,15 +347,7 @@ impl Series {
             );
         }
         let contacts = contacts(sim, &histories);
-        let k = self.snapshots.len();
-        let files = Snapshot {
-            step: sim.steps,
-            time: crate::cpu::step_time(sim.steps, sim.dt),
-            particles: format!("vtk/particles_{k:04}.vtu"),
-            contacts: content.contacts.then(|| format!("vtk/contacts_{k:04}.vtp")),
-            walls: (content.walls && !sim.walls.is_empty())
-                .then(|| format!("vtk/walls_{k:04}.vtp")),
-        };
+        let files = self.next_files(sim, content);
         let frame = Frame {
             sim,
             reference,
@@ -366,6 +358,19 @@ impl Series {
         writer.snapshot(out, &files, &frame)?;
         self.snapshots.push(files);
         self.write_collection(writer, out)
+    }
+
+    /// The files of the next snapshot (number `len()`) of `sim`, under `vtk/`.
+    pub fn next_files(&self, sim: &Simulation, content: &VtkContent) -> Snapshot {
+        let k = self.snapshots.len();
+        Snapshot {
+            step: sim.steps,
+            time: crate::cpu::step_time(sim.steps, sim.dt),
+            particles: format!("vtk/particles_{k:04}.vtu"),
+            contacts: content.contacts.then(|| format!("vtk/contacts_{k:04}.vtp")),
+            walls: (content.walls && !sim.walls.is_empty())
+                .then(|| format!("vtk/walls_{k:04}.vtp")),
+        }
     }
 
     /// Rewrites `out/vtk/<name>.pvd`.

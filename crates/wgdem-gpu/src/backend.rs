@@ -82,6 +82,10 @@ impl wgdem_core::runner::Backend for GpuBackend {
         Ok(())
     }
 
+    fn read_forces(&mut self, sim: &mut Simulation) -> wgdem_core::Result<()> {
+        self.engine.read_forces_into(sim).map_err(backend_error)
+    }
+
     fn contact_histories(
         &mut self,
         sim: &mut Simulation,

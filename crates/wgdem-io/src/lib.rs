@@ -14,7 +14,7 @@ pub mod plots;
 pub mod progress;
 pub mod vtk;
 
-pub use packing::{PackingFiles, load_scene, read_packing};
+pub use packing::{PackingFiles, load_scene, read_packing, write_lammps_dump};
 
 use std::path::Path;
 

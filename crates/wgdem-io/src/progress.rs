@@ -106,6 +106,15 @@ impl StageLine {
         }
     }
 
+    /// Shows where a run (`wgdem run`, `wgdem.run`) stands: steps done, time, kinetic energy.
+    pub fn run(&mut self, p: &wgdem_core::runner::Progress) {
+        self.show(
+            "run",
+            p.step as f64 / p.total.max(1) as f64,
+            &format!("t {:.4} s E_k {:.3e} J", p.time, p.kinetic_energy),
+        )
+    }
+
     /// Leaves the last line on the terminal.
     pub fn finish(self) {
         if let Some((_, bar)) = self.bar {

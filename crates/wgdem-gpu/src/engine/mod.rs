@@ -381,6 +381,19 @@ impl GpuEngine {
         Ok(())
     }
 
+    /// Takes over `sim`'s gravity and local damping from the next step on (contact history,
+    /// state and tables kept): a host that settles a packing with damping, then switches it
+    /// off, or tilts gravity between stages.
+    pub fn update_gravity_and_damping(&mut self, sim: &Simulation) {
+        self.shape.params.gravity = v4(sim.gravity);
+        self.shape.params.local_damping = sim.local_damping as f32;
+        self.queue.write_buffer(
+            &self.buffers.params,
+            0,
+            bytemuck::bytes_of(&self.shape.params),
+        );
+    }
+
     /// A new engine on the same device for `sim`, with this one's options (history empty).
     pub fn rebuild(&self, sim: &Simulation) -> Result<Self, GpuError> {
         Self::new(&self.device, &self.queue, sim, self.options)

@@ -327,3 +327,57 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
         recorded_max_overlap: None,
     })
 }
+
+/// Writes the particles of `sim` as one frame of a LAMMPS/LIGGGHTS dump (`dump custom` with
+/// `id type x y z vx vy vz fx fy fz omegax omegay omegaz radius`; ids 1…N in stable-id order,
+/// types the material index plus one, as LAMMPS numbers them; box bounds the spheres' extent,
+/// `ff` on each axis), atomically. [`read_lammps_dump`] reads it back (OVITO, LIGGGHTS's
+/// `read_dump` and Pizza.py read the same columns). The forces and torques are those `sim`'s
+/// particles hold (the last step's).
+pub fn write_lammps_dump(path: &Path, sim: &Simulation) -> Result<()> {
+    use std::fmt::Write as _;
+    let p = &sim.particles;
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for i in 0..p.len() {
+        lo = lo.min(p.position[i] - DVec3::splat(p.radius[i]));
+        hi = hi.max(p.position[i] + DVec3::splat(p.radius[i]));
+    }
+    if p.is_empty() {
+        (lo, hi) = (DVec3::ZERO, DVec3::ZERO);
+    }
+    let mut text = format!(
+        "ITEM: TIMESTEP\n{}\nITEM: NUMBER OF ATOMS\n{}\nITEM: BOX BOUNDS ff ff ff\n",
+        sim.steps,
+        p.len()
+    );
+    for k in 0..3 {
+        let _ = writeln!(text, "{} {}", fmt(lo[k]), fmt(hi[k]));
+    }
+    text.push_str("ITEM: ATOMS id type x y z vx vy vz fx fy fz omegax omegay omegaz radius\n");
+    for i in 0..p.len() {
+        let (x, v, f, w) = (
+            p.position[i],
+            p.velocity[i],
+            p.force[i],
+            p.angular_velocity[i],
+        );
+        let cells = [
+            x.x,
+            x.y,
+            x.z,
+            v.x,
+            v.y,
+            v.z,
+            f.x,
+            f.y,
+            f.z,
+            w.x,
+            w.y,
+            w.z,
+            p.radius[i],
+        ]
+        .map(fmt);
+        let _ = writeln!(text, "{} {} {}", i + 1, p.material[i] + 1, cells.join(" "));
+    }
+    atomic_write(path, text.as_bytes())
+}

@@ -15,6 +15,7 @@ mod lammps;
 mod table;
 mod vtu;
 
+pub use lammps::write_lammps_dump;
 use lammps::{read_lammps_data, read_lammps_dump};
 use table::read_csv;
 use vtu::read_vtu;

@@ -17,8 +17,15 @@ const CSV_COLUMNS: [(&str, &[&str]); 11] = [
     ("material", &["material"]),
 ];
 
+/// Columns a CSV may carry that a packing does not use: skipped (the id, and the force and
+/// torque columns of wgdem's own particle CSVs).
+const SKIPPED_COLUMNS: [&str; 13] = [
+    "id", "fx", "fy", "fz", "tx", "ty", "tz", "fx_n", "fy_n", "fz_n", "tx_n_m", "ty_n_m", "tz_n_m",
+];
+
 /// CSV: with a header naming the columns (`x,y,z,radius`, optionally `vx,vy,vz,wx,wy,wz`
-/// and `material`, with or without unit suffixes; an `id` column is skipped), or without one
+/// and `material`, with or without unit suffixes; `id`, force and torque columns are
+/// skipped), or without one
 /// in the order `x,y,z,radius[,vx,vy,vz,wx,wy,wz,material]`.
 pub(super) fn read_csv(path: &Path) -> Result<Packing> {
     let file = path.display().to_string();
@@ -47,7 +54,7 @@ pub(super) fn read_csv(path: &Path) -> Result<Packing> {
                 let mut s = Vec::new();
                 for (k, name) in record.iter().enumerate() {
                     let key = name.to_ascii_lowercase();
-                    if key == "id" {
+                    if SKIPPED_COLUMNS.contains(&key.as_str()) {
                         s.push(None);
                         continue;
                     }
@@ -60,7 +67,7 @@ pub(super) fn read_csv(path: &Path) -> Result<Packing> {
                                 line,
                                 k + 1,
                                 name,
-                                "unknown column; known: x, y, z, radius, vx, vy, vz, wx, wy, wz, material (with or without unit suffixes such as x_m), id",
+                                "unknown column; known: x, y, z, radius, vx, vy, vz, wx, wy, wz, material (with or without unit suffixes such as x_m); skipped: id, fx, fy, fz, tx, ty, tz (and fx_N … tz_N_m)",
                             )
                         })?;
                     if s.contains(&Some(slot)) {
