@@ -38,6 +38,7 @@ pub fn to_py(e: Error) -> PyErr {
         e @ Error::BlowUp(_) => BlowUpError::new_err(e.to_string()),
         e @ Error::Backend(_) => EngineError::new_err(e.to_string()),
         e @ (Error::Io { .. } | Error::Encode { .. }) => FileError::new_err(e.to_string()),
+        e @ Error::Stopped { .. } => pyo3::exceptions::PyKeyboardInterrupt::new_err(e.to_string()),
     }
 }
 

@@ -11,7 +11,26 @@ use wgdem_core::shear::{ShearRun, ShearSetup};
 use wgdem_gpu::{GpuContext, GpuOptions};
 
 use crate::errors::{EngineError, gpu_to_py, to_py};
-use crate::scene::toml_argument;
+use crate::scene::{Scene, TEXT_SOURCE, toml_argument};
+
+/// While held, the log shows warnings and errors only (`progress=False`): the jobs' stage
+/// lines and their INFO lines (the engine chosen, the outputs) are left out. The level is
+/// the process's, so a job run quietly in one thread quiets another's INFO lines meanwhile.
+struct Quiet(log::LevelFilter);
+
+impl Quiet {
+    fn new() -> Self {
+        let before = log::max_level();
+        log::set_max_level(before.min(log::LevelFilter::Warn));
+        Self(before)
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        log::set_max_level(self.0);
+    }
+}
 
 fn json(value: &impl serde::Serialize) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| EngineError::new_err(e.to_string()))
@@ -82,6 +101,7 @@ pub fn shear_json(
             ),
         ));
     }
+    let _quiet = (!progress).then(Quiet::new);
     let (text, file) = toml_argument(config, "<shear config text>")?;
     let setup = ShearSetup::parse_scaled(&text, &file, particles).map_err(to_py)?;
     let specimen = specimen
@@ -134,6 +154,82 @@ pub fn shear_json(
         line.finish();
     }
     Ok((json(&summary)?, json(&run.state().rows)?, output.kept()))
+}
+
+/// A scene argument: a `wgdem.Scene`, or a scene file or its text.
+fn scene_argument(arg: &Bound<'_, PyAny>) -> PyResult<wgdem_core::scene::Scene> {
+    if let Ok(scene) = arg.extract::<PyRef<'_, Scene>>() {
+        return Ok(scene.scene.clone());
+    }
+    let (text, source) = toml_argument(arg, TEXT_SOURCE)?;
+    Ok(Scene::build(&text, &source)?.scene)
+}
+
+/// Runs a scene to its end as `wgdem run` does (see `wgdem.run` in `wgdem/__init__.py`),
+/// writing the same files; returns the summary as JSON, `timeseries.csv`'s text and the
+/// output directory if it is kept.
+#[pyfunction]
+#[pyo3(signature = (scene, backend = "auto", adapter = None, out = None, progress = true, overwrite = false, gpu_path = "auto"))]
+#[allow(clippy::too_many_arguments)]
+pub fn run_json(
+    py: Python<'_>,
+    scene: &Bound<'_, PyAny>,
+    backend: &str,
+    adapter: Option<&str>,
+    out: Option<PathBuf>,
+    progress: bool,
+    overwrite: bool,
+    gpu_path: &str,
+) -> PyResult<(String, String, Option<String>)> {
+    let choice = crate::errors::choice("wgdem.run", backend)?;
+    let single_workgroup = crate::errors::gpu_path("wgdem.run", gpu_path)?;
+    let _quiet = (!progress).then(Quiet::new);
+    let mut scene = scene_argument(scene)?;
+    let output = Output::new(out)?;
+    let walls: Vec<String> = scene
+        .simulation
+        .walls
+        .iter()
+        .map(|w| w.name.clone())
+        .collect();
+    let work = scene.simulation.accounts_work();
+    let mut dir = wgdem_core::output::OutputDir::create(output.dir(), &walls, work, overwrite)
+        .map_err(to_py)?;
+    let options = GpuOptions {
+        single_workgroup,
+        ..GpuOptions::default()
+    };
+    let sim = &scene.simulation;
+    let mut engine: Box<dyn Backend + Send> =
+        match py.detach(|| crate::engines::gpu_backend(choice, adapter, sim, options))? {
+            Some(backend) => Box::new(backend),
+            None => Box::new(CpuBackend),
+        };
+    let mut line = progress.then(wgdem_io::progress::StageLine::new);
+    // Ctrl-C is looked for at each progress report (every row, and every
+    // `runner::progress_steps` steps between rows far apart).
+    let mut interrupted = None;
+    let ran = py.detach(|| {
+        let vtk = Some(&wgdem_io::VtkFiles as &dyn wgdem_core::snapshot::SnapshotWriter);
+        wgdem_core::runner::run_stoppable(&mut scene, engine.as_mut(), &mut dir, vtk, |p| {
+            if let Some(line) = line.as_mut() {
+                line.run(&p);
+            }
+            Python::attach(|py| py.check_signals()).map_err(|e| {
+                interrupted = Some(e);
+                wgdem_core::Error::Stopped { step: p.step }
+            })
+        })
+    });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let summary = ran.map_err(to_py)?;
+    if let Some(line) = line {
+        line.finish();
+    }
+    let table = crate::scene::read(&output.dir().join("timeseries.csv"))?;
+    Ok((json(&summary)?, table, output.kept()))
 }
 
 /// Runs a contact case (see `wgdem.contact` in `wgdem/__init__.py`); returns the summary and

@@ -9,6 +9,7 @@ mod engines;
 mod errors;
 mod jobs;
 mod scene;
+mod series;
 mod simulation;
 
 /// wgdem's engine, driven from Python.
@@ -22,7 +23,9 @@ fn _wgdem(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<scene::Scene>()?;
     m.add_class::<simulation::Simulation>()?;
+    m.add_class::<series::Series>()?;
     m.add_function(wrap_pyfunction!(jobs::shear_json, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::run_json, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::contact_json, m)?)?;
     Ok(())
 }

@@ -9,16 +9,18 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 use numpy::ndarray::{Array1, Array2};
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1, PyArrayLike2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::{Deserialize, Serialize};
 use wgdem_core::checkpoint::{self, Kind};
 use wgdem_core::cpu::{SimState, Simulation as CpuSimulation};
 use wgdem_core::runner::{Backend, CpuBackend, step_count};
-use wgdem_core::snapshot::{BodyA, ContactHistories, ContactRecord, contacts};
+use wgdem_core::snapshot::{
+    BodyA, ContactHistories, ContactRecord, Snapshot, SnapshotWriter, VtkContent, contacts,
+};
 use wgdem_gpu::{GpuBackend, GpuOptions};
 
 use crate::errors::{bad_argument, gpu_to_py, to_py};
@@ -62,16 +64,38 @@ enum Engine {
 }
 
 /// A simulation and its engine, without Python types (stepped with the GIL released).
-struct Session {
-    sim: CpuSimulation,
+pub(crate) struct Session {
+    pub(crate) sim: CpuSimulation,
     engine: Engine,
     /// The scene as run (for checkpoints).
-    input_toml: String,
-    source: String,
+    pub(crate) input_toml: String,
+    pub(crate) source: String,
     /// `sim`'s particles are the engine's (the GPU's are read back lazily).
     synced: bool,
     /// The step whose forces and torques `sim`'s particles hold, if any.
     forces_at: Option<u64>,
+    /// What snapshots need of the scene.
+    pub(crate) looks: Looks,
+}
+
+/// What the scene says of its snapshots: the material names, the ParaView content
+/// (`[output]`), and the positions and orientations displacements are measured from (the
+/// scene's initial state).
+pub(crate) struct Looks {
+    pub(crate) names: Vec<String>,
+    pub(crate) content: VtkContent,
+    pub(crate) reference: (Vec<DVec3>, Vec<DQuat>),
+}
+
+impl Looks {
+    fn of(scene: &wgdem_core::scene::Scene) -> Self {
+        let p = &scene.simulation.particles;
+        Self {
+            names: scene.materials.iter().map(|m| m.name.clone()).collect(),
+            content: scene.config.output.vtk.clone(),
+            reference: (p.position.clone(), p.orientation.clone()),
+        }
+    }
 }
 
 impl Session {
@@ -82,6 +106,7 @@ impl Session {
         single_workgroup: Option<bool>,
         input_toml: String,
         source: String,
+        looks: Looks,
     ) -> PyResult<Self> {
         let choice = crate::errors::choice("Simulation", backend)?;
         let options = GpuOptions {
@@ -99,6 +124,7 @@ impl Session {
             source,
             synced: true,
             forces_at: None,
+            looks,
         })
     }
 
@@ -129,6 +155,12 @@ impl Session {
         self.forces_at = None;
         match &mut self.engine {
             Engine::Cpu => {
+                if self.sim.steps == 0 {
+                    // Forces shown before the first step (`sync_forces`) are not an earlier
+                    // step's: its dashpots' predictor starts from none, as a run's does.
+                    self.sim.particles.force.fill(DVec3::ZERO);
+                    self.sim.particles.torque.fill(DVec3::ZERO);
+                }
                 CpuBackend.advance(&mut self.sim, steps)?;
                 wgdem_core::guard::check(&self.sim, "the Simulation's arrays")
             }
@@ -163,8 +195,7 @@ impl Session {
             return Ok(());
         }
         if self.sim.steps == 0 {
-            let mut initial = self.sim.clone();
-            initial.compute_forces();
+            let initial = self.initial_state();
             self.sim.particles.force = initial.particles.force;
             self.sim.particles.torque = initial.particles.torque;
         } else if let Engine::Gpu(gpu) = &self.engine {
@@ -174,6 +205,62 @@ impl Session {
         }
         self.forces_at = Some(self.sim.steps);
         Ok(())
+    }
+
+    /// Before the first step, the state a row or snapshot shows: a copy with the initial
+    /// state's forces, wall forces, counts and contacts (the history not advanced), as
+    /// `wgdem run` writes its first row; `None` after it (`sim` with the last step's forces).
+    pub(crate) fn initial(&mut self) -> PyResult<Option<CpuSimulation>> {
+        self.sync_forces()?;
+        Ok((self.sim.steps == 0).then(|| self.initial_state()))
+    }
+
+    /// Before the first step: a copy of `sim` with the forces of the initial state evaluated
+    /// as the first step evaluates them (its dashpots' predictor from no earlier force).
+    fn initial_state(&self) -> CpuSimulation {
+        let mut initial = self.sim.clone();
+        initial.particles.force.fill(DVec3::ZERO);
+        initial.particles.torque.fill(DVec3::ZERO);
+        initial.compute_forces();
+        initial
+    }
+
+    /// Writes snapshot `files` (paths relative to `out`) of the current state.
+    pub(crate) fn snapshot(&mut self, out: &std::path::Path, files: &Snapshot) -> PyResult<()> {
+        let (shown, histories) = match self.initial()? {
+            Some(mut initial) => {
+                let h = CpuBackend.contact_histories(&mut initial);
+                (initial, h)
+            }
+            None => {
+                let mut shown = self.sim.clone();
+                let h = match &mut self.engine {
+                    Engine::Cpu => CpuBackend.contact_histories(&mut shown),
+                    Engine::Gpu(gpu) => gpu.contact_histories(&mut shown),
+                };
+                (shown, h)
+            }
+        };
+        let histories = histories.map_err(to_py)?;
+        let contacts = contacts(&shown, &histories);
+        let looks = &self.looks;
+        let frame = wgdem_core::snapshot::Frame {
+            sim: &shown,
+            reference: (&looks.reference.0, &looks.reference.1),
+            contacts: &contacts,
+            material_names: &looks.names,
+            content: &looks.content,
+        };
+        wgdem_io::VtkFiles
+            .snapshot(out, files, &frame)
+            .map_err(to_py)
+    }
+
+    /// Hands `sim`'s gravity and local damping to the engine (the CPU steps `sim`).
+    fn update_gravity_and_damping(&mut self) {
+        if let Engine::Gpu(gpu) = &mut self.engine {
+            gpu.engine.update_gravity_and_damping(&self.sim);
+        }
     }
 
     /// Every touching contact, with the forces its model gives from the stored history.
@@ -230,7 +317,7 @@ pub struct Simulation {
 fn vectors(
     what: &str,
     field: &str,
-    array: &PyReadonlyArray2<'_, f64>,
+    array: &PyArrayLike2<'_, f64, AllowTypeChange>,
     n: usize,
 ) -> PyResult<Vec<DVec3>> {
     let a = array.as_array();
@@ -259,17 +346,37 @@ fn vectors(
     Ok(rows)
 }
 
-/// A 3-vector argument, refusing another length or non-finite values.
-fn vector(what: &str, field: &str, array: &PyReadonlyArray1<'_, f64>) -> PyResult<DVec3> {
+/// A 3-vector argument (a list, tuple or array of numbers), refusing another length or
+/// non-finite values; `unit` names its unit in the message.
+fn vector(
+    what: &str,
+    field: &str,
+    array: &PyArrayLike1<'_, f64, AllowTypeChange>,
+    unit: &str,
+) -> PyResult<DVec3> {
     let a = array.as_array();
     if a.len() != 3 || !a.iter().all(|x| x.is_finite()) {
         return Err(bad_argument(
             what,
             field,
-            format!("{a} must be 3 finite numbers (m/s)"),
+            format!("{a} must be 3 finite numbers ({unit})"),
         ));
     }
     Ok(DVec3::new(a[0], a[1], a[2]))
+}
+
+/// A wall argument: its index in the scene, or its name.
+#[derive(FromPyObject)]
+enum WallRef {
+    Index(i64),
+    Name(String),
+}
+
+/// A material argument: its index into `Scene.materials`, or its name.
+#[derive(FromPyObject)]
+enum MaterialRef {
+    Index(i64),
+    Name(String),
 }
 
 fn array3<'py>(py: Python<'py>, rows: impl Iterator<Item = DVec3>) -> Bound<'py, PyArray2<f64>> {
@@ -317,7 +424,7 @@ fn contact_dict<'py>(
 
 impl Simulation {
     /// The session, or an `EngineError` where another thread is inside a call on it.
-    fn lock(&self) -> PyResult<MutexGuard<'_, Session>> {
+    pub(crate) fn lock(&self) -> PyResult<MutexGuard<'_, Session>> {
         self.session.try_lock().map_err(|e| match e {
             TryLockError::WouldBlock => crate::errors::EngineError::new_err(
                 "Simulation: another thread is inside a call on this simulation (a step runs without the GIL); use each Simulation from one thread at a time",
@@ -330,18 +437,78 @@ impl Simulation {
 }
 
 /// `wall` as an index into `session`'s walls, or a `ConfigError` naming `what`.
-fn wall_index(session: &Session, what: &str, wall: i64) -> PyResult<usize> {
-    let n = session.sim.walls.len();
-    match usize::try_from(wall) {
-        Ok(w) if w < n => Ok(w),
-        _ => Err(bad_argument(
-            what,
-            "wall",
-            format!(
-                "{wall} is not a wall index; the scene has {n} wall(s), indices 0 to {}",
-                n.saturating_sub(1)
-            ),
-        )),
+fn wall_index(session: &Session, what: &str, wall: &WallRef) -> PyResult<usize> {
+    let walls = &session.sim.walls;
+    let n = walls.len();
+    let names = || {
+        walls
+            .iter()
+            .map(|w| format!("\"{}\"", w.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match wall {
+        WallRef::Index(i) => match usize::try_from(*i) {
+            Ok(w) if w < n => Ok(w),
+            _ => Err(bad_argument(
+                what,
+                "wall",
+                format!(
+                    "{i} is not a wall index; the scene has {n} wall(s), indices 0 to {} (or their names: {})",
+                    n.saturating_sub(1),
+                    names()
+                ),
+            )),
+        },
+        WallRef::Name(name) => walls.iter().position(|w| &w.name == name).ok_or_else(|| {
+            bad_argument(
+                what,
+                "wall",
+                format!(
+                    "\"{name}\" is not a wall of the scene; its walls are {}",
+                    names()
+                ),
+            )
+        }),
+    }
+}
+
+/// `material` as an index into the scene's materials, or a `ConfigError` naming `field`.
+fn material_index(
+    session: &Session,
+    what: &str,
+    field: &str,
+    material: &MaterialRef,
+) -> PyResult<usize> {
+    let names = &session.looks.names;
+    let known = || {
+        names
+            .iter()
+            .map(|m| format!("\"{m}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match material {
+        MaterialRef::Index(i) => usize::try_from(*i)
+            .ok()
+            .filter(|&m| m < names.len())
+            .ok_or_else(|| {
+                bad_argument(
+                    what,
+                    field,
+                    format!(
+                        "{i} is not a material index; the scene's materials are {} (indices from 0)",
+                        known()
+                    ),
+                )
+            }),
+        MaterialRef::Name(name) => names.iter().position(|m| m == name).ok_or_else(|| {
+            bad_argument(
+                what,
+                field,
+                format!("\"{name}\" is not a material of the scene; its materials are {}", known()),
+            )
+        }),
     }
 }
 
@@ -365,8 +532,18 @@ impl Simulation {
         let input_toml = scene.input_toml()?;
         let sim = scene.scene.simulation.clone();
         let source = scene.scene.source.clone();
-        let session = py
-            .detach(|| Session::new(sim, backend, adapter, single_workgroup, input_toml, source))?;
+        let looks = Looks::of(&scene.scene);
+        let session = py.detach(|| {
+            Session::new(
+                sim,
+                backend,
+                adapter,
+                single_workgroup,
+                input_toml,
+                source,
+                looks,
+            )
+        })?;
         Ok(Self {
             session: Mutex::new(session),
         })
@@ -392,17 +569,15 @@ impl Simulation {
     fn run(&self, py: Python<'_>, until: f64) -> PyResult<()> {
         let mut session = self.lock()?;
         let s = &session.sim;
-        if !until.is_finite() || until < s.time {
+        let now = wgdem_core::output::step_time(s.steps, s.dt);
+        if !until.is_finite() || until < now {
             return Err(bad_argument(
                 "Simulation.run",
                 "until",
-                format!(
-                    "{until} s is not a time at or after the current one, {} s",
-                    s.time
-                ),
+                format!("{until} s is not a time at or after the current one, {now} s"),
             ));
         }
-        let steps = step_count(until - s.time, s.dt);
+        let steps = step_count(until - now, s.dt);
         step_session(py, &mut session, steps)
     }
 
@@ -420,12 +595,12 @@ impl Simulation {
         Ok(())
     }
 
-    /// Simulated time (s).
+    /// Simulated time (s): `steps × dt`, rounded to 12 significant digits as every output's
+    /// `time_s` (so that after `run(until=0.05)` with a `dt` that divides 0.05 it is 0.05).
     #[getter]
     fn time(&self) -> PyResult<f64> {
-        let mut guard = self.lock()?;
-        let session = &mut *guard;
-        Ok(session.sim.time)
+        let s = &self.lock()?.sim;
+        Ok(wgdem_core::output::step_time(s.steps, s.dt))
     }
 
     /// Time step (s).
@@ -548,7 +723,7 @@ impl Simulation {
 
     /// Sets every sphere's velocity (m/s) from a float64 (N, 3) array, from the next step on;
     /// positions and contact history are kept.
-    fn set_velocities(&self, velocities: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+    fn set_velocities(&self, velocities: PyArrayLike2<'_, f64, AllowTypeChange>) -> PyResult<()> {
         let mut guard = self.lock()?;
         let session = &mut *guard;
         let n = session.sim.particles.len();
@@ -561,7 +736,7 @@ impl Simulation {
     /// Sets every sphere's angular velocity (rad/s) from a float64 (N, 3) array.
     fn set_angular_velocities(
         &self,
-        angular_velocities: PyReadonlyArray2<'_, f64>,
+        angular_velocities: PyArrayLike2<'_, f64, AllowTypeChange>,
     ) -> PyResult<()> {
         let mut guard = self.lock()?;
         let session = &mut *guard;
@@ -650,14 +825,19 @@ impl Simulation {
         Ok(array3(py, session.sim.walls.iter().map(|w| w.torque)))
     }
 
-    /// Sets wall `wall`'s velocity (m/s, 3 numbers) from the next step on: a servo or a
-    /// loading programme written in Python. A wall with a `velocity_schedule` is refused.
-    fn set_wall_velocity(&self, wall: i64, velocity: PyReadonlyArray1<'_, f64>) -> PyResult<()> {
+    /// Sets wall `wall`'s velocity (m/s, 3 numbers: a list, tuple or array) from the next step
+    /// on: a servo or a loading programme written in Python. `wall` is its index or its name.
+    /// A wall with a `velocity_schedule` is refused.
+    fn set_wall_velocity(
+        &self,
+        wall: WallRef,
+        velocity: PyArrayLike1<'_, f64, AllowTypeChange>,
+    ) -> PyResult<()> {
         let mut guard = self.lock()?;
         let session = &mut *guard;
         let what = "Simulation.set_wall_velocity";
-        let wall = wall_index(session, what, wall)?;
-        let v = vector(what, "velocity", &velocity)?;
+        let wall = wall_index(session, what, &wall)?;
+        let v = vector(what, "velocity", &velocity, "m/s")?;
         if session
             .sim
             .wall_schedules
@@ -678,6 +858,158 @@ impl Simulation {
             gpu.engine.set_wall_velocity(wall, v);
         }
         Ok(())
+    }
+
+    /// Kinetic energy (J) as `(translational, rotational)`: Σ ½ m v² and Σ ½ I ω² over the
+    /// spheres (`timeseries.csv`'s `kinetic_energy_J` is their sum).
+    fn kinetic_energy(&self) -> PyResult<(f64, f64)> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        session.sync()?;
+        let p = &session.sim.particles;
+        let (mut translational, mut rotational) = (0.0, 0.0);
+        for i in 0..p.len() {
+            translational += 0.5 * p.mass[i] * p.velocity[i].length_squared();
+            rotational += 0.5 * p.inertia[i] * p.angular_velocity[i].length_squared();
+        }
+        Ok((translational, rotational))
+    }
+
+    /// Body acceleration (m/s²), float64 (3,); settable (3 finite numbers) between steps on
+    /// both engines, the contacts' history kept.
+    #[getter]
+    fn gravity<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let g = self.lock()?.sim.gravity;
+        Ok(array1(py, g.to_array().to_vec()))
+    }
+
+    #[setter]
+    fn set_gravity(&self, gravity: PyArrayLike1<'_, f64, AllowTypeChange>) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        session.sim.gravity = vector("Simulation.gravity", "gravity", &gravity, "m/s²")?;
+        session.update_gravity_and_damping();
+        Ok(())
+    }
+
+    /// Cundall's local damping α in [0, 1) (`simulation.local_damping`); settable between
+    /// steps on both engines (e.g. 0.7 to settle, then 0), the contacts' history kept.
+    #[getter]
+    fn local_damping(&self) -> PyResult<f64> {
+        Ok(self.lock()?.sim.local_damping)
+    }
+
+    #[setter]
+    fn set_local_damping(&self, alpha: f64) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        if !(0.0..1.0).contains(&alpha) {
+            return Err(bad_argument(
+                "Simulation.local_damping",
+                "local_damping",
+                format!("{alpha} is outside [0, 1); 0 is none, 0.7 the usual for settling"),
+            ));
+        }
+        session.sim.local_damping = alpha;
+        session.update_gravity_and_damping();
+        Ok(())
+    }
+
+    /// The friction coefficient of contacts between materials `a` and `b` (names or indices
+    /// into `Scene.materials`; a wall's material counts as any other).
+    fn friction(&self, a: MaterialRef, b: MaterialRef) -> PyResult<f64> {
+        let session = self.lock()?;
+        let what = "Simulation.friction";
+        let a = material_index(&session, what, "a", &a)?;
+        let b = material_index(&session, what, "b", &b)?;
+        Ok(session.sim.pair(a, b).friction())
+    }
+
+    /// Sets the friction coefficient μ ≥ 0 of contacts between materials `a` and `b` (names
+    /// or indices; both orders) from the next step on, on both engines, the contacts' history
+    /// kept: a tangential force above the new Coulomb limit slides back to it at its next
+    /// step, as after any change of normal force.
+    fn set_friction(&self, a: MaterialRef, b: MaterialRef, friction: f64) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let what = "Simulation.set_friction";
+        let a = material_index(session, what, "a", &a)?;
+        let b = material_index(session, what, "b", &b)?;
+        if !(friction.is_finite() && friction >= 0.0) {
+            return Err(bad_argument(
+                what,
+                "friction",
+                format!("{friction} must be a finite number ≥ 0"),
+            ));
+        }
+        let n = session.sim.n_materials();
+        let mut table: Vec<_> = (0..n * n)
+            .map(|k| *session.sim.pair(k / n, k % n))
+            .collect();
+        for (i, j) in [(a, b), (b, a)] {
+            table[i * n + j] = table[i * n + j].with_friction(friction);
+        }
+        session.sync()?;
+        session.sim.set_pair_params(table);
+        let sim = &session.sim;
+        match &mut session.engine {
+            Engine::Cpu => Ok(()),
+            Engine::Gpu(gpu) => gpu.update_pair_params(sim).map_err(to_py),
+        }
+    }
+
+    /// Writes the spheres to `path` (atomically): `format="csv"`, the particle CSV of
+    /// `wgdem run` (id, position, velocity, angular velocity, radius, material, force and
+    /// torque of the last step; docs/outputs.md), or `"lammps-dump"`, one frame of a LAMMPS
+    /// dump (`id type x y z vx vy vz fx fy fz omegax omegay omegaz radius`, ids from 1, types
+    /// the material index plus one) that OVITO and LIGGGHTS's `read_dump` read.
+    #[pyo3(signature = (path, format = "csv"))]
+    fn write_particles(&self, py: Python<'_>, path: PathBuf, format: &str) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let write = match format {
+            "csv" => wgdem_core::output::write_particles,
+            "lammps-dump" => wgdem_io::write_lammps_dump,
+            other => {
+                return Err(bad_argument(
+                    "Simulation.write_particles",
+                    "format",
+                    format!("{other:?} is not a format; use \"csv\" or \"lammps-dump\""),
+                ));
+            }
+        };
+        session.sync_forces()?;
+        let sim = &session.sim;
+        py.detach(|| write(&path, sim)).map_err(to_py)
+    }
+
+    /// Writes a ParaView snapshot of the current state in directory `out` (created if
+    /// missing): `particles.vtu`, `contacts.vtp` and, with walls, `walls.vtp` (`[output]`'s
+    /// content), the arrays of `wgdem run`'s snapshots (docs/outputs.md); returns the paths
+    /// written. `wgdem.Series` writes a time series of them.
+    fn write_vtk(&self, py: Python<'_>, out: PathBuf) -> PyResult<Vec<PathBuf>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        std::fs::create_dir_all(&out).map_err(|e| to_py(wgdem_core::Error::io(&out, e)))?;
+        let files = Snapshot {
+            step: session.sim.steps,
+            time: wgdem_core::output::step_time(session.sim.steps, session.sim.dt),
+            particles: "particles.vtu".to_owned(),
+            contacts: session
+                .looks
+                .content
+                .contacts
+                .then(|| "contacts.vtp".to_owned()),
+            walls: (session.looks.content.walls && !session.sim.walls.is_empty())
+                .then(|| "walls.vtp".to_owned()),
+        };
+        py.detach(|| session.snapshot(&out, &files))?;
+        let written = [
+            Some(&files.particles),
+            files.contacts.as_ref(),
+            files.walls.as_ref(),
+        ];
+        Ok(written.into_iter().flatten().map(|f| out.join(f)).collect())
     }
 
     /// Writes the whole state to `path` (atomically): restoring it with
@@ -725,6 +1057,7 @@ impl Simulation {
         let scene = Scene::build(&saved.input_toml, &saved.source)?;
         let mut sim = scene.scene.simulation.clone();
         sim.restore(saved.sim);
+        let looks = Looks::of(&scene.scene);
         py.detach(|| {
             let mut session = Session::new(
                 sim,
@@ -733,6 +1066,7 @@ impl Simulation {
                 single_workgroup,
                 saved.input_toml,
                 saved.source,
+                looks,
             )?;
             if let Engine::Gpu(gpu) = &mut session.engine {
                 gpu.restore_state(&session.sim, &saved.engine)

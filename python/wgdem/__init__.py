@@ -5,9 +5,11 @@ make boxes and loading plates. SI units throughout.
 
 - ``Scene.from_toml(path_or_text)`` builds a scene (the format of ``wgdem run``);
 - ``Simulation(scene, backend="auto"|"gpu"|"cpu")`` steps it, with its state as NumPy arrays and
-  particle and wall velocities settable between calls to ``step``;
-- ``shear(config)`` runs a direct shear test, ``contact(case)`` a contact case, each returning
-  ``(summary, series)``.
+  particle and wall velocities, gravity, damping and friction settable between calls to
+  ``step``; ``sim.write_particles`` and ``sim.write_vtk`` write its state, and
+  ``Series(sim, out)`` the files of ``wgdem run`` from a Python loop;
+- ``run(scene)`` runs a scene to its end as ``wgdem run`` does, ``shear(config)`` a direct
+  shear test, ``contact(case)`` a contact case, each returning ``(summary, series)``.
 
 docs/python.md in the wgdem sources is the guide.
 """
@@ -20,14 +22,17 @@ from typing import Any, NamedTuple, Optional, Union
 
 import numpy as np
 
-from ._wgdem import Scene, Simulation, __version__
+from ._wgdem import Scene, Series, Simulation, __version__
 from ._wgdem import contact_json as _contact_json
+from ._wgdem import run_json as _run_json
 from ._wgdem import shear_json as _shear_json
 from .errors import BlowUpError, ConfigError, EngineError, FileError, WgdemError
 
 __all__ = [
     "Scene",
     "Simulation",
+    "Series",
+    "run",
     "shear",
     "contact",
     "JobResult",
@@ -76,7 +81,62 @@ def _series(rows_json: str) -> Any:
     return pandas.DataFrame(columns)
 
 
+def _csv_series(text: str) -> Any:
+    """A CSV's text (wgdem's: a header, numbers, ``NaN`` where undefined) as columns, like
+    ``_series``: int64 where every value is an integer literal, else float64."""
+    lines = [line.split(",") for line in text.splitlines() if line]
+    names = lines[0] if lines else []
+    columns = {}
+    for k, name in enumerate(names):
+        cells = [row[k] for row in lines[1:]]
+        if cells and all(c.lstrip("-").isdigit() for c in cells):
+            columns[name] = np.array([int(c) for c in cells], dtype=np.int64)
+        else:
+            columns[name] = np.array([float(c) for c in cells], dtype=np.float64)
+    try:
+        import pandas
+    except ImportError:
+        return columns
+    return pandas.DataFrame(columns)
+
+
 PathOrText = Union[str, "os.PathLike[str]"]
+
+
+def run(
+    scene: Union["Scene", PathOrText],
+    backend: str = "auto",
+    adapter: Optional[str] = None,
+    out: Optional[PathOrText] = None,
+    progress: bool = True,
+    overwrite: bool = False,
+    gpu_path: str = "auto",
+) -> JobResult:
+    """Runs a scene to its ``simulation.duration``, as ``wgdem run`` does, writing the same files.
+
+    scene: a ``Scene``, a scene file (``assets/scenes/*.toml``) or its TOML text.
+    backend, adapter, gpu_path: as for ``shear``.
+    out: the output directory (``timeseries.csv``, ``particles/``, ``vtk/run.pvd``,
+        ``summary.json``, ``input.toml``, ``checkpoint.bin``; docs/outputs.md); None writes to a
+        temporary directory removed afterwards. A directory that holds results is refused
+        unless ``overwrite=True``.
+    progress: shows a progress line with an ETA on stderr; ``False`` also leaves out the INFO
+        log lines (warnings still show).
+
+    Returns ``(summary, series)``: ``summary.json`` as a dict and the rows of
+    ``timeseries.csv``. Ctrl-C stops at the next progress report with ``KeyboardInterrupt``;
+    ``wgdem run --resume OUT`` continues a kept directory from its last checkpoint.
+    """
+    summary, table, _ = _run_json(
+        scene,
+        backend=backend,
+        adapter=adapter,
+        out=None if out is None else str(out),
+        progress=progress,
+        overwrite=overwrite,
+        gpu_path=gpu_path,
+    )
+    return JobResult(json.loads(summary), _csv_series(table))
 
 
 def shear(
@@ -100,7 +160,8 @@ def shear(
         checkpoint); None writes to a temporary directory removed afterwards. A directory that
         holds results is refused unless ``overwrite=True``.
     particles: scales the preset to this many spheres (box, packing and strain kept).
-    progress: shows a line per stage with an ETA on stderr.
+    progress: shows a line per stage with an ETA on stderr; ``False`` also leaves out the INFO
+        log lines (warnings still show).
     specimen: starts from a saved packing (preparation skipped).
     gpu_path: how the GPU engine records its steps, as ``--gpu-path``: ``"auto"`` (one
         workgroup per batch up to 2 560 spheres), ``"general"`` or ``"single-workgroup"``;

@@ -128,10 +128,33 @@ class Simulation:
         """Force of the spheres on each wall in the last step (N), (W, 3)."""
     def wall_torques(self) -> Float64Array:
         """Torque on each wall about its reference point in the last step (N·m), (W, 3)."""
-    def set_wall_velocity(self, wall: int, velocity: Float64Array) -> None:
-        """Sets wall ``wall``'s velocity (m/s, 3 numbers) from the next step on."""
+    def set_wall_velocity(
+        self, wall: Union[int, str], velocity: Union[Float64Array, List[float], Tuple[float, float, float]]
+    ) -> None:
+        """Sets wall ``wall``'s (index or name) velocity (m/s, 3 numbers) from the next step on."""
     def checkpoint(self, path: PathLike) -> None:
         """Writes the whole state to ``path``, atomically."""
+    def kinetic_energy(self) -> Tuple[float, float]:
+        """Kinetic energy (J) as ``(translational, rotational)``."""
+    @property
+    def gravity(self) -> Float64Array:
+        """Body acceleration (m/s²), (3,); settable between steps, history kept."""
+    @gravity.setter
+    def gravity(self, value: Union[Float64Array, List[float], Tuple[float, float, float]]) -> None: ...
+    @property
+    def local_damping(self) -> float:
+        """Cundall's local damping α in [0, 1); settable between steps, history kept."""
+    @local_damping.setter
+    def local_damping(self, value: float) -> None: ...
+    def friction(self, a: Union[str, int], b: Union[str, int]) -> float:
+        """Friction coefficient between materials ``a`` and ``b`` (names or indices)."""
+    def set_friction(self, a: Union[str, int], b: Union[str, int], friction: float) -> None:
+        """Sets the friction between materials ``a`` and ``b`` from the next step, history kept."""
+    def write_particles(self, path: PathLike, format: str = "csv") -> None:
+        """Writes the spheres as ``wgdem run``'s particle CSV or (``"lammps-dump"``) one frame of
+        a LAMMPS dump."""
+    def write_vtk(self, out: PathLike) -> List[str]:
+        """Writes a ParaView snapshot (particles.vtu, contacts.vtp, walls.vtp) in ``out``."""
     @staticmethod
     def restore(
         path: PathLike, adapter: Optional[str] = None, gpu_path: str = "auto"
@@ -139,9 +162,28 @@ class Simulation:
         """The simulation saved by ``checkpoint``, on the backend that saved it; continues to
         the same bits. A damaged or foreign file is a ConfigError saying which."""
 
+class Series:
+    """The files of ``wgdem run`` written from a Python loop: each ``append()`` adds a row of
+    ``timeseries.csv``, a particle CSV and a ParaView snapshot (``vtk/run.pvd``)."""
+
+    def __init__(self, sim: Simulation, out: PathLike, overwrite: bool = False, vtk: bool = True) -> None: ...
+    def append(self) -> None:
+        """Appends the simulation's current state."""
+    def __len__(self) -> int:
+        """Rows appended so far."""
+
+def run_json(
+    scene: Union[Scene, PathLike],
+    backend: str = "auto",
+    adapter: Optional[str] = None,
+    out: Optional[PathLike] = None,
+    progress: bool = True,
+    overwrite: bool = False,
+    gpu_path: str = "auto",
+) -> Tuple[str, str, Optional[str]]: ...
 def shear_json(
     config: PathLike,
-    backend: str = "gpu",
+    backend: str = "auto",
     adapter: Optional[str] = None,
     out: Optional[PathLike] = None,
     particles: Optional[int] = None,
