@@ -5,11 +5,13 @@
 
 use pyo3::prelude::*;
 
+mod args;
 mod engines;
 mod errors;
 mod jobs;
 mod scene;
 mod series;
+mod servo;
 mod simulation;
 
 /// wgdem's engine, driven from Python.

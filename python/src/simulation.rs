@@ -23,6 +23,7 @@ use wgdem_core::snapshot::{
 };
 use wgdem_gpu::{GpuBackend, GpuOptions};
 
+use crate::args::{MaterialRef, WallRef, box_corners, material_index, vector, vectors, wall_index};
 use crate::errors::{bad_argument, gpu_to_py, to_py};
 use crate::scene::Scene;
 
@@ -76,6 +77,10 @@ pub(crate) struct Session {
     forces_at: Option<u64>,
     /// What snapshots need of the scene.
     pub(crate) looks: Looks,
+    /// Walls held at a normal stress while stepping (`Simulation.servo`).
+    servos: Vec<crate::servo::WallServo>,
+    /// Steps between two servo updates.
+    servo_interval: u64,
 }
 
 /// What the scene says of its snapshots: the material names, the ParaView content
@@ -125,6 +130,8 @@ impl Session {
             synced: true,
             forces_at: None,
             looks,
+            servos: Vec::new(),
+            servo_interval: 20,
         })
     }
 
@@ -135,9 +142,14 @@ impl Session {
         }
     }
 
-    /// Steps per call into the engine (on the GPU, a whole number of batches).
+    /// Steps per call into the engine (on the GPU, a whole number of batches; with servos,
+    /// a whole number of their intervals).
     fn chunk(&self) -> u64 {
         let n = self.sim.particles.len().max(1) as u64;
+        if !self.servos.is_empty() {
+            let k = self.servo_interval;
+            return ((CHUNK_PARTICLE_STEPS.0 / n).clamp(1, MAX_CHUNK_STEPS) / k).max(1) * k;
+        }
         match self.engine {
             Engine::Cpu => (CHUNK_PARTICLE_STEPS.0 / n).clamp(1, MAX_CHUNK_STEPS),
             Engine::Gpu(_) => {
@@ -150,17 +162,16 @@ impl Session {
         }
     }
 
-    /// Advances `steps` steps with no readback of the particles on the GPU.
+    /// Advances `steps` steps with no readback of the particles on the GPU (unless servos
+    /// act: they advance as the shear test does, reading the wall forces every interval).
     fn advance(&mut self, steps: u64) -> wgdem_core::Result<()> {
+        if !self.servos.is_empty() {
+            return self.advance_servoed(steps);
+        }
         self.forces_at = None;
         match &mut self.engine {
             Engine::Cpu => {
-                if self.sim.steps == 0 {
-                    // Forces shown before the first step (`sync_forces`) are not an earlier
-                    // step's: its dashpots' predictor starts from none, as a run's does.
-                    self.sim.particles.force.fill(DVec3::ZERO);
-                    self.sim.particles.torque.fill(DVec3::ZERO);
-                }
+                self.clear_shown_forces();
                 CpuBackend.advance(&mut self.sim, steps)?;
                 wgdem_core::guard::check(&self.sim, "the Simulation's arrays")
             }
@@ -172,6 +183,42 @@ impl Session {
                     self.synced = true;
                 }
                 ran
+            }
+        }
+    }
+
+    /// Before the CPU's first step: the forces shown (`sync_forces`) are not an earlier
+    /// step's, and the first step's dashpot predictor starts from none, as a run's does.
+    fn clear_shown_forces(&mut self) {
+        if self.sim.steps == 0 {
+            self.sim.particles.force.fill(DVec3::ZERO);
+            self.sim.particles.torque.fill(DVec3::ZERO);
+        }
+    }
+
+    /// Advances `steps` steps with the servos updating their walls' velocities every
+    /// `servo_interval` steps from the walls' forces (on the GPU from the next batch on, as in
+    /// the shear test).
+    fn advance_servoed(&mut self, steps: u64) -> wgdem_core::Result<()> {
+        self.forces_at = None;
+        if matches!(self.engine, Engine::Cpu) {
+            self.clear_shown_forces();
+        }
+        let servos = &mut self.servos;
+        let mut control = |r: &wgdem_core::runner::Readout<'_>| {
+            servos
+                .iter_mut()
+                .filter_map(|s| s.update(r.walls[s.wall].0))
+                .collect()
+        };
+        let interval = self.servo_interval;
+        match &mut self.engine {
+            Engine::Cpu => {
+                CpuBackend.advance_controlled(&mut self.sim, steps, interval, &mut control)?;
+                wgdem_core::guard::check(&self.sim, "the Simulation's arrays")
+            }
+            Engine::Gpu(gpu) => {
+                gpu.advance_controlled(&mut self.sim, steps, interval, &mut control)
             }
         }
     }
@@ -313,72 +360,6 @@ pub struct Simulation {
     session: Mutex<Session>,
 }
 
-/// Reads an `(n, 3)` float64 array argument, refusing another shape or non-finite values.
-fn vectors(
-    what: &str,
-    field: &str,
-    array: &PyArrayLike2<'_, f64, AllowTypeChange>,
-    n: usize,
-) -> PyResult<Vec<DVec3>> {
-    let a = array.as_array();
-    if a.shape() != [n, 3] {
-        return Err(bad_argument(
-            what,
-            field,
-            format!(
-                "has shape {:?}; it must be ({n}, 3), one row per sphere",
-                a.shape()
-            ),
-        ));
-    }
-    let rows: Vec<DVec3> = a
-        .rows()
-        .into_iter()
-        .map(|r| DVec3::new(r[0], r[1], r[2]))
-        .collect();
-    if let Some(i) = rows.iter().position(|v| !v.is_finite()) {
-        return Err(bad_argument(
-            what,
-            field,
-            format!("row {i} is not finite ({})", rows[i]),
-        ));
-    }
-    Ok(rows)
-}
-
-/// A 3-vector argument (a list, tuple or array of numbers), refusing another length or
-/// non-finite values; `unit` names its unit in the message.
-fn vector(
-    what: &str,
-    field: &str,
-    array: &PyArrayLike1<'_, f64, AllowTypeChange>,
-    unit: &str,
-) -> PyResult<DVec3> {
-    let a = array.as_array();
-    if a.len() != 3 || !a.iter().all(|x| x.is_finite()) {
-        return Err(bad_argument(
-            what,
-            field,
-            format!("{a} must be 3 finite numbers ({unit})"),
-        ));
-    }
-    Ok(DVec3::new(a[0], a[1], a[2]))
-}
-
-/// A wall argument: its index in the scene, or its name.
-#[derive(FromPyObject)]
-enum WallRef {
-    Index(i64),
-    Name(String),
-}
-
-/// A material argument: its index into `Scene.materials`, or its name.
-#[derive(FromPyObject)]
-enum MaterialRef {
-    Index(i64),
-    Name(String),
-}
-
 fn array3<'py>(py: Python<'py>, rows: impl Iterator<Item = DVec3>) -> Bound<'py, PyArray2<f64>> {
     let rows: Vec<DVec3> = rows.collect();
     let array = Array2::from_shape_fn((rows.len(), 3), |(i, k)| rows[i][k]);
@@ -433,82 +414,6 @@ impl Simulation {
                 "Simulation: an earlier call failed inside the engine and left its state unknown; build a new Simulation",
             ),
         })
-    }
-}
-
-/// `wall` as an index into `session`'s walls, or a `ConfigError` naming `what`.
-fn wall_index(session: &Session, what: &str, wall: &WallRef) -> PyResult<usize> {
-    let walls = &session.sim.walls;
-    let n = walls.len();
-    let names = || {
-        walls
-            .iter()
-            .map(|w| format!("\"{}\"", w.name))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match wall {
-        WallRef::Index(i) => match usize::try_from(*i) {
-            Ok(w) if w < n => Ok(w),
-            _ => Err(bad_argument(
-                what,
-                "wall",
-                format!(
-                    "{i} is not a wall index; the scene has {n} wall(s), indices 0 to {} (or their names: {})",
-                    n.saturating_sub(1),
-                    names()
-                ),
-            )),
-        },
-        WallRef::Name(name) => walls.iter().position(|w| &w.name == name).ok_or_else(|| {
-            bad_argument(
-                what,
-                "wall",
-                format!(
-                    "\"{name}\" is not a wall of the scene; its walls are {}",
-                    names()
-                ),
-            )
-        }),
-    }
-}
-
-/// `material` as an index into the scene's materials, or a `ConfigError` naming `field`.
-fn material_index(
-    session: &Session,
-    what: &str,
-    field: &str,
-    material: &MaterialRef,
-) -> PyResult<usize> {
-    let names = &session.looks.names;
-    let known = || {
-        names
-            .iter()
-            .map(|m| format!("\"{m}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match material {
-        MaterialRef::Index(i) => usize::try_from(*i)
-            .ok()
-            .filter(|&m| m < names.len())
-            .ok_or_else(|| {
-                bad_argument(
-                    what,
-                    field,
-                    format!(
-                        "{i} is not a material index; the scene's materials are {} (indices from 0)",
-                        known()
-                    ),
-                )
-            }),
-        MaterialRef::Name(name) => names.iter().position(|m| m == name).ok_or_else(|| {
-            bad_argument(
-                what,
-                field,
-                format!("\"{name}\" is not a material of the scene; its materials are {}", known()),
-            )
-        }),
     }
 }
 
@@ -858,6 +763,96 @@ impl Simulation {
             gpu.engine.set_wall_velocity(wall, v);
         }
         Ok(())
+    }
+
+    /// Holds wall `wall` (index or name; a plate or a plane) at the normal stress `stress`
+    /// (Pa, compression positive) over `area` (m²; a plate's own area by default, required
+    /// for a plane) from the next step on, through every later `step` and `run`, with the
+    /// shear test's servo (docs/shear.md): every `interval` steps the wall's velocity along its
+    /// normal is set to `v = G (F − σA) + I`, `G = gain / (k T)`, `k` the stiffness of
+    /// `A / (2R)²` contacts of the wall with the spheres at the target (R their mean radius),
+    /// `T` the interval's time, `I` an integral term, `|v| ≤ 0.01 d / T`. On the GPU the new
+    /// velocity applies from the next batch, as in the shear test. `stress=None` releases
+    /// the wall (it stops). Calling it again for the same wall sets a new target.
+    #[pyo3(signature = (wall, stress, area = None, gain = 0.5, interval = 20))]
+    fn servo(
+        &self,
+        wall: WallRef,
+        stress: Option<f64>,
+        area: Option<f64>,
+        gain: f64,
+        interval: i64,
+    ) -> PyResult<()> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let what = "Simulation.servo";
+        let w = wall_index(session, what, &wall)?;
+        let interval = u64::from(crate::errors::count(what, "interval", interval)?);
+        if interval == 0 {
+            return Err(bad_argument(
+                what,
+                "interval",
+                "0 steps; give at least 1 (20 is the shear test's)",
+            ));
+        }
+        if session
+            .sim
+            .wall_schedules
+            .get(w)
+            .is_some_and(Option::is_some)
+        {
+            return Err(bad_argument(
+                what,
+                "wall",
+                format!(
+                    "wall {w} (\"{}\") follows its velocity_schedule; remove the schedule from the scene to hold it at a stress",
+                    session.sim.walls[w].name
+                ),
+            ));
+        }
+        session.servos.retain(|s| s.wall != w);
+        let Some(stress) = stress else {
+            session.sim.walls[w].velocity = DVec3::ZERO;
+            if let Engine::Gpu(gpu) = &mut session.engine {
+                gpu.engine.set_wall_velocity(w, DVec3::ZERO);
+            }
+            return Ok(());
+        };
+        let servo = crate::servo::wall_servo(session, w, stress, area, gain, interval)?;
+        session.servos.push(servo);
+        session.servo_interval = interval;
+        Ok(())
+    }
+
+    /// Void ratio of the axis-aligned box `box = [[x0, y0, z0], [x1, y1, z1]]` (m): `e = (V −
+    /// V_s) / V_s` with `V_s` the spheres' volume inside it (a sphere the box's faces cut
+    /// counts its part inside, to 10⁻³ of its volume), overlaps not subtracted. A box with no
+    /// solid inside gives infinity.
+    fn void_ratio(&self, r#box: PyArrayLike2<'_, f64, AllowTypeChange>) -> PyResult<f64> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let (lo, hi) = box_corners("Simulation.void_ratio", &r#box)?;
+        session.sync()?;
+        let solid = wgdem_core::analysis::solid_volume_in(&session.sim.particles, lo, hi);
+        let d = hi - lo;
+        Ok((d.x * d.y * d.z - solid) / solid)
+    }
+
+    /// Mean stress tensor (Pa, compression positive) in the axis-aligned box `box = [[x0, y0,
+    /// z0], [x1, y1, z1]]` (m): Love–Weber over the spheres whose centres lie inside,
+    /// `σ = −(1/V) Σ_p Σ_c f_c ⊗ r_c` (their contacts' forces `f_c` and the vectors `r_c` from
+    /// their centres to the contact points, walls' contacts included), float64 (3, 3).
+    fn stress<'py>(
+        &self,
+        py: Python<'py>,
+        r#box: PyArrayLike2<'_, f64, AllowTypeChange>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        let (lo, hi) = box_corners("Simulation.stress", &r#box)?;
+        let all = session.contacts()?;
+        let s = wgdem_core::snapshot::box_stress(&session.sim, &all, lo, hi);
+        Ok(array3(py, (0..3).map(|row| s.row(row))))
     }
 
     /// Kinetic energy (J) as `(translational, rotational)`: Σ ½ m v² and Σ ½ I ω² over the

@@ -134,6 +134,21 @@ class Simulation:
         """Sets wall ``wall``'s (index or name) velocity (m/s, 3 numbers) from the next step on."""
     def checkpoint(self, path: PathLike) -> None:
         """Writes the whole state to ``path``, atomically."""
+    def servo(
+        self,
+        wall: Union[int, str],
+        stress: Optional[float],
+        area: Optional[float] = None,
+        gain: float = 0.5,
+        interval: int = 20,
+    ) -> None:
+        """Holds ``wall`` at normal stress ``stress`` (Pa) over ``area`` (m²; a plate's own by
+        default) through later steps, with the shear test's servo; ``stress=None`` releases it."""
+    def void_ratio(self, box: npt.ArrayLike) -> float:
+        """Void ratio of the box ``[[x0, y0, z0], [x1, y1, z1]]`` (m)."""
+    def stress(self, box: npt.ArrayLike) -> Float64Array:
+        """Love–Weber mean stress (Pa, compression positive) of the spheres whose centres lie
+        in the box ``[[x0, y0, z0], [x1, y1, z1]]``, (3, 3)."""
     def kinetic_energy(self) -> Tuple[float, float]:
         """Kinetic energy (J) as ``(translational, rotational)``."""
     @property

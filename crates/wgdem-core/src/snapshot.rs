@@ -178,6 +178,22 @@ pub fn particle_stress(sim: &Simulation, contacts: &[ContactRecord]) -> Vec<DMat
         .collect()
 }
 
+/// The mean stress in the axis-aligned box `lo`–`hi` (Pa), Love–Weber over the spheres whose
+/// centres lie inside: `σ = −(1/V) Σ_p Σ_c f_c ⊗ r_c` with `V` the box's volume and `f_c`,
+/// `r_c` as in [`particle_stress`]; compression positive (the soil-mechanics sign of
+/// `shear.csv`, opposite to [`particle_stress`]'s).
+pub fn box_stress(sim: &Simulation, contacts: &[ContactRecord], lo: DVec3, hi: DVec3) -> DMat3 {
+    let p = &sim.particles;
+    let inside = |i: usize| p.position[i].cmpge(lo).all() && p.position[i].cmplt(hi).all();
+    let stress = particle_stress(sim, contacts);
+    let mut sum = DMat3::ZERO;
+    for (i, s) in stress.iter().enumerate().filter(|&(i, _)| inside(i)) {
+        sum += *s * (4.0 / 3.0 * std::f64::consts::PI * p.radius[i].powi(3));
+    }
+    let v = (hi - lo).x * (hi - lo).y * (hi - lo).z;
+    sum * (-1.0 / v)
+}
+
 /// Touching contacts per particle (pairs and walls).
 pub fn contact_counts(n: usize, contacts: &[ContactRecord]) -> Vec<u32> {
     let mut counts = vec![0u32; n];
@@ -461,5 +477,16 @@ mod tests {
             assert!(s.col(col)[row].abs() < 1e-9 * want.abs(), "{s:?}");
         }
         assert_eq!(contact_counts(2, &list), vec![2, 1]);
+        // A box around the upper sphere: its stress moment over the box's volume, compression
+        // positive; a box holding neither centre, nothing.
+        let (lo, hi) = (DVec3::new(-r, -r, 2.0 * r), DVec3::new(r, r, 4.0 * r));
+        let b = box_stress(&sim, &list, lo, hi);
+        let box_want = f * (r - 0.5 * delta) / (8.0 * r.powi(3));
+        assert!(
+            (b.z_axis.z - box_want).abs() < 1e-9 * box_want,
+            "{b:?} vs {box_want}"
+        );
+        let empty = box_stress(&sim, &list, hi, hi + DVec3::ONE);
+        assert_eq!(empty, DMat3::ZERO);
     }
 }

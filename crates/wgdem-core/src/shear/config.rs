@@ -353,7 +353,7 @@ pub(super) fn rename_fields(e: Error) -> Error {
 /// `A / (2 R)²` contacts, each carrying its share of the force, with the tangent stiffness of
 /// the contact law there (found by bisection on the law itself). The specimen below is softer
 /// in series, so this over-estimates the stiffness, which keeps the servo stable.
-pub(super) fn plate_stiffness(
+pub fn plate_stiffness(
     law: crate::contact::ContactLaw,
     pair: &PairParams,
     radius: f64,

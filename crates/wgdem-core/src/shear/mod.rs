@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 pub use config::{
     BoxConfig, ConsolidationConfig, FrictionChange, Method, ShearConfig, ShearOutputConfig,
-    ShearSetup, ShearSimulationConfig, ShearStageConfig, SpecimenConfig, walls,
+    ShearSetup, ShearSimulationConfig, ShearStageConfig, SpecimenConfig, plate_stiffness, walls,
 };
 pub use records::{DriverState, HEADER, Row, ShearProgress, ShearSummary, Stage};
 pub use servo::{Servo, ServoGains};
