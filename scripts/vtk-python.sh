@@ -1,10 +1,10 @@
 # Sourced by scripts/test.sh: a Python with VTK's own readers (the `vtk` package, which
-# ParaView's XML readers come from) in .venv-test/, so that the tests can open wgdem's ParaView
-# files with them. Sets WGDEM_VTK_PYTHON; where no Python or no package index is reachable it
+# ParaView's XML readers come from), meshio and pyvista in .venv-test/, so that the tests can
+# open wgdem's ParaView files with each. Sets WGDEM_VTK_PYTHON; where no Python or no package index is reachable it
 # says so and leaves it unset (the tests then read the files with vtkio only).
 ensure_vtk_python() {
   local venv=.venv-test
-  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import vtk" 2>/dev/null; then
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import vtk, meshio, pyvista" 2>/dev/null; then
     export WGDEM_VTK_PYTHON="$PWD/$venv/bin/python"
     return
   fi
@@ -22,9 +22,9 @@ ensure_vtk_python() {
       return
     }
   fi
-  if "$venv/bin/pip" install -q vtk; then
+  if "$venv/bin/pip" install -q vtk meshio pyvista; then
     export WGDEM_VTK_PYTHON="$PWD/$venv/bin/python"
   else
-    echo "warning: pip could not install vtk; the VTK files are checked with vtkio only" >&2
+    echo "warning: pip could not install vtk, meshio and pyvista; the VTK files are checked with vtkio only" >&2
   fi
 }

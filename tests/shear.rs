@@ -88,7 +88,7 @@ fn run_preset(name: &str, servo_bound: bool) -> ShearSummary {
         "plots/vertical_displacement.svg",
         "vtk/shear.pvd",
         "vtk/particles_0000.vtu",
-        "vtk/contacts_0000.vtp",
+        "vtk/contacts_0000.vtu",
     ] {
         assert!(dir.path().join(f).is_file(), "{name}: {f} missing");
     }
@@ -232,7 +232,7 @@ fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
     assert_eq!(full.steps, resumed.steps);
     for f in [
         "vtk/particles_0003.vtu",
-        "vtk/contacts_0003.vtp",
+        "vtk/contacts_0003.vtu",
         "vtk/shear.pvd",
     ] {
         let a = std::fs::read(straight.path().join(f)).expect(f);

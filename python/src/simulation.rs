@@ -979,7 +979,7 @@ impl Simulation {
     }
 
     /// Writes a ParaView snapshot of the current state in directory `out` (created if
-    /// missing): `particles.vtu`, `contacts.vtp` and, with walls, `walls.vtp` (`[output]`'s
+    /// missing): `particles.vtu`, `contacts.vtu` and, with walls, `walls.vtu` (`[output]`'s
     /// content), the arrays of `wgdem run`'s snapshots (docs/outputs.md); returns the paths
     /// written. `wgdem.Series` writes a time series of them.
     fn write_vtk(&self, py: Python<'_>, out: PathBuf) -> PyResult<Vec<PathBuf>> {
@@ -994,9 +994,9 @@ impl Simulation {
                 .looks
                 .content
                 .contacts
-                .then(|| "contacts.vtp".to_owned()),
+                .then(|| "contacts.vtu".to_owned()),
             walls: (session.looks.content.walls && !session.sim.walls.is_empty())
-                .then(|| "walls.vtp".to_owned()),
+                .then(|| "walls.vtu".to_owned()),
         };
         py.detach(|| session.snapshot(&out, &files))?;
         let written = [

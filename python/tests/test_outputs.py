@@ -110,7 +110,7 @@ def test_write_particles_and_vtk_read_back(tmp_path, backend):
     sim.write_particles(tmp_path / "p.csv")
     sim.write_particles(tmp_path / "p.dump", format="lammps-dump")
     written = sim.write_vtk(tmp_path / "snap")
-    assert [p.name for p in written] == ["particles.vtu", "contacts.vtp", "walls.vtp"]
+    assert [p.name for p in written] == ["particles.vtu", "contacts.vtu", "walls.vtu"]
     table = np.genfromtxt(tmp_path / "p.csv", delimiter=",", names=True)
     forces = sim.forces()
     np.testing.assert_array_equal(np.stack([table["fx_N"], table["fy_N"], table["fz_N"]], 1), forces)

@@ -1,7 +1,9 @@
 """Reads a wgdem `.pvd` series with VTK's own XML readers (the ones ParaView uses) and prints,
 as JSON, what each part of the last snapshot carries: the number of points and cells and every
 array's name, component count and tuple count, the field data's strings, and whether any
-array holds a NaN. Exits non-zero if a reader reports an error or a file is missing.
+array holds a NaN; and the point and cell arrays that meshio and pyvista find in the same
+files (`"others"`, by reader; a reader that fails is an error). Exits non-zero if a reader
+reports an error or a file is missing.
 
 Usage: python read_series.py DIR/vtk/NAME.pvd
 """
@@ -49,8 +51,7 @@ def field_strings(data):
 
 
 def read(path):
-    reader = (vtk.vtkXMLUnstructuredGridReader() if path.suffix == ".vtu"
-              else vtk.vtkXMLPolyDataReader())
+    reader = vtk.vtkXMLUnstructuredGridReader()
     errors = Errors()
     reader.AddObserver("ErrorEvent", errors)
     reader.AddObserver("WarningEvent", errors)
@@ -81,7 +82,29 @@ def main():
         if not (pvd.parent / d.get("file")).exists():
             raise SystemExit(f"{pvd}: {d.get('file')} is missing")
     parts = {d.get("part"): read(pvd.parent / d.get("file")) for d in last}
-    print(json.dumps({"snapshots": len(times), "times": times, "last": parts}, indent=1))
+    others = {d.get("part"): read_others(pvd.parent / d.get("file")) for d in last}
+    print(json.dumps({"snapshots": len(times), "times": times, "last": parts, "others": others}, indent=1))
+
+
+def read_others(path):
+    """The point and cell array names meshio and pyvista read from `path`, with the counts."""
+    import meshio
+    import pyvista
+
+    m = meshio.read(path)
+    p = pyvista.read(path)
+    return {
+        "meshio": {
+            "points": len(m.points),
+            "point_data": sorted(m.point_data),
+            "cell_data": sorted(m.cell_data),
+        },
+        "pyvista": {
+            "points": p.n_points,
+            "point_data": sorted(p.point_data.keys()),
+            "cell_data": sorted(p.cell_data.keys()),
+        },
+    }
 
 
 if __name__ == "__main__":

@@ -98,7 +98,7 @@ pub fn progress_steps(n: usize) -> u64 {
 pub const PARTICLE_CSV_BYTES_PER_SPHERE: f64 = 210.0;
 
 /// Bytes per sphere of a ParaView snapshot with every field: `particles_NNNN.vtu` (348 B per
-/// sphere) and `contacts_NNNN.vtp` (about 290 B per contact, three contacts per sphere in a
+/// sphere) and `contacts_NNNN.vtu` (about 290 B per contact, three contacts per sphere in a
 /// dense packing), measured on the same packing, rounded up.
 pub const SNAPSHOT_BYTES_PER_SPHERE: f64 = 1250.0;
 

@@ -214,7 +214,7 @@ pub enum ParticleField {
     Id,
     /// `radius_m`.
     Radius,
-    /// `material`: material index (names in the field data `material_names`).
+    /// `material`: material index (the names head the file in a comment).
     Material,
     /// `velocity_m_s`.
     Velocity,
@@ -265,10 +265,10 @@ pub struct VtkContent {
     /// Particle arrays to write (default: all of [`ParticleField::ALL`]).
     #[serde(default = "all_fields")]
     pub particle_fields: Vec<ParticleField>,
-    /// Write the contact network (`contacts_NNNN.vtp`; default true).
+    /// Write the contact network (`contacts_NNNN.vtu`; default true).
     #[serde(default = "yes")]
     pub contacts: bool,
-    /// Write the walls as geometry (`walls_NNNN.vtp`; default true).
+    /// Write the walls as geometry (`walls_NNNN.vtu`; default true).
     #[serde(default = "yes")]
     pub walls: bool,
 }
@@ -292,9 +292,9 @@ pub struct Snapshot {
     pub time: f64,
     /// Particles (`.vtu`).
     pub particles: String,
-    /// Contacts (`.vtp`), if written.
+    /// Contacts (`.vtu`), if written.
     pub contacts: Option<String>,
-    /// Walls (`.vtp`), if written.
+    /// Walls (`.vtu`), if written.
     pub walls: Option<String>,
 }
 
@@ -383,9 +383,9 @@ impl Series {
             step: sim.steps,
             time: crate::cpu::step_time(sim.steps, sim.dt),
             particles: format!("vtk/particles_{k:04}.vtu"),
-            contacts: content.contacts.then(|| format!("vtk/contacts_{k:04}.vtp")),
+            contacts: content.contacts.then(|| format!("vtk/contacts_{k:04}.vtu")),
             walls: (content.walls && !sim.walls.is_empty())
-                .then(|| format!("vtk/walls_{k:04}.vtp")),
+                .then(|| format!("vtk/walls_{k:04}.vtu")),
         }
     }
 

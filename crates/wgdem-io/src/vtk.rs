@@ -1,15 +1,19 @@
-//! ParaView files (VTK XML through `vtkio`): per snapshot the particles (`.vtu`), the contact
-//! network (`.vtp`, one line per contact) and the walls (`.vtp`, one polygon per wall), and
-//! the collection (`.pvd`) that indexes them as a time series. Every file is written
-//! atomically. Array names carry their SI unit as a suffix, as the CSV columns do; the list is
-//! in `docs/outputs.md`.
+//! ParaView files (VTK XML through `vtkio`): per snapshot the particles (one vertex each), the
+//! contact network (one line per contact) and the walls (one quadrilateral per wall), each an
+//! unstructured grid (`.vtu`), and the collection (`.pvd`) that indexes them as a time series.
+//! Every file is written atomically. Array names carry their SI unit as a suffix, as the CSV
+//! columns do; the list is in `docs/outputs.md`.
+//!
+//! Only numeric arrays: VTK, ParaView, pyvista and meshio read every file (meshio reads no
+//! `.vtp` and stops at a `String` array). Material and wall names are given in an XML comment
+//! at the head of the file, the index of each name (they are `input.toml`'s order).
 
 use std::path::Path;
 
 use glam::{DMat3, DVec3};
 use vtkio::model::{
-    Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, PolyDataPiece,
-    UnstructuredGridPiece, Version, VertexNumbers, Vtk,
+    Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, UnstructuredGridPiece, Version,
+    VertexNumbers, Vtk,
 };
 use wgdem_core::error::{Error, Result};
 use wgdem_core::output::atomic_write;
@@ -25,19 +29,18 @@ pub(crate) fn encode_error(path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
-/// The XML of `data`, with string arrays added as the dataset's field data (`vtkio` writes
-/// none): each array holds its strings' bytes, each string ended by a zero, as VTK writes a
-/// string array in ASCII.
-fn xml(path: &Path, data: DataSet, kind: &str, strings: &[(&str, &[String])]) -> Result<Vec<u8>> {
-    xml_with(path, data, kind, strings, &[])
+/// The XML of `data`, headed by a comment naming the indices of `names` (what, names):
+/// `<!-- material 0: "glass", 1: "steel" -->`.
+fn xml(path: &Path, data: DataSet, kind: &str, names: (&str, &[String])) -> Result<Vec<u8>> {
+    xml_with(path, data, kind, names, &[])
 }
 
-/// [`xml`] with one-value `Float64` field-data arrays `numbers` besides the strings.
+/// [`xml`] with one-value `Float64` field-data arrays `numbers` (`vtkio` writes no field data).
 fn xml_with(
     path: &Path,
     data: DataSet,
     kind: &str,
-    strings: &[(&str, &[String])],
+    names: (&str, &[String]),
     numbers: &[(&str, f64)],
 ) -> Result<Vec<u8>> {
     let vtk = Vtk {
@@ -50,24 +53,23 @@ fn xml_with(
     let mut bytes = Vec::new();
     vtk.write_xml(&mut bytes)
         .map_err(|e| encode_error(path, e))?;
-    let strings: Vec<_> = strings.iter().filter(|(_, v)| !v.is_empty()).collect();
-    if strings.is_empty() && numbers.is_empty() {
-        return Ok(bytes);
-    }
     let mut text = String::from_utf8(bytes).map_err(|e| encode_error(path, e))?;
-    let mut field = String::from("<FieldData>");
-    for (name, values) in strings {
-        let codes: Vec<String> = values
+    let (what, names) = names;
+    if !names.is_empty() {
+        // A name is the user's text: `--` may not appear in an XML comment.
+        let listed: Vec<String> = names
             .iter()
-            .flat_map(|v| v.bytes().chain([0]))
-            .map(|b| b.to_string())
+            .enumerate()
+            .map(|(k, n)| format!("{k}: {:?}", n.replace("--", "- -")))
             .collect();
-        field.push_str(&format!(
-            "<Array type=\"String\" Name=\"{name}\" NumberOfTuples=\"{}\" format=\"ascii\">{}</Array>",
-            values.len(),
-            codes.join(" ")
-        ));
+        let comment = format!("<!-- {what} {} -->\n", listed.join(", "));
+        let at = text.find("<VTKFile").unwrap_or(0);
+        text.insert_str(at, &comment);
     }
+    if numbers.is_empty() {
+        return Ok(text.into_bytes());
+    }
+    let mut field = String::from("<FieldData>");
     for (name, value) in numbers {
         // `{:e}` prints the shortest digits that read back to the same f64.
         field.push_str(&format!(
@@ -163,13 +165,13 @@ pub fn write_particles_with(path: &Path, frame: &Frame<'_>, numbers: &[(&str, f6
         path,
         DataSet::inline(piece),
         "UnstructuredGrid",
-        &[("material_names", frame.material_names)],
+        ("material", frame.material_names),
         numbers,
     )?;
     atomic_write(path, &bytes)
 }
 
-/// `contacts_NNNN.vtp`: one line per touching contact along its branch (centre to centre;
+/// `contacts_NNNN.vtu`: one line per touching contact along its branch (centre to centre;
 /// contact point to centre against a wall), with the forces on body B as cell data.
 pub fn write_contacts(path: &Path, frame: &Frame<'_>) -> Result<()> {
     let contacts = frame.contacts;
@@ -216,22 +218,25 @@ pub fn write_contacts(path: &Path, frame: &Frame<'_>) -> Result<()> {
                 .collect::<Vec<i64>>(),
         ),
     ];
-    let piece = PolyDataPiece {
+    let piece = UnstructuredGridPiece {
         points: points.into(),
-        lines: Some(VertexNumbers::XML {
-            connectivity: (0..2 * m as u64).collect(),
-            offsets: (1..=m as u64).map(|k| 2 * k).collect(),
-        }),
+        cells: Cells {
+            cell_verts: VertexNumbers::XML {
+                connectivity: (0..2 * m as u64).collect(),
+                offsets: (1..=m as u64).map(|k| 2 * k).collect(),
+            },
+            types: vec![CellType::Line; m],
+        },
         data: Attributes {
             point: Vec::new(),
             cell,
         },
-        ..Default::default()
     };
-    atomic_write(path, &xml(path, DataSet::inline(piece), "PolyData", &[])?)
+    let bytes = xml(path, DataSet::inline(piece), "UnstructuredGrid", ("", &[]))?;
+    atomic_write(path, &bytes)
 }
 
-/// `walls_NNNN.vtp`: each wall as a polygon at its current position. A plate is its
+/// `walls_NNNN.vtu`: each wall as a quadrilateral at its current position. A plate is its
 /// rectangle; an infinite plane is drawn as a square around the particles' projection on it,
 /// as wide as their bounding box's diagonal (at least 1 mm).
 pub fn write_walls(path: &Path, frame: &Frame<'_>) -> Result<()> {
@@ -268,12 +273,15 @@ pub fn write_walls(path: &Path, frame: &Frame<'_>) -> Result<()> {
     }
     let k = sim.walls.len() as u64;
     let names: Vec<String> = sim.walls.iter().map(|w| w.name.clone()).collect();
-    let piece = PolyDataPiece {
+    let piece = UnstructuredGridPiece {
         points: points.into(),
-        polys: Some(VertexNumbers::XML {
-            connectivity: (0..4 * k).collect(),
-            offsets: (1..=k).map(|w| 4 * w).collect(),
-        }),
+        cells: Cells {
+            cell_verts: VertexNumbers::XML {
+                connectivity: (0..4 * k).collect(),
+                offsets: (1..=k).map(|w| 4 * w).collect(),
+            },
+            types: vec![CellType::Quad; k as usize],
+        },
         data: Attributes {
             point: Vec::new(),
             cell: vec![
@@ -283,13 +291,12 @@ pub fn write_walls(path: &Path, frame: &Frame<'_>) -> Result<()> {
                     .with_data(flat(sim.walls.iter().map(|w| w.velocity))),
             ],
         },
-        ..Default::default()
     };
     let bytes = xml(
         path,
         DataSet::inline(piece),
-        "PolyData",
-        &[("wall_names", &names)],
+        "UnstructuredGrid",
+        ("wall", &names),
     )?;
     atomic_write(path, &bytes)
 }
