@@ -714,10 +714,18 @@ fn run_writes_a_paraview_series() {
     assert_eq!(last["0"]["points"], n as u64);
     // Only numeric arrays (meshio stops at a string one); the names in a comment.
     for part in ["0", "1", "2"] {
-        assert_eq!(last[part]["field_data"], serde_json::json!({}), "part {part}");
+        assert_eq!(
+            last[part]["field_data"],
+            serde_json::json!({}),
+            "part {part}"
+        );
     }
     let walls = std::fs::read_to_string(out.join("vtk/walls_0002.vtu")).expect("walls");
-    assert!(walls.starts_with("<!-- wall 0: \"bottom\" -->"), "{}", &walls[..80]);
+    assert!(
+        walls.starts_with("<!-- wall 0: \"bottom\" -->"),
+        "{}",
+        &walls[..80]
+    );
     let particles = std::fs::read_to_string(out.join("vtk/particles_0002.vtu")).expect("vtu");
     assert!(particles.starts_with("<!-- material 0: \"glass\" -->"));
     // meshio and pyvista read every file, with VTK's arrays.

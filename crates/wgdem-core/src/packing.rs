@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use glam::DVec3;
+use serde::{Deserialize, Serialize};
 
 use crate::broadphase::pairs_within;
 use crate::error::{Error, Result};
@@ -68,6 +69,9 @@ pub struct PackedSphere {
     pub angular_velocity: DVec3,
     /// Material, as the file gives it.
     pub material: MaterialRef,
+    /// Density the file gives (kg/m³; a LAMMPS data file's `Atoms` column, a dump's
+    /// `density` column): checked against the material's, which wgdem uses.
+    pub density: Option<f64>,
 }
 
 /// Spheres read from a file.
@@ -99,10 +103,24 @@ pub fn largest_overlap(position: &[DVec3], radius: &[f64]) -> f64 {
     worst_overlap(position, radius, 0.0).map_or(0.0, |w| w.fraction)
 }
 
+/// The formats of packing files (`format =` of a `kind = "file"` group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PackingFormat {
+    /// A table of spheres (`x,y,z,radius,...`).
+    Csv,
+    /// wgdem's particle snapshot or specimen, or another writer's vertices.
+    Vtu,
+    /// A LAMMPS/LIGGGHTS data file (`atom_style sphere` or `granular`).
+    LammpsData,
+    /// A LAMMPS/LIGGGHTS `dump custom` file (its last frame).
+    LammpsDump,
+}
+
 /// Reads packings from files.
 pub trait PackingReader {
-    /// The spheres of `path`.
-    fn read(&self, path: &Path) -> Result<Packing>;
+    /// The spheres of `path`, in `format` (`None`: from its extension or its content).
+    fn read(&self, path: &Path, format: Option<PackingFormat>) -> Result<Packing>;
 }
 
 /// A reader for builds that have none (the physics crate alone): refuses every file.
@@ -110,7 +128,7 @@ pub trait PackingReader {
 pub struct NoPackingReader;
 
 impl PackingReader for NoPackingReader {
-    fn read(&self, path: &Path) -> Result<Packing> {
+    fn read(&self, path: &Path, _format: Option<PackingFormat>) -> Result<Packing> {
         Err(Error::Invalid {
             file: path.display().to_string(),
             field: "particles.path".to_owned(),

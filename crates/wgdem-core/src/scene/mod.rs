@@ -343,6 +343,10 @@ pub enum ParticleGroup {
         material: Option<String>,
         /// The file, relative to the scene file.
         path: String,
+        /// The file's format (`csv`, `vtu`, `lammps-data`, `lammps-dump`); default: from its
+        /// extension, or else its content (LIGGGHTS names files `dump.particles`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        format: Option<crate::packing::PackingFormat>,
         /// LAMMPS atom type k → material `types[k − 1]` (default: every sphere `material`).
         /// A wgdem file's `material` column holds the scene's material indices or names.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]

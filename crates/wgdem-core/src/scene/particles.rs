@@ -410,6 +410,14 @@ pub(super) fn group_path(group: &ParticleGroup) -> &str {
     }
 }
 
+/// The `format` of a `kind = "file"` group, if it gives one.
+pub(super) fn group_format(group: &ParticleGroup) -> Option<crate::packing::PackingFormat> {
+    match group {
+        ParticleGroup::File { format, .. } => *format,
+        _ => None,
+    }
+}
+
 /// Places the spheres of a `kind = "file"` group, read into `packing`: checked against the
 /// walls and `max_overlap`, each of the material its file gives (a LAMMPS type through
 /// `types`, a wgdem index or name) or else the group's.
@@ -420,12 +428,14 @@ pub(super) fn add_file_group(
     group: &ParticleGroup,
     packing: &crate::packing::Packing,
     walls: &[Wall],
-    n_materials: usize,
+    material_names: &[String],
     lookup: &dyn Fn(String, &str) -> Result<usize>,
     density_of: &dyn Fn(usize, &str) -> Result<f64>,
     particles: &mut Particles,
 ) -> Result<()> {
     use crate::packing::MaterialRef;
+    let n_materials = material_names.len();
+    let material_name = |m: usize| material_names[m].as_str();
     let ParticleGroup::File {
         material,
         types,
@@ -499,7 +509,21 @@ pub(super) fn add_file_group(
             }
             MaterialRef::Name(name) => lookup(format!("{field}.path"), name)?,
         };
-        let i = particles.push(sphere.position, sphere.radius, density_of(m, field)?, m);
+        let density = density_of(m, field)?;
+        if let Some(given) = sphere.density
+            && (given - density).abs() > 1e-6 * density
+        {
+            return Err(v.err(
+                &format!("{field}.path"),
+                format!(
+                    "{}: sphere {} has density {given} kg/m³ but its material \"{}\" has {density}; wgdem takes a sphere's density from its material: give that material density = {given}, or map the atom types to materials of the file's densities with `types`",
+                    packing.source,
+                    k + 1,
+                    material_name(m)
+                ),
+            ));
+        }
+        let i = particles.push(sphere.position, sphere.radius, density, m);
         particles.velocity[i] = sphere.velocity;
         particles.angular_velocity[i] = sphere.angular_velocity;
     }

@@ -6,9 +6,10 @@ fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
 }
 
-/// A LAMMPS/LIGGGHTS data file of `atom_style sphere`: the `Atoms` section
-/// (`id type diameter density x y z [ix iy iz]`; the density is the material's in wgdem) and,
-/// where present, `Velocities` (`id vx vy vz wx wy wz`).
+/// A LAMMPS/LIGGGHTS data file of `atom_style sphere` (LIGGGHTS also calls it `granular`):
+/// the `Atoms` section (`id type diameter density x y z [ix iy iz]`; the density is checked
+/// against the material's, which wgdem uses) and, where present, `Velocities` (`id vx vy vz
+/// wx wy wz`).
 pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
     let file = path.display().to_string();
     let text = read_text(path)?;
@@ -30,6 +31,7 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
                 && let Some(style) = lines[k].split('#').nth(1).map(str::trim)
                 && !style.is_empty()
                 && style != "sphere"
+                && style != "granular"
             {
                 return Err(at(
                     &file,
@@ -37,7 +39,7 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
                     1,
                     "Atoms",
                     format!(
-                        "atom style {style:?}; wgdem reads atom_style sphere (id type diameter density x y z)"
+                        "atom style {style:?}; wgdem reads atom_style sphere or granular (id type diameter density x y z)"
                     ),
                 ));
             }
@@ -67,6 +69,7 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
                     let t = number(&file, n, 2, "type", w[1])? as u64;
                     let d = number(&file, n, 3, "diameter", w[2])?;
                     radius(&file, n, 3, "diameter", d)?;
+                    let density = number(&file, n, 4, "density", w[3])?;
                     let x = [
                         number(&file, n, 5, "x", w[4])?,
                         number(&file, n, 6, "y", w[5])?,
@@ -80,6 +83,7 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
                             velocity: DVec3::ZERO,
                             angular_velocity: DVec3::ZERO,
                             material: MaterialRef::Index(t),
+                            density: Some(density),
                         },
                     ));
                 } else {
@@ -231,6 +235,7 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
         }
     };
     let ty = col(&["type"]);
+    let density = col(&["density"]);
     let vel = [col(&["vx"]), col(&["vy"]), col(&["vz"])];
     let spin = [col(&["omegax"]), col(&["omegay"]), col(&["omegaz"])];
     let mut spheres = Vec::new();
@@ -277,6 +282,7 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
                 Some(c) => MaterialRef::Index(get(c)? as u64),
                 None => MaterialRef::Default,
             },
+            density: density.map(get).transpose()?,
         });
     }
     // The frame's declared count (`ITEM: NUMBER OF ATOMS` before its `ITEM: ATOMS`): a dump

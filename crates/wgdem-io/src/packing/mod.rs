@@ -8,7 +8,7 @@ use glam::DVec3;
 use wgdem_core::cpu::Simulation;
 use wgdem_core::error::{Error, Result};
 use wgdem_core::output::{atomic_write, fmt};
-use wgdem_core::packing::{MaterialRef, PackedSphere, Packing, PackingReader};
+use wgdem_core::packing::{MaterialRef, PackedSphere, Packing, PackingFormat, PackingReader};
 use wgdem_core::scene::Scene;
 
 mod lammps;
@@ -20,14 +20,14 @@ use lammps::{read_lammps_data, read_lammps_dump};
 use table::read_csv;
 use vtu::read_vtu;
 
-/// Reads packings by their extension: `.csv`, `.vtu`, `.data` or `.lmp` (LAMMPS data),
-/// `.dump` (LAMMPS dump).
+/// Reads packings in the format given, or else by their extension (`.csv`, `.vtu`, `.data` or
+/// `.lmp`: LAMMPS data, `.dump`: LAMMPS dump), or else by their content.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PackingFiles;
 
 impl PackingReader for PackingFiles {
-    fn read(&self, path: &Path) -> Result<Packing> {
-        read_packing(path)
+    fn read(&self, path: &Path, format: Option<PackingFormat>) -> Result<Packing> {
+        read_packing_as(path, format)
     }
 }
 
@@ -37,25 +37,72 @@ pub fn load_scene(path: &Path) -> Result<Scene> {
     wgdem_core::scene::load_scene_with(path, &PackingFiles)
 }
 
-/// The spheres of `path`, by its extension.
+/// The spheres of `path`, by its extension or else its content.
 pub fn read_packing(path: &Path) -> Result<Packing> {
+    read_packing_as(path, None)
+}
+
+/// The format of `path`: by its extension (`.csv`, `.vtu`, `.data` and `.lmp`, `.dump`), or
+/// else by its first kilobytes (LIGGGHTS's `dump.particles`, `data.granular`): a dump opens
+/// with `ITEM:`, a VTK file holds `<VTKFile`, a LAMMPS data file declares `N atoms` in its
+/// header, a table has commas on its first line; `None` where none of these holds.
+pub fn detect_format(path: &Path) -> Result<Option<PackingFormat>> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let packing = match ext.as_str() {
-        "csv" => read_csv(path)?,
-        "vtu" => read_vtu(path)?,
-        "data" | "lmp" => read_lammps_data(path)?,
-        "dump" => read_lammps_dump(path)?,
-        _ => {
-            return Err(Error::Invalid {
-                file: path.display().to_string(),
-                field: "path".to_owned(),
-                message: "unknown packing format; give a .csv, .vtu, .data (or .lmp: LAMMPS data) or .dump (LAMMPS dump) file".to_owned(),
-            });
-        }
+    match ext.as_str() {
+        "csv" => return Ok(Some(PackingFormat::Csv)),
+        "vtu" => return Ok(Some(PackingFormat::Vtu)),
+        "data" | "lmp" => return Ok(Some(PackingFormat::LammpsData)),
+        "dump" => return Ok(Some(PackingFormat::LammpsDump)),
+        _ => {}
+    }
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .map_err(|e| Error::io(path, e))?;
+    let head = String::from_utf8_lossy(&head);
+    let lines: Vec<&str> = head.lines().collect();
+    let first = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty());
+    Ok(if first.is_some_and(|l| l.starts_with("ITEM:")) {
+        Some(PackingFormat::LammpsDump)
+    } else if head.contains("<VTKFile") {
+        Some(PackingFormat::Vtu)
+    } else if lines.iter().skip(1).any(|l| {
+        let w: Vec<&str> = l
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        w.len() == 2 && w[1] == "atoms" && w[0].parse::<u64>().is_ok()
+    }) {
+        Some(PackingFormat::LammpsData)
+    } else if first.is_some_and(|l| l.contains(',')) {
+        Some(PackingFormat::Csv)
+    } else {
+        None
+    })
+}
+
+/// The spheres of `path` in `format`, or in the format [`detect_format`] finds.
+pub fn read_packing_as(path: &Path, format: Option<PackingFormat>) -> Result<Packing> {
+    let format = match format {
+        Some(f) => f,
+        None => detect_format(path)?.ok_or_else(|| Error::Invalid {
+            file: path.display().to_string(),
+            field: "path".to_owned(),
+            message: "unknown packing format (by its extension and its content); give a .csv, .vtu, .data (or .lmp: LAMMPS data) or .dump (LAMMPS dump) file, or say which with format = \"csv\", \"vtu\", \"lammps-data\" or \"lammps-dump\"".to_owned(),
+        })?,
+    };
+    let packing = match format {
+        PackingFormat::Csv => read_csv(path)?,
+        PackingFormat::Vtu => read_vtu(path)?,
+        PackingFormat::LammpsData => read_lammps_data(path)?,
+        PackingFormat::LammpsDump => read_lammps_dump(path)?,
     };
     if packing.spheres.is_empty() {
         return Err(Error::Invalid {

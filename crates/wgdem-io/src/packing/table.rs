@@ -140,6 +140,7 @@ pub(super) fn read_csv(path: &Path) -> Result<Packing> {
             velocity: DVec3::new(v[4], v[5], v[6]),
             angular_velocity: DVec3::new(v[7], v[8], v[9]),
             material,
+            density: None,
         });
     }
     Ok(Packing {

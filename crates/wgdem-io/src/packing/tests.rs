@@ -382,4 +382,78 @@ fn scene_file_groups() {
         .expect_err("no reader")
         .to_string();
     assert!(e.contains("wgdem_io::load_scene"), "{e}");
+    // A LIGGGHTS data file (atom_style granular, named as LIGGGHTS names them): its
+    // densities are the materials' (types 1 → a, 2 → b) or the file is refused, naming it.
+    let data = |densities: [&str; 2]| {
+        format!(
+            "LIGGGHTS data file via write_data\n\n2 atoms\n2 atom types\n\nAtoms # granular\n\n1 1 0.02 {} 0 0 0.01\n2 2 0.02 {} 0.03 0 0.01\n",
+            densities[0], densities[1]
+        )
+    };
+    file(d, "data.granular", &data(["2500", "7800.0"]));
+    let s = load_scene(&scene("data.granular", "types = [\"a\", \"b\"]"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.simulation.particles.material, vec![0, 1]);
+    file(d, "data.granular", &data(["2500", "2650"]));
+    let e = load_scene(&scene("data.granular", "types = [\"a\", \"b\"]"))
+        .expect_err("density")
+        .to_string();
+    assert!(
+        e.contains("particles[0].path")
+            && e.contains("sphere 2 has density 2650 kg/m³ but its material \"b\" has 7800")
+            && e.contains("density = 2650"),
+        "{e}"
+    );
+}
+
+/// Formats from the content where the extension says nothing (LIGGGHTS's `dump.particles`,
+/// `data.granular`), or as `format` says; an unknown one is refused naming `format`.
+#[test]
+fn packing_formats_from_content_or_as_given() {
+    use wgdem_core::packing::PackingFormat;
+    let dir = tempfile::tempdir().expect("dir");
+    let d = dir.path();
+    let dump = file(
+        d,
+        "dump.particles",
+        "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n1\nITEM: BOX BOUNDS ff ff ff\n0 1\n0 1\n0 1\nITEM: ATOMS id type x y z radius density\n1 1 0.5 0.5 0.5 0.01 2500\n",
+    );
+    let data = file(
+        d,
+        "data.granular",
+        "LIGGGHTS data file\n\n1 atoms\n1 atom types\n\nAtoms # granular\n\n1 1 0.02 2500 0.1 0.5 0.5\n",
+    );
+    let csv = file(d, "spheres.txt", "x,y,z,radius\n0,0,0,0.5\n");
+    for (path, format) in [
+        (&dump, PackingFormat::LammpsDump),
+        (&data, PackingFormat::LammpsData),
+        (&csv, PackingFormat::Csv),
+    ] {
+        assert_eq!(
+            detect_format(path).expect("read"),
+            Some(format),
+            "{}",
+            path.display()
+        );
+        let p = read_packing(path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.spheres.len(), 1);
+    }
+    assert_eq!(
+        read_packing(&dump).expect("dump").spheres[0].density,
+        Some(2500.0)
+    );
+    assert_eq!(
+        read_packing(&data).expect("data").spheres[0].density,
+        Some(2500.0)
+    );
+    // A table named as a dump, read as what `format` says.
+    let odd = file(d, "table.dump", "x,y,z,radius\n0,0,0,0.5\n");
+    assert!(read_packing(&odd).is_err());
+    let p = read_packing_as(&odd, Some(PackingFormat::Csv)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.spheres[0].radius, 0.5);
+    let e = error(&file(d, "notes", "spheres somewhere\n"));
+    assert!(
+        e.contains("unknown packing format") && e.contains("format = \"csv\""),
+        "{e}"
+    );
 }
