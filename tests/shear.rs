@@ -437,6 +437,7 @@ fn the_preparation_friction_gives_way_when_friction_change_says() {
             velocity: glam::DVec3::ZERO,
             angular_velocity: glam::DVec3::ZERO,
             material: MaterialRef::Default,
+            id: None,
             density: None,
         })
         .collect();

@@ -559,6 +559,17 @@ impl Simulation {
         ))
     }
 
+    /// Each sphere's id in the packing file it was read from (a LAMMPS atom id; the
+    /// `source_id` of every output), −1 for a sphere the scene generated, int64 (N,).
+    fn source_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let session = self.lock()?;
+        let n = session.sim.particles.len();
+        Ok(array1(
+            py,
+            (0..n).map(|i| session.sim.source_id_of(i)).collect(),
+        ))
+    }
+
     /// Centres (m), float64 (N, 3).
     fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let mut guard = self.lock()?;

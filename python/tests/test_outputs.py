@@ -125,6 +125,17 @@ def test_write_particles_and_vtk_read_back(tmp_path, backend):
         text = header() + f'[[particles]]\nkind = "file"\nmaterial = "grain"\npath = "{packing}"\n'
         again = wgdem.Simulation(wgdem.Scene.from_toml(text), backend="cpu")
         np.testing.assert_array_equal(again.positions(), sim.positions(), err_msg=str(packing))
+        # A dump's atom ids (1…N) are kept as source ids, in every output; other files have none.
+        ids = np.arange(1, 101) if packing.suffix == ".dump" else np.full(100, -1)
+        np.testing.assert_array_equal(again.source_ids(), ids, err_msg=str(packing))
+    assert np.all(sim.source_ids() == -1)
+    again.write_particles(tmp_path / "again.csv")
+    table = np.genfromtxt(tmp_path / "again.csv", delimiter=",", names=True)
+    np.testing.assert_array_equal(table["source_id"], -1)
+    from_dump = header() + f'[[particles]]\nkind = "file"\nmaterial = "grain"\npath = "{tmp_path / "p.dump"}"\n'
+    wgdem.Simulation(wgdem.Scene.from_toml(from_dump), backend="cpu").write_particles(tmp_path / "ids.csv")
+    table = np.genfromtxt(tmp_path / "ids.csv", delimiter=",", names=True)
+    np.testing.assert_array_equal(table["source_id"], np.arange(1, 101))
 
 
 def test_kinetic_energy_is_both_parts():

@@ -149,6 +149,8 @@ class Simulation:
     def stress(self, box: npt.ArrayLike) -> Float64Array:
         """Love–Weber mean stress (Pa, compression positive) of the spheres whose centres lie
         in the box ``[[x0, y0, z0], [x1, y1, z1]]``, (3, 3)."""
+    def source_ids(self) -> Int64Array:
+        """Each sphere's id in its packing file (a LAMMPS atom id), −1 where generated."""
     def kinetic_energy(self) -> Tuple[float, float]:
         """Kinetic energy (J) as ``(translational, rotational)``."""
     @property

@@ -607,7 +607,7 @@ fn vtk_arrays(path: &Path) -> Vec<(String, usize)> {
         .collect()
 }
 
-const PARTICLE_ARRAYS: [(&str, usize); 11] = [
+const PARTICLE_ARRAYS: [(&str, usize); 12] = [
     ("id", 1),
     ("radius_m", 1),
     ("material", 1),
@@ -619,6 +619,7 @@ const PARTICLE_ARRAYS: [(&str, usize); 11] = [
     ("rotation_angle_rad", 1),
     ("contact_count", 1),
     ("stress_Pa", 9),
+    ("source_id", 1),
 ];
 const CONTACT_ARRAYS: [(&str, usize); 10] = [
     ("normal_force_N", 3),

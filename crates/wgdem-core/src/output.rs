@@ -323,14 +323,31 @@ pub fn guarded(dir: &Path, sim: &Simulation, advanced: Result<()>) -> Result<()>
 
 /// The columns of a particle CSV (`particles/particles_NNNNNN.csv`, `blowup.csv`,
 /// `Simulation.write_particles`).
-pub const PARTICLE_CSV_COLUMNS: [&str; 18] = [
-    "id", "x_m", "y_m", "z_m", "vx_m_s", "vy_m_s", "vz_m_s", "wx_rad_s", "wy_rad_s", "wz_rad_s",
-    "radius_m", "material", "fx_N", "fy_N", "fz_N", "tx_N_m", "ty_N_m", "tz_N_m",
+pub const PARTICLE_CSV_COLUMNS: [&str; 19] = [
+    "id",
+    "x_m",
+    "y_m",
+    "z_m",
+    "vx_m_s",
+    "vy_m_s",
+    "vz_m_s",
+    "wx_rad_s",
+    "wy_rad_s",
+    "wz_rad_s",
+    "radius_m",
+    "material",
+    "fx_N",
+    "fy_N",
+    "fz_N",
+    "tx_N_m",
+    "ty_N_m",
+    "tz_N_m",
+    "source_id",
 ];
 
 /// Writes the particles of `sim` as a particle CSV ([`PARTICLE_CSV_COLUMNS`]: id, position,
-/// velocity, angular velocity, radius, material, and the force and torque of its last step),
-/// atomically.
+/// velocity, angular velocity, radius, material, the force and torque of its last step, and
+/// its id in the packing file it came from, −1 for none), atomically.
 pub fn write_particles(path: &Path, sim: &Simulation) -> Result<()> {
     write_particles_with(path, sim, sim)
 }
@@ -366,6 +383,7 @@ fn write_particles_with(path: &Path, sim: &Simulation, forces: &Simulation) -> R
                 fmt(t.x),
                 fmt(t.y),
                 fmt(t.z),
+                sim.source_id_of(i).to_string(),
             ]
         })
         .collect();

@@ -69,6 +69,8 @@ pub struct PackedSphere {
     pub angular_velocity: DVec3,
     /// Material, as the file gives it.
     pub material: MaterialRef,
+    /// The sphere's id in the file (a LAMMPS atom id), kept as `source_id` in the outputs.
+    pub id: Option<u64>,
     /// Density the file gives (kg/m³; a LAMMPS data file's `Atoms` column, a dump's
     /// `density` column): checked against the material's, which wgdem uses.
     pub density: Option<f64>,

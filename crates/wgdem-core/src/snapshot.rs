@@ -232,11 +232,14 @@ pub enum ParticleField {
     ContactCount,
     /// `stress_Pa`: the particle's average stress tensor, [`particle_stress`].
     Stress,
+    /// `source_id`: the sphere's id in the packing file it came from (a LAMMPS atom id), −1
+    /// for a sphere the scene generated.
+    SourceId,
 }
 
 impl ParticleField {
     /// Every field, in the order the files carry them.
-    pub const ALL: [ParticleField; 11] = [
+    pub const ALL: [ParticleField; 12] = [
         ParticleField::Id,
         ParticleField::Radius,
         ParticleField::Material,
@@ -248,6 +251,7 @@ impl ParticleField {
         ParticleField::Rotation,
         ParticleField::ContactCount,
         ParticleField::Stress,
+        ParticleField::SourceId,
     ];
 }
 

@@ -145,6 +145,8 @@ pub fn write_particles_with(path: &Path, frame: &Frame<'_>, numbers: &[(&str, f6
             }
             ParticleField::Stress => Attribute::tensors("stress_Pa")
                 .with_data(tensors(&particle_stress(sim, frame.contacts))),
+            ParticleField::SourceId => Attribute::scalars("source_id", 1)
+                .with_data((0..n).map(|i| sim.source_id_of(i)).collect::<Vec<i64>>()),
         });
     }
     let piece = UnstructuredGridPiece {

@@ -68,6 +68,13 @@ pub fn step_time(step: u64, dt: f64) -> f64 {
     format!("{t:.11e}").parse().unwrap_or(t)
 }
 
+impl Simulation {
+    /// Sphere `i`'s id in its packing file, −1 where it has none ([`Simulation::source_id`]).
+    pub fn source_id_of(&self, i: usize) -> i64 {
+        self.source_id.get(i).copied().unwrap_or(-1)
+    }
+}
+
 /// The stored histories of the contacts of a state.
 #[derive(Debug, Clone, Default)]
 pub struct ContactHistories {
@@ -159,6 +166,10 @@ pub struct Simulation {
     pub drive_of: Vec<Option<u32>>,
     /// Per wall, a velocity schedule that overrides its velocity at every step, if any.
     pub wall_schedules: Vec<Option<crate::loads::Schedule>>,
+    /// Each sphere's id in the packing file it was read from (a LAMMPS atom id), −1 for a
+    /// sphere the scene generated; empty where the scene read no file. Part of the scene,
+    /// not of the state: outputs carry it as `source_id`.
+    pub source_id: Vec<i64>,
     n_materials: usize,
     pair_params: Vec<PairParams>,
     wall_history: HashMap<(u32, u32), SlotHistory>,
@@ -220,6 +231,7 @@ impl Simulation {
             drives: Vec::new(),
             drive_of: Vec::new(),
             wall_schedules: Vec::new(),
+            source_id: Vec::new(),
             n_materials,
             interaction_range: range,
             pair_params,

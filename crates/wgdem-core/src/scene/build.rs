@@ -39,7 +39,7 @@ pub fn build_scene_with(
     };
     check_memory_asked(file, &config.particles)?;
     let walls = build_walls(&v, &config.walls, &lookup)?;
-    let (particles, group_ranges) =
+    let (particles, group_ranges, source_id) =
         build_particles(&v, &config, reader, &materials, &walls, &lookup)?;
     check_overlaps(&v, &config, &particles, &walls)?;
     let (drives, drive_of) = build_loads(&v, &config.loads, &group_ranges, particles.len())?;
@@ -74,6 +74,7 @@ pub fn build_scene_with(
     simulation.drives = drives;
     simulation.drive_of = drive_of;
     simulation.wall_schedules = wall_schedules;
+    simulation.source_id = source_id;
     check_scales(&v, &config, &simulation, &group_ranges)?;
     simulation.max_speed = match s.max_speed {
         Some(bound) => {
@@ -288,7 +289,10 @@ fn check_memory_asked(file: &str, groups: &[ParticleGroup]) -> Result<()> {
     Ok(())
 }
 
-/// Every particle group's spheres, in order, and each group's range of stable ids.
+/// Every particle group's spheres, in order, each group's range of stable ids, and each
+/// sphere's id in its packing file (`Simulation::source_id`: −1 where generated, empty where no
+/// group reads a file).
+#[allow(clippy::type_complexity)]
 fn build_particles(
     v: &Validator,
     config: &SceneConfig,
@@ -296,9 +300,10 @@ fn build_particles(
     materials: &[Material],
     walls: &[Wall],
     lookup: &dyn Fn(String, &str) -> Result<usize>,
-) -> Result<(Particles, Vec<std::ops::Range<usize>>)> {
+) -> Result<(Particles, Vec<std::ops::Range<usize>>, Vec<i64>)> {
     let mut rng = ChaCha8Rng::seed_from_u64(config.simulation.seed);
     let mut particles = Particles::default();
+    let mut source_id = Vec::new();
     let mut group_ranges = Vec::with_capacity(config.particles.len());
     // Density of material `m`, which a group of `field` uses.
     let density_of = |m: usize, field: &str| {
@@ -328,6 +333,7 @@ fn build_particles(
                     lookup,
                     &density_of,
                     &mut particles,
+                    &mut source_id,
                 )?;
             }
             ParticleGroup::Explicit { material, .. }
@@ -348,7 +354,10 @@ fn build_particles(
         }
         group_ranges.push(start..particles.len());
     }
-    Ok((particles, group_ranges))
+    if !source_id.is_empty() {
+        source_id.resize(particles.len(), -1);
+    }
+    Ok((particles, group_ranges, source_id))
 }
 
 /// Refuses spheres that start overlapping each other or a wall by more than

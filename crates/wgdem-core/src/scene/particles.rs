@@ -432,6 +432,7 @@ pub(super) fn add_file_group(
     lookup: &dyn Fn(String, &str) -> Result<usize>,
     density_of: &dyn Fn(usize, &str) -> Result<f64>,
     particles: &mut Particles,
+    source_id: &mut Vec<i64>,
 ) -> Result<()> {
     use crate::packing::MaterialRef;
     let n_materials = material_names.len();
@@ -524,6 +525,8 @@ pub(super) fn add_file_group(
             ));
         }
         let i = particles.push(sphere.position, sphere.radius, density, m);
+        source_id.resize(i, -1);
+        source_id.push(sphere.id.map_or(-1, |id| i64::try_from(id).unwrap_or(-1)));
         particles.velocity[i] = sphere.velocity;
         particles.angular_velocity[i] = sphere.angular_velocity;
     }

@@ -83,6 +83,7 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
                             velocity: DVec3::ZERO,
                             angular_velocity: DVec3::ZERO,
                             material: MaterialRef::Index(t),
+                            id: Some(id),
                             density: Some(density),
                         },
                     ));
@@ -236,6 +237,7 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
     };
     let ty = col(&["type"]);
     let density = col(&["density"]);
+    let id_col = col(&["id"]);
     let vel = [col(&["vx"]), col(&["vy"]), col(&["vz"])];
     let spin = [col(&["omegax"]), col(&["omegay"]), col(&["omegaz"])];
     let mut spheres = Vec::new();
@@ -282,6 +284,7 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
                 Some(c) => MaterialRef::Index(get(c)? as u64),
                 None => MaterialRef::Default,
             },
+            id: id_col.map(|c| get(c).map(|x| x as u64)).transpose()?,
             density: density.map(get).transpose()?,
         });
     }

@@ -19,8 +19,21 @@ const CSV_COLUMNS: [(&str, &[&str]); 11] = [
 
 /// Columns a CSV may carry that a packing does not use: skipped (the id, and the force and
 /// torque columns of wgdem's own particle CSVs).
-const SKIPPED_COLUMNS: [&str; 13] = [
-    "id", "fx", "fy", "fz", "tx", "ty", "tz", "fx_n", "fy_n", "fz_n", "tx_n_m", "ty_n_m", "tz_n_m",
+const SKIPPED_COLUMNS: [&str; 14] = [
+    "id",
+    "fx",
+    "fy",
+    "fz",
+    "tx",
+    "ty",
+    "tz",
+    "fx_n",
+    "fy_n",
+    "fz_n",
+    "tx_n_m",
+    "ty_n_m",
+    "tz_n_m",
+    "source_id",
 ];
 
 /// CSV: with a header naming the columns (`x,y,z,radius`, optionally `vx,vy,vz,wx,wy,wz`
@@ -67,7 +80,7 @@ pub(super) fn read_csv(path: &Path) -> Result<Packing> {
                                 line,
                                 k + 1,
                                 name,
-                                "unknown column; known: x, y, z, radius, vx, vy, vz, wx, wy, wz, material (with or without unit suffixes such as x_m); skipped: id, fx, fy, fz, tx, ty, tz (and fx_N … tz_N_m)",
+                                "unknown column; known: x, y, z, radius, vx, vy, vz, wx, wy, wz, material (with or without unit suffixes such as x_m); skipped: id, fx, fy, fz, tx, ty, tz (and fx_N … tz_N_m), source_id",
                             )
                         })?;
                     if s.contains(&Some(slot)) {
@@ -140,6 +153,7 @@ pub(super) fn read_csv(path: &Path) -> Result<Packing> {
             velocity: DVec3::new(v[4], v[5], v[6]),
             angular_velocity: DVec3::new(v[7], v[8], v[9]),
             material,
+            id: None,
             density: None,
         });
     }

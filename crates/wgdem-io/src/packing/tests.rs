@@ -394,6 +394,16 @@ fn scene_file_groups() {
     let s = load_scene(&scene("data.granular", "types = [\"a\", \"b\"]"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.simulation.particles.material, vec![0, 1]);
+    // Atoms 1 and 2 keep their LAMMPS ids as `source_id`; a dump's ids likewise, in its order.
+    assert_eq!(s.simulation.source_id, vec![1, 2]);
+    file(
+        d,
+        "ids.dump",
+        "ITEM: ATOMS id type x y z radius\n40 1 0 0 0.01 0.01\n7 1 0.03 0 0.01 0.01\n",
+    );
+    let s = load_scene(&scene("ids.dump", "")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.simulation.source_id, vec![40, 7]);
+    assert_eq!(s.simulation.source_id_of(1), 7);
     file(d, "data.granular", &data(["2500", "2650"]));
     let e = load_scene(&scene("data.granular", "types = [\"a\", \"b\"]"))
         .expect_err("density")

@@ -90,6 +90,7 @@ pub(super) fn read_vtu(path: &Path) -> Result<Packing> {
             material: material
                 .as_deref()
                 .map_or(MaterialRef::Default, |m| MaterialRef::Index(m[i] as u64)),
+            id: None,
             density: None,
         });
     }
