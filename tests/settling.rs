@@ -287,37 +287,7 @@ fn a_run_resumes_from_its_checkpoint_to_the_same_bits() {
 fn distant_rows_get_progress_reports_between_them_with_the_same_bits() {
     use wgdem_core::output::OutputDir;
     use wgdem_core::runner::{CpuBackend, progress_steps, run};
-    let scene = || {
-        common::scene(
-            r#"
-[simulation]
-duration = 0.5
-output_interval = 0.5
-dt = 1e-5
-
-[contact]
-law = "hertz"
-history = "true"
-
-# fixture: material_m
-
-[[particles]]
-kind = "lattice"
-material = "m"
-radius = 0.002
-origin = [0.002, 0.002, 0.003]
-counts = [2, 2, 2]
-spacing = 0.0041
-
-[[walls]]
-kind = "plane"
-name = "floor"
-material = "m"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-"#,
-        )
-    };
+    let scene = || eight_over_a_floor("duration = 0.5\noutput_interval = 0.5\ndt = 1e-5");
     assert_eq!(progress_steps(8), 20_000);
     let dir = tempfile::tempdir().expect("dir");
     let mut cpu = scene();
@@ -346,6 +316,38 @@ normal = [0.0, 0.0, 1.0]
     common::assert_same_bits("split by progress reports", &split.simulation, &whole);
     // f32 forces: each sphere's weight (1.6e-3 N) to about 1e-7 of itself.
     check_force_balance(&dir.path().join("gpu"), &split.simulation, 1e-9);
+}
+
+/// Eight 2 mm spheres in a cube 1 mm over a floor, with `simulation` as the body of the
+/// `[simulation]` table (gravity as default).
+fn eight_over_a_floor(simulation: &str) -> wgdem_core::scene::Scene {
+    common::scene(&format!(
+        r#"
+[simulation]
+{simulation}
+
+[contact]
+law = "hertz"
+history = "true"
+
+# fixture: material_m
+
+[[particles]]
+kind = "lattice"
+material = "m"
+radius = 0.002
+origin = [0.002, 0.002, 0.003]
+counts = [2, 2, 2]
+spacing = 0.0041
+
+[[walls]]
+kind = "plane"
+name = "floor"
+material = "m"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+"#
+    ))
 }
 
 /// The last particle CSV of the run in `dir` against its last row: the forces on the spheres
@@ -398,34 +400,7 @@ fn check_force_balance(dir: &Path, sim: &wgdem_core::cpu::Simulation, tol: f64) 
 fn rows_fall_on_whole_multiples_of_the_output_interval() {
     use wgdem_core::output::OutputDir;
     use wgdem_core::runner::{CpuBackend, run};
-    let mut scene = common::scene(
-        r#"
-[simulation]
-duration = 0.1
-output_interval = 0.01
-
-[contact]
-law = "hertz"
-history = "true"
-
-# fixture: material_m
-
-[[particles]]
-kind = "lattice"
-material = "m"
-radius = 0.002
-origin = [0.002, 0.002, 0.003]
-counts = [2, 2, 2]
-spacing = 0.0041
-
-[[walls]]
-kind = "plane"
-name = "floor"
-material = "m"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-"#,
-    );
+    let mut scene = eight_over_a_floor("duration = 0.1\noutput_interval = 0.01");
     let (dt, max_dt) = (scene.simulation.dt, scene.max_dt);
     let k = (0.01 / dt).round();
     assert!(

@@ -70,6 +70,23 @@ impl Output {
     }
 }
 
+/// The engine of a job: the GPU engine or the CPU reference `choice` asks for `sim` (built
+/// with the GIL released).
+fn job_engine(
+    py: Python<'_>,
+    choice: crate::errors::Choice,
+    adapter: Option<&str>,
+    sim: &wgdem_core::cpu::Simulation,
+    options: GpuOptions,
+) -> PyResult<Box<dyn Backend + Send>> {
+    Ok(
+        match py.detach(|| crate::engines::gpu_backend(choice, adapter, sim, options))? {
+            Some(backend) => Box::new(backend),
+            None => Box::new(CpuBackend),
+        },
+    )
+}
+
 /// Runs a direct shear test (see `wgdem.shear` in `wgdem/__init__.py`); returns the summary
 /// and the rows as JSON, and the output directory if it is kept.
 #[pyfunction]
@@ -127,11 +144,7 @@ pub fn shear_json(
         ..GpuOptions::default()
     };
     let sim = run.simulation();
-    let mut engine: Box<dyn Backend + Send> =
-        match py.detach(|| crate::engines::gpu_backend(choice, adapter, sim, options))? {
-            Some(backend) => Box::new(backend),
-            None => Box::new(CpuBackend),
-        };
+    let mut engine = job_engine(py, choice, adapter, sim, options)?;
     let mut line = progress.then(wgdem_io::progress::StageLine::new);
     // One row per call, so that Ctrl-C stops the test between rows (the output directory
     // keeps its last checkpoint, from which `wgdem shear --resume` continues).
@@ -200,11 +213,7 @@ pub fn run_json(
         ..GpuOptions::default()
     };
     let sim = &scene.simulation;
-    let mut engine: Box<dyn Backend + Send> =
-        match py.detach(|| crate::engines::gpu_backend(choice, adapter, sim, options))? {
-            Some(backend) => Box::new(backend),
-            None => Box::new(CpuBackend),
-        };
+    let mut engine = job_engine(py, choice, adapter, sim, options)?;
     let mut line = progress.then(wgdem_io::progress::StageLine::new);
     // Ctrl-C is looked for at each progress report (every row, and every
     // `runner::progress_steps` steps between rows far apart).
