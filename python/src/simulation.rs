@@ -218,6 +218,8 @@ impl Session {
                 wgdem_core::guard::check(&self.sim, "the Simulation's arrays")
             }
             Engine::Gpu(gpu) => {
+                // The shear test's stepping reads the particles back at its end.
+                self.synced = true;
                 gpu.advance_controlled(&mut self.sim, steps, interval, &mut control)
             }
         }
@@ -967,8 +969,8 @@ impl Simulation {
     /// Writes the spheres to `path` (atomically): `format="csv"`, the particle CSV of
     /// `wgdem run` (id, position, velocity, angular velocity, radius, material, force and
     /// torque of the last step; docs/outputs.md), or `"lammps-dump"`, one frame of a LAMMPS
-    /// dump (`id type x y z vx vy vz fx fy fz omegax omegay omegaz radius`, ids from 1, types
-    /// the material index plus one) that OVITO and LIGGGHTS's `read_dump` read.
+    /// dump (`id type x y z vx vy vz fx fy fz omegax omegay omegaz radius source_id`, ids from
+    /// 1, types the material index plus one) that OVITO and LIGGGHTS's `read_dump` read.
     #[pyo3(signature = (path, format = "csv"))]
     fn write_particles(&self, py: Python<'_>, path: PathBuf, format: &str) -> PyResult<()> {
         let mut guard = self.lock()?;

@@ -117,7 +117,7 @@ def test_write_particles_and_vtk_read_back(tmp_path, backend):
     np.testing.assert_array_equal(np.stack([table["x_m"], table["y_m"], table["z_m"]], 1), sim.positions())
     dump = (tmp_path / "p.dump").read_text().splitlines()
     assert dump[0] == "ITEM: TIMESTEP" and dump[1] == "300" and dump[3] == "100"
-    assert dump[8].split()[2:] == "id type x y z vx vy vz fx fy fz omegax omegay omegaz radius".split()
+    assert dump[8].split()[2:] == "id type x y z vx vy vz fx fy fz omegax omegay omegaz radius source_id".split()
     first = [float(x) for x in dump[9].split()]
     assert first[:2] == [1.0, 1.0]
     np.testing.assert_array_equal(first[8:11], forces[0])
@@ -136,6 +136,11 @@ def test_write_particles_and_vtk_read_back(tmp_path, backend):
     wgdem.Simulation(wgdem.Scene.from_toml(from_dump), backend="cpu").write_particles(tmp_path / "ids.csv")
     table = np.genfromtxt(tmp_path / "ids.csv", delimiter=",", names=True)
     np.testing.assert_array_equal(table["source_id"], np.arange(1, 101))
+    # A dump written from it carries them too (its own ids are 1…N, its source ids the file's).
+    again = wgdem.Simulation(wgdem.Scene.from_toml(from_dump), backend="cpu")
+    again.write_particles(tmp_path / "again.dump", format="lammps-dump")
+    rows = [line.split() for line in (tmp_path / "again.dump").read_text().splitlines()[9:]]
+    assert [int(r[-1]) for r in rows] == list(range(1, 101))
 
 
 def test_kinetic_energy_is_both_parts():

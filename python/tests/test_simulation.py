@@ -205,7 +205,10 @@ def test_ctrl_c_stops_a_long_step_within_seconds(backend, tmp_path):
 
     script = tmp_path / "long.py"
     script.write_text(
-        "import sys, wgdem\n"
+        "import signal, sys, wgdem\n"
+        # A shell that starts the suite in the background leaves SIGINT ignored, and Python
+        # then installs no KeyboardInterrupt handler: install it.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         f"scene = wgdem.Scene.from_toml({ONE_SPHERE!r})\n"
         f"sim = wgdem.Simulation(scene, backend={backend!r})\n"
         "sim.step(400)\n"

@@ -338,8 +338,9 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
 }
 
 /// Writes the particles of `sim` as one frame of a LAMMPS/LIGGGHTS dump (`dump custom` with
-/// `id type x y z vx vy vz fx fy fz omegax omegay omegaz radius`; ids 1…N in stable-id order,
-/// types the material index plus one, as LAMMPS numbers them; box bounds the spheres' extent,
+/// `id type x y z vx vy vz fx fy fz omegax omegay omegaz radius source_id`; ids 1…N in
+/// stable-id order, types the material index plus one, as LAMMPS numbers them, `source_id` the
+/// sphere's id in the packing file it was read from, −1 for none; box bounds the spheres' extent,
 /// `ff` on each axis), atomically. [`read_lammps_dump`] reads it back (OVITO, LIGGGHTS's
 /// `read_dump` and Pizza.py read the same columns). The forces and torques are those `sim`'s
 /// particles hold (the last step's).
@@ -362,7 +363,9 @@ pub fn write_lammps_dump(path: &Path, sim: &Simulation) -> Result<()> {
     for k in 0..3 {
         let _ = writeln!(text, "{} {}", fmt(lo[k]), fmt(hi[k]));
     }
-    text.push_str("ITEM: ATOMS id type x y z vx vy vz fx fy fz omegax omegay omegaz radius\n");
+    text.push_str(
+        "ITEM: ATOMS id type x y z vx vy vz fx fy fz omegax omegay omegaz radius source_id\n",
+    );
     for i in 0..p.len() {
         let (x, v, f, w) = (
             p.position[i],
@@ -386,7 +389,14 @@ pub fn write_lammps_dump(path: &Path, sim: &Simulation) -> Result<()> {
             p.radius[i],
         ]
         .map(fmt);
-        let _ = writeln!(text, "{} {} {}", i + 1, p.material[i] + 1, cells.join(" "));
+        let _ = writeln!(
+            text,
+            "{} {} {} {}",
+            i + 1,
+            p.material[i] + 1,
+            cells.join(" "),
+            sim.source_id_of(i)
+        );
     }
     atomic_write(path, text.as_bytes())
 }
