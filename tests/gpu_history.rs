@@ -59,10 +59,14 @@ fn tilted(history: &str, towards: [f64; 2], bodies: &str) -> Scene {
 }
 
 /// True history, with the neighbour lists rebuilt (and each pair's history carried over by
-/// partner id) every step: after 10 000 steps of settling, no sphere moves by more than 1e-9 m
-/// during the next 90 000 (the CPU reference holds to 1e-12 m in f64; in f32 the force balance of a
-/// resting sphere is exact only to ≈ 1e-7 of its weight, and the dashpots turn that residue
-/// into a creep far below 1e-9 m over 0.9 s — measured in the output).
+/// partner id) every step: after 10 000 steps of settling, no sphere moves by more than 1e-8 m
+/// during the next 90 000. A history lost at a rebuild makes the contact behave as pseudo
+/// history, which creeps at 9.9e-3 m/s here (`gpu_pseudo_history_creeps_at_the_predicted_speed`):
+/// 9 mm over the 0.9 s. The CPU reference holds to 1e-12 m in f64; in f32 the force balance of a
+/// resting sphere is exact only to ≈ 1e-7 of its weight, and the upper sphere of the pair creeps
+/// by an amount that depends on the rounding of each step: 7.5e-11, 7.6e-10 and 1.5e-9 m over
+/// the 0.9 s at time steps of Δt_max, 0.99 Δt_max and the step that divides the output interval
+/// (Δt_max (1 − 2.5e-6)), so the bound stands above that spread, six orders below the failure.
 #[test]
 #[ignore = "long tier: a 100 000-step hold on the GPU, about 2.5 minutes on lavapipe"]
 fn gpu_true_history_holds_spheres_on_a_slope() {
@@ -85,7 +89,7 @@ fn gpu_true_history_holds_spheres_on_a_slope() {
     for i in 0..3 {
         let moved = (end.particles.position[i] - settled.particles.position[i]).length();
         eprintln!("sphere {i}: moved {moved:.3e} m in 90 000 steps");
-        assert!(moved < 1e-9, "sphere {i} moved {moved:e} m");
+        assert!(moved < 1e-8, "sphere {i} moved {moved:e} m");
     }
 }
 
