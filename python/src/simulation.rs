@@ -828,6 +828,12 @@ impl Simulation {
             session.sim.walls[w].velocity = DVec3::ZERO;
             if let Engine::Gpu(gpu) = &mut session.engine {
                 gpu.engine.set_wall_velocity(w, DVec3::ZERO);
+                if session.servos.is_empty() {
+                    // Back to the engine's own batches from the servo's intervals (the same
+                    // bits either way; fewer dispatches).
+                    gpu.engine
+                        .set_batch_steps(GpuOptions::default().batch_steps);
+                }
             }
             return Ok(());
         };
