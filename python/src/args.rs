@@ -173,3 +173,60 @@ pub(crate) fn material_index(
         }),
     }
 }
+
+/// `overrides` (a dict of dotted key → value: a number, bool, str, list or dict) as the
+/// engine's overrides (`wgdem_core::overrides`), in the dict's order.
+pub(crate) fn overrides(
+    what: &str,
+    overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<Vec<wgdem_core::overrides::Override>> {
+    let Some(dict) = overrides else {
+        return Ok(Vec::new());
+    };
+    dict.iter()
+        .map(|(key, value)| {
+            let key: String = key.extract().map_err(|_| {
+                bad_argument(what, "overrides", format!("the key {key} is not a str"))
+            })?;
+            let value = toml_value(&value).ok_or_else(|| {
+                bad_argument(
+                    what,
+                    "overrides",
+                    format!(
+                        "{key}: {value} is not a number, bool, str, list or dict (what TOML holds)"
+                    ),
+                )
+            })?;
+            Ok(wgdem_core::overrides::Override { key, value })
+        })
+        .collect()
+}
+
+/// A Python value as TOML: bool, int, float, str, list or tuple, dict.
+fn toml_value(v: &Bound<'_, PyAny>) -> Option<toml::Value> {
+    use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
+    if v.is_instance_of::<PyBool>() {
+        return v.extract::<bool>().ok().map(toml::Value::Boolean);
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return Some(toml::Value::Integer(i));
+    }
+    if let Ok(x) = v.extract::<f64>() {
+        return Some(toml::Value::Float(x));
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return Some(toml::Value::String(s));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let items: Option<Vec<_>> = v.try_iter().ok()?.map(|x| toml_value(&x.ok()?)).collect();
+        return items.map(toml::Value::Array);
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let mut t = toml::Table::new();
+        for (k, x) in d.iter() {
+            t.insert(k.extract::<String>().ok()?, toml_value(&x)?);
+        }
+        return Some(toml::Value::Table(t));
+    }
+    None
+}

@@ -11,7 +11,7 @@ use wgdem_core::shear::{ShearRun, ShearSetup};
 use wgdem_gpu::{GpuContext, GpuOptions};
 
 use crate::errors::{EngineError, gpu_to_py, to_py};
-use crate::scene::{Scene, TEXT_SOURCE, toml_argument};
+use crate::scene::{Scene, TEXT_SOURCE, overridden_argument};
 
 /// While held, the log shows warnings and errors only (`progress=False`): the jobs' stage
 /// lines and their INFO lines (the engine chosen, the outputs) are left out. The level is
@@ -90,7 +90,7 @@ fn job_engine(
 /// Runs a direct shear test (see `wgdem.shear` in `wgdem/__init__.py`); returns the summary
 /// and the rows as JSON, and the output directory if it is kept.
 #[pyfunction]
-#[pyo3(signature = (config, backend = "auto", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto"))]
+#[pyo3(signature = (config, backend = "auto", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto", overrides = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn shear_json(
     py: Python<'_>,
@@ -103,6 +103,7 @@ pub fn shear_json(
     overwrite: bool,
     specimen: Option<PathBuf>,
     gpu_path: &str,
+    overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<(String, String, Option<String>)> {
     let particles = particles
         .map(|n| crate::errors::count("wgdem.shear", "particles", n))
@@ -119,7 +120,8 @@ pub fn shear_json(
         ));
     }
     let _quiet = (!progress).then(Quiet::new);
-    let (text, file) = toml_argument(config, "<shear config text>")?;
+    let (text, file) =
+        overridden_argument(config, "<shear config text>", "wgdem.shear", overrides)?;
     let setup = ShearSetup::parse_scaled(&text, &file, particles).map_err(to_py)?;
     let specimen = specimen
         .map(|path| wgdem_io::read_packing(&path))
@@ -169,12 +171,22 @@ pub fn shear_json(
     Ok((json(&summary)?, json(&run.state().rows)?, output.kept()))
 }
 
-/// A scene argument: a `wgdem.Scene`, or a scene file or its text.
-fn scene_argument(arg: &Bound<'_, PyAny>) -> PyResult<wgdem_core::scene::Scene> {
+/// A scene argument: a `wgdem.Scene`, or a scene file or its text with `overrides` applied.
+fn scene_argument(
+    arg: &Bound<'_, PyAny>,
+    overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<wgdem_core::scene::Scene> {
     if let Ok(scene) = arg.extract::<PyRef<'_, Scene>>() {
+        if overrides.is_some_and(|d| !d.is_empty()) {
+            return Err(crate::errors::bad_argument(
+                "wgdem.run",
+                "overrides",
+                "apply to a scene file or its text; a Scene is built already (give them to Scene.from_toml)",
+            ));
+        }
         return Ok(scene.scene.clone());
     }
-    let (text, source) = toml_argument(arg, TEXT_SOURCE)?;
+    let (text, source) = overridden_argument(arg, TEXT_SOURCE, "wgdem.run", overrides)?;
     Ok(Scene::build(&text, &source)?.scene)
 }
 
@@ -182,7 +194,7 @@ fn scene_argument(arg: &Bound<'_, PyAny>) -> PyResult<wgdem_core::scene::Scene> 
 /// writing the same files; returns the summary as JSON, `timeseries.csv`'s text and the
 /// output directory if it is kept.
 #[pyfunction]
-#[pyo3(signature = (scene, backend = "auto", adapter = None, out = None, progress = true, overwrite = false, gpu_path = "auto"))]
+#[pyo3(signature = (scene, backend = "auto", adapter = None, out = None, progress = true, overwrite = false, gpu_path = "auto", overrides = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_json(
     py: Python<'_>,
@@ -193,11 +205,12 @@ pub fn run_json(
     progress: bool,
     overwrite: bool,
     gpu_path: &str,
+    overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<(String, String, Option<String>)> {
     let choice = crate::errors::choice("wgdem.run", backend)?;
     let single_workgroup = crate::errors::gpu_path("wgdem.run", gpu_path)?;
     let _quiet = (!progress).then(Quiet::new);
-    let mut scene = scene_argument(scene)?;
+    let mut scene = scene_argument(scene, overrides)?;
     let output = Output::new(out)?;
     let walls: Vec<String> = scene
         .simulation
@@ -244,7 +257,7 @@ pub fn run_json(
 /// Runs a contact case (see `wgdem.contact` in `wgdem/__init__.py`); returns the summary and
 /// the rows as JSON, and the output directory if one was given.
 #[pyfunction]
-#[pyo3(signature = (case, backend = "cpu", adapter = None, out = None, overwrite = false))]
+#[pyo3(signature = (case, backend = "cpu", adapter = None, out = None, overwrite = false, overrides = None))]
 pub fn contact_json(
     py: Python<'_>,
     case: &Bound<'_, PyAny>,
@@ -252,9 +265,11 @@ pub fn contact_json(
     adapter: Option<&str>,
     out: Option<PathBuf>,
     overwrite: bool,
+    overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<(String, String, Option<String>)> {
     let gpu = crate::errors::is_gpu("wgdem.contact", backend)?;
-    let (text, file) = toml_argument(case, "<contact case text>")?;
+    let (text, file) =
+        overridden_argument(case, "<contact case text>", "wgdem.contact", overrides)?;
     let (summary, rows) = py.detach(|| {
         let mut evaluator: Box<dyn CaseEvaluator + Send> = if gpu {
             let ctx = GpuContext::new(adapter).map_err(gpu_to_py)?;

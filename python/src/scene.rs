@@ -49,15 +49,36 @@ pub fn toml_argument(arg: &Bound<'_, PyAny>, text_name: &str) -> PyResult<(Strin
     Ok((read(&path)?, path.display().to_string()))
 }
 
+/// [`toml_argument`] with `overrides` applied to the text (`wgdem_core::overrides`).
+pub fn overridden_argument(
+    arg: &Bound<'_, PyAny>,
+    text_name: &str,
+    what: &str,
+    overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<(String, String)> {
+    let (text, source) = toml_argument(arg, text_name)?;
+    let sets = crate::args::overrides(what, overrides)?;
+    let text = wgdem_core::overrides::apply(&text, &source, &sets).map_err(to_py)?;
+    Ok((text, source))
+}
+
 #[pymethods]
 impl Scene {
     /// Loads a scene from a TOML file (a path, str or `pathlib.Path`) or from TOML text (a
     /// str holding a newline or `=`). Relative packing files are found next to the file, or
     /// from the working directory for text. Raises `ConfigError` naming the field and line of
     /// anything invalid, `FileError` when the file cannot be read.
+    /// `overrides` (a dict of dotted key → value, `{"materials.quartz.friction": 0.3,
+    /// "simulation.seed": 7}`; array entries by name or index from 0) change the file's values
+    /// before it is checked, as `--set` does.
     #[staticmethod]
-    fn from_toml(path_or_text: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let (text, source) = toml_argument(path_or_text, TEXT_SOURCE)?;
+    #[pyo3(signature = (path_or_text, overrides = None))]
+    fn from_toml(
+        path_or_text: &Bound<'_, PyAny>,
+        overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<Self> {
+        let (text, source) =
+            overridden_argument(path_or_text, TEXT_SOURCE, "Scene.from_toml", overrides)?;
         Self::build(&text, &source)
     }
 

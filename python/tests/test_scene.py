@@ -59,3 +59,31 @@ def test_the_message_is_the_one_the_command_line_prints(tmp_path):
     )
     assert cli.returncode == 1
     assert cli.stderr.strip() == f"error: {e.value}"
+
+
+def test_overrides_change_the_file_by_dotted_key(tmp_path):
+    """Scene.from_toml(overrides=…) and the jobs' overrides set values by dotted key (array
+    entries by name or index), checked as the file is and recorded in input.toml."""
+    text = lattice_scene()
+    scene = wgdem.Scene.from_toml(text, overrides={"materials.grain.friction": 0.1, "particles.0.counts": [2, 2, 2]})
+    assert scene.n_particles == 8
+    sim = wgdem.Simulation(scene, backend="cpu")
+    assert sim.friction("grain", "grain") == 0.1
+    assert "friction = 0.1" in scene.to_toml()
+    summary, _ = wgdem.run(
+        text.replace("duration = 0.1", "duration = 0.01"),
+        backend="cpu",
+        out=tmp_path / "run",
+        progress=False,
+        overrides={"simulation.seed": 7, "walls.lid.material": "grain"},
+    )
+    assert summary["seed"] == 7
+    assert "seed = 7" in (tmp_path / "run" / "input.toml").read_text()
+    with pytest.raises(wgdem.ConfigError, match='`materials.sand.friction`: `materials` has no entry "sand"; its entries are "grain"'):
+        wgdem.Scene.from_toml(text, overrides={"materials.sand.friction": 0.1})
+    with pytest.raises(wgdem.ConfigError, match="frition"):
+        wgdem.Scene.from_toml(text, overrides={"materials.grain.frition": 0.1})
+    with pytest.raises(wgdem.ConfigError, match="`overrides`"):
+        wgdem.Scene.from_toml(text, overrides={"simulation.seed": object()})
+    with pytest.raises(wgdem.ConfigError, match="a Scene is built already"):
+        wgdem.run(scene, overrides={"simulation.seed": 7})

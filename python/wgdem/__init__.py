@@ -111,6 +111,7 @@ def run(
     progress: bool = True,
     overwrite: bool = False,
     gpu_path: str = "auto",
+    overrides: Optional[dict] = None,
 ) -> JobResult:
     """Runs a scene to its ``simulation.duration``, as ``wgdem run`` does, writing the same files.
 
@@ -122,6 +123,9 @@ def run(
         unless ``overwrite=True``.
     progress: shows a progress line with an ETA on stderr; ``False`` also leaves out the INFO
         log lines (warnings still show).
+    overrides: values of the file changed by dotted key, as ``--set`` does
+        (``{"materials.glass.friction": 0.3, "simulation.seed": 7}``; array entries by name or
+        index from 0); checked as the file is, and recorded in ``input.toml``.
 
     Returns ``(summary, series)``: ``summary.json`` as a dict and the rows of
     ``timeseries.csv``. Ctrl-C stops at the next progress report with ``KeyboardInterrupt``;
@@ -135,6 +139,7 @@ def run(
         progress=progress,
         overwrite=overwrite,
         gpu_path=gpu_path,
+        overrides=overrides,
     )
     return JobResult(json.loads(summary), _csv_series(table))
 
@@ -149,6 +154,7 @@ def shear(
     overwrite: bool = False,
     specimen: Optional[PathOrText] = None,
     gpu_path: str = "auto",
+    overrides: Optional[dict] = None,
 ) -> JobResult:
     """Runs a direct shear test, as ``wgdem shear`` does.
 
@@ -166,6 +172,8 @@ def shear(
     gpu_path: how the GPU engine records its steps, as ``--gpu-path``: ``"auto"`` (one
         workgroup per batch up to 2 560 spheres), ``"general"`` or ``"single-workgroup"``;
         the same results either way.
+    overrides: values of the configuration changed by dotted key, as ``--set`` does
+        (``{"materials.quartz.friction": 0.3, "specimen.count": 2000}``).
 
     Returns ``(summary, series)``: ``summary.json`` as a dict (peak and residual friction
     angles, dilation, void ratios, ...) and the rows of ``shear.csv``. Ctrl-C stops between
@@ -181,6 +189,7 @@ def shear(
         overwrite=overwrite,
         specimen=None if specimen is None else str(specimen),
         gpu_path=gpu_path,
+        overrides=overrides,
     )
     return JobResult(json.loads(summary), _series(rows))
 
@@ -191,6 +200,7 @@ def contact(
     adapter: Optional[str] = None,
     out: Optional[PathOrText] = None,
     overwrite: bool = False,
+    overrides: Optional[dict] = None,
 ) -> JobResult:
     """Drives one contact through a case's prescribed motions, as ``wgdem contact`` does.
 
@@ -208,5 +218,6 @@ def contact(
         adapter=adapter,
         out=None if out is None else str(out),
         overwrite=overwrite,
+        overrides=overrides,
     )
     return JobResult(json.loads(summary), _series(rows))

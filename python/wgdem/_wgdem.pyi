@@ -17,7 +17,7 @@ class Scene:
     """A scene built from TOML (the format of ``wgdem run``, docs/scene.md), ready to simulate."""
 
     @staticmethod
-    def from_toml(path_or_text: PathLike) -> "Scene":
+    def from_toml(path_or_text: PathLike, overrides: Optional[Dict[str, object]] = None) -> "Scene":
         """Loads a scene from a TOML file or from TOML text (a str holding a newline or ``=``).
         Raises ConfigError naming the field and line of anything invalid, FileError when the
         file cannot be read."""
@@ -197,6 +197,7 @@ def run_json(
     progress: bool = True,
     overwrite: bool = False,
     gpu_path: str = "auto",
+    overrides: Optional[Dict[str, object]] = None,
 ) -> Tuple[str, str, Optional[str]]: ...
 def shear_json(
     config: PathLike,
@@ -208,6 +209,7 @@ def shear_json(
     overwrite: bool = False,
     specimen: Optional[PathLike] = None,
     gpu_path: str = "auto",
+    overrides: Optional[Dict[str, object]] = None,
 ) -> Tuple[str, str, Optional[str]]: ...
 def contact_json(
     case: PathLike,
@@ -215,4 +217,5 @@ def contact_json(
     adapter: Optional[str] = None,
     out: Optional[PathLike] = None,
     overwrite: bool = False,
+    overrides: Optional[Dict[str, object]] = None,
 ) -> Tuple[str, str, Optional[str]]: ...

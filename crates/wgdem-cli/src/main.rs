@@ -51,6 +51,11 @@ enum Command {
         overwrite: bool,
         #[command(flatten)]
         gpu_path: GpuPathArg,
+        /// Override a value of the file by its dotted key, as the file would set it (repeatable):
+        /// `--set materials.quartz.friction=0.3 --set simulation.seed=7`; array entries by
+        /// name or index from 0. input.toml records the result.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Run a direct shear test: preparation, consolidation under a servo-controlled normal
     /// stress, shear at constant speed. Writes shear.csv, summary.json, plots/ (PNG, SVG),
@@ -74,6 +79,11 @@ enum Command {
         /// Replace an earlier contact.csv in the output directory.
         #[arg(long)]
         overwrite: bool,
+        /// Override a value of the file by its dotted key, as the file would set it (repeatable):
+        /// `--set materials.quartz.friction=0.3 --set simulation.seed=7`; array entries by
+        /// name or index from 0. input.toml records the result.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Measure particle-steps per second on a dense specimen in a shear box whose lower half
     /// shears (built at once, no preparation), or on a scene file (`--scene`), with contacts
@@ -150,6 +160,11 @@ struct ShearArgs {
     /// Replace the results of an earlier test in the output directory.
     #[arg(long, conflicts_with = "resume")]
     overwrite: bool,
+    /// Override a value of the file by its dotted key, as the file would set it (repeatable):
+    /// `--set materials.quartz.friction=0.3 --set simulation.seed=7`; array entries by
+    /// name or index from 0. input.toml records the result.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Scale the test to this many spheres of the file's sizes: the box (length, width,
     /// heights) and the shear displacement grow by (N / specimen.count)^(1/3), keeping
     /// the specimen's shape, packing and shear strain; stresses, speeds and the time
@@ -304,16 +319,28 @@ fn make_backend(
     }
 }
 
+/// `text` (of `file`) with the `--set` overrides applied (`wgdem_core::overrides`).
+fn overridden(text: &str, file: &str, set: &[String]) -> Result<String, String> {
+    let sets = set
+        .iter()
+        .map(|s| wgdem_core::overrides::Override::parse(s))
+        .collect::<wgdem_core::Result<Vec<_>>>()
+        .map_err(cli_error)?;
+    wgdem_core::overrides::apply(text, file, &sets).map_err(cli_error)
+}
+
 fn contact(
     case: PathBuf,
     backend: Backend,
     adapter: Option<String>,
     out: PathBuf,
     overwrite: bool,
+    set: &[String],
 ) -> Result<(), String> {
     use wgdem_core::contact_case::{CaseEvaluator, CpuEvaluator, run_case, stage_ends};
     let file = case.display().to_string();
     let text = std::fs::read_to_string(&case).map_err(|e| format!("{file}: {e}"))?;
+    let text = overridden(&text, &file, set)?;
     let mut evaluator: Box<dyn CaseEvaluator> = match backend {
         Backend::Cpu => Box::new(CpuEvaluator::default()),
         Backend::Gpu => gpu::contact_evaluator(adapter.as_deref())?,
@@ -366,8 +393,12 @@ fn shear(args: ShearArgs) -> Result<(), String> {
         particles,
         specimen,
         gpu_path,
+        set,
     } = args;
-    let setup = ShearSetup::load_scaled(&config, particles).map_err(cli_error)?;
+    let file = config.display().to_string();
+    let text = std::fs::read_to_string(&config).map_err(|e| format!("{file}: {e}"))?;
+    let text = overridden(&text, &file, &set)?;
+    let setup = ShearSetup::parse_scaled(&text, &file, particles).map_err(cli_error)?;
     let specimen = specimen
         .map(|path| wgdem_io::read_packing(&path))
         .transpose()
@@ -473,6 +504,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_scene(
     path: PathBuf,
     backend: Engine,
@@ -481,8 +513,13 @@ fn run_scene(
     resume: Option<PathBuf>,
     overwrite: bool,
     gpu_path: GpuPathArg,
+    set: &[String],
 ) -> Result<(), String> {
-    let mut scene = wgdem_io::load_scene(&path).map_err(cli_error)?;
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{file}: {e}"))?;
+    let text = overridden(&text, &file, set)?;
+    let mut scene = wgdem_core::scene::scene_from_text(&text, &file, &wgdem_io::PackingFiles)
+        .map_err(cli_error)?;
     let mut engine = make_backend(
         backend,
         adapter.as_deref(),
@@ -559,7 +596,8 @@ fn execute(cli: Cli) -> Result<(), String> {
             adapter,
             out,
             overwrite,
-        } => contact(case, backend, adapter, out, overwrite),
+            set,
+        } => contact(case, backend, adapter, out, overwrite, &set),
         Command::Bench {
             particles,
             scene,
@@ -634,6 +672,9 @@ fn execute(cli: Cli) -> Result<(), String> {
             resume,
             overwrite,
             gpu_path,
-        } => run_scene(scene, backend, adapter, out, resume, overwrite, gpu_path),
+            set,
+        } => run_scene(
+            scene, backend, adapter, out, resume, overwrite, gpu_path, &set,
+        ),
     }
 }

@@ -936,3 +936,47 @@ fn resuming_without_a_checkpoint_says_why() {
         );
     }
 }
+
+/// `--set KEY=VALUE` (repeatable) changes the file's values by dotted key, array entries by
+/// name: checked as the file is, recorded in `input.toml`; a key that names nothing is refused
+/// naming it and what is there.
+#[test]
+fn set_overrides_values_by_dotted_key() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scene = write(tmp.path(), "scene.toml", SCENE);
+    let out = tmp.path().join("out");
+    let o = wgdem(&[
+        "run",
+        &scene,
+        "--backend",
+        "cpu",
+        "--out",
+        &out.display().to_string(),
+        "--set",
+        "materials.glass.friction=0.3",
+        "--set",
+        "simulation.seed=7",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let input = std::fs::read_to_string(out.join("input.toml")).expect("input.toml");
+    assert!(
+        input.contains("friction = 0.3") && input.contains("seed = 7"),
+        "{input}"
+    );
+    let o = wgdem(&[
+        "run",
+        &scene,
+        "--backend",
+        "cpu",
+        "--out",
+        &tmp.path().join("bad").display().to_string(),
+        "--set",
+        "materials.rubber.friction=1",
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("`materials.rubber.friction`") && e.contains("its entries are \"glass\""),
+        "{e}"
+    );
+}

@@ -31,6 +31,7 @@ pub mod guard;
 pub mod loads;
 pub mod material;
 pub mod output;
+pub mod overrides;
 pub mod packing;
 pub mod particles;
 pub mod provenance;
