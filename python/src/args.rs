@@ -7,7 +7,7 @@ use numpy::{AllowTypeChange, PyArrayLike1, PyArrayLike2};
 use pyo3::prelude::*;
 
 use crate::errors::bad_argument;
-use crate::simulation::Session;
+use crate::session::Session;
 
 /// Reads an `(n, 3)` float64 array argument, refusing another shape or non-finite values.
 pub(crate) fn vectors(

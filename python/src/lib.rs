@@ -12,6 +12,7 @@ mod jobs;
 mod scene;
 mod series;
 mod servo;
+mod session;
 mod simulation;
 
 /// wgdem's engine, driven from Python.

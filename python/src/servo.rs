@@ -5,7 +5,7 @@ use glam::DVec3;
 use pyo3::prelude::*;
 
 use crate::errors::bad_argument;
-use crate::simulation::Session;
+use crate::session::Session;
 
 /// A wall held at a normal stress by the shear test's servo (`wgdem_core::shear::Servo`):
 /// the compressive force on it is `−F·n` (`n` its normal, towards the spheres), and it moves

@@ -651,14 +651,7 @@ fn run_writes_a_paraview_series() {
         &SCENE.replace("0.0031]", "0.002999]"),
     );
     let out = tmp.path().join("out");
-    let o = wgdem(&[
-        "run",
-        &scene,
-        "--backend",
-        "cpu",
-        "--out",
-        &out.display().to_string(),
-    ]);
+    let o = run_cpu(&scene, &out, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let pvd = std::fs::read_to_string(out.join("vtk/run.pvd")).expect("run.pvd");
     assert_eq!(
@@ -945,38 +938,39 @@ fn set_overrides_values_by_dotted_key() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let scene = write(tmp.path(), "scene.toml", SCENE);
     let out = tmp.path().join("out");
-    let o = wgdem(&[
-        "run",
+    let o = run_cpu(
         &scene,
-        "--backend",
-        "cpu",
-        "--out",
-        &out.display().to_string(),
-        "--set",
-        "materials.glass.friction=0.3",
-        "--set",
-        "simulation.seed=7",
-    ]);
+        &out,
+        &[
+            "--set",
+            "materials.glass.friction=0.3",
+            "--set",
+            "simulation.seed=7",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let input = std::fs::read_to_string(out.join("input.toml")).expect("input.toml");
     assert!(
         input.contains("friction = 0.3") && input.contains("seed = 7"),
         "{input}"
     );
-    let o = wgdem(&[
-        "run",
+    let o = run_cpu(
         &scene,
-        "--backend",
-        "cpu",
-        "--out",
-        &tmp.path().join("bad").display().to_string(),
-        "--set",
-        "materials.rubber.friction=1",
-    ]);
+        &tmp.path().join("bad"),
+        &["--set", "materials.rubber.friction=1"],
+    );
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(
         e.contains("`materials.rubber.friction`") && e.contains("its entries are \"glass\""),
         "{e}"
     );
+}
+
+/// `wgdem run SCENE --backend cpu --out OUT` with `extra` arguments.
+fn run_cpu(scene: &str, out: &Path, extra: &[&str]) -> std::process::Output {
+    let out = out.display().to_string();
+    let mut args = vec!["run", scene, "--backend", "cpu", "--out", &out];
+    args.extend_from_slice(extra);
+    wgdem(&args)
 }
