@@ -19,12 +19,12 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", 
 # Lowest first. Physics and data; the reference stepper and the engine interface; the output
 # directory; the scene (input, which names what the output holds); the protocols.
 FLOORS = [
-    ("physics", ["error", "overrides", "particles", "wall", "loads", "material", "contact", "broadphase",
+    ("physics", ["error", "particles", "wall", "loads", "material", "contact", "broadphase",
                  "packing", "analysis"]),
     ("stepper", ["cpu", "guard", "backend"]),
     ("output", ["output", "provenance", "checkpoint", "snapshot"]),
     ("scene", ["scene"]),
-    ("protocols", ["runner", "shear", "contact_case", "bench", "lib"]),
+    ("protocols", ["runner", "shear", "contact_case", "bench", "overrides", "lib"]),
 ]
 FLOOR_OF = {m: i for i, (_, ms) in enumerate(FLOORS) for m in ms}
 

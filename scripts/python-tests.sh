@@ -1,5 +1,5 @@
 # Sourced by scripts/test.sh: installs the Python package (python/) into .venv-python/ with
-# `pip install ./python[test,pandas,plot]` (maturin builds it) and runs its pytest suite
+# `pip install ./python[test,pandas,plot,sweep]` (maturin builds it) and runs its pytest suite
 # (python/tests) against the release `wgdem` binary of the same tree. A missing python3 or an
 # unreachable package index fails the tests: the package is part of what they check.
 run_python_tests() {
@@ -13,7 +13,7 @@ run_python_tests() {
   fi
   local start=$SECONDS
   "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q "./python[test,pandas,plot]"
+  "$venv/bin/pip" install -q "./python[test,pandas,plot,sweep]"
   echo "python package installed in $((SECONDS - start)) s"
   cargo build --release -q -p wgdem
   WGDEM_BIN="$PWD/target/release/wgdem" "$venv/bin/python" -m pytest -q -rs python/tests

@@ -251,7 +251,10 @@ fn a_run_resumes_from_its_checkpoint_to_the_same_bits() {
             backend.as_mut(),
             &broken,
             Some(&wgdem_io::VtkFiles),
-            |p| reported.push(p.step),
+            |p| {
+                reported.push(p.step);
+                Ok(())
+            },
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(

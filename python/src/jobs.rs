@@ -70,6 +70,31 @@ impl Output {
     }
 }
 
+/// The output directory of a job: `out`, which a resumed one (`resume`) must name and may not
+/// overwrite.
+fn resume_dir(
+    what: &str,
+    out: Option<PathBuf>,
+    resume: bool,
+    overwrite: bool,
+) -> PyResult<Option<PathBuf>> {
+    if resume && out.is_none() {
+        return Err(crate::errors::bad_argument(
+            what,
+            "resume",
+            "continues the results in `out`; give out= the directory to continue",
+        ));
+    }
+    if resume && overwrite {
+        return Err(crate::errors::bad_argument(
+            what,
+            "overwrite",
+            "replaces the results that resume=True continues; give one of them",
+        ));
+    }
+    Ok(out)
+}
+
 /// The engine of a job: the GPU engine or the CPU reference `choice` asks for `sim` (built
 /// with the GIL released).
 fn job_engine(
@@ -90,7 +115,7 @@ fn job_engine(
 /// Runs a direct shear test (see `wgdem.shear` in `wgdem/__init__.py`); returns the summary
 /// and the rows as JSON, and the output directory if it is kept.
 #[pyfunction]
-#[pyo3(signature = (config, backend = "auto", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto", overrides = None))]
+#[pyo3(signature = (config, backend = "auto", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto", overrides = None, resume = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn shear_json(
     py: Python<'_>,
@@ -104,7 +129,16 @@ pub fn shear_json(
     specimen: Option<PathBuf>,
     gpu_path: &str,
     overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
+    resume: bool,
 ) -> PyResult<(String, String, Option<String>)> {
+    let out = resume_dir("wgdem.shear", out, resume, overwrite)?;
+    if resume && specimen.is_some() {
+        return Err(crate::errors::bad_argument(
+            "wgdem.shear",
+            "specimen",
+            "a resumed test continues from its checkpoint, not from a specimen; leave one of them out",
+        ));
+    }
     let particles = particles
         .map(|n| crate::errors::count("wgdem.shear", "particles", n))
         .transpose()?;
@@ -129,24 +163,30 @@ pub fn shear_json(
         .map_err(to_py)?;
     let output = Output::new(out)?;
     let dir = output.dir().to_owned();
-    let mut run = match &specimen {
-        Some(packing) => ShearRun::create_from_specimen(
-            setup,
-            packing,
-            &dir,
-            overwrite,
-            Box::new(wgdem_io::ShearFiles),
-        ),
-        None => ShearRun::create(setup, &dir, overwrite, Box::new(wgdem_io::ShearFiles)),
-    }
-    .map_err(to_py)?;
     let options = GpuOptions {
-        batch_steps: run.setup().config.simulation.control_interval_steps as u32,
+        batch_steps: setup.config.simulation.control_interval_steps as u32,
         single_workgroup,
         ..GpuOptions::default()
     };
-    let sim = run.simulation();
-    let mut engine = job_engine(py, choice, adapter, sim, options)?;
+    let files = || Box::new(wgdem_io::ShearFiles);
+    // A resumed test's engine is built from the setup and takes over the checkpoint's state
+    // (as `wgdem shear --resume`); a new one's from the specimen it starts with.
+    let (run, mut engine) = if resume {
+        let mut engine = job_engine(py, choice, adapter, &setup.scene.simulation, options)?;
+        let run = ShearRun::resume(setup, &dir, engine.as_mut(), files()).map_err(to_py)?;
+        (run, engine)
+    } else {
+        let run = match &specimen {
+            Some(packing) => {
+                ShearRun::create_from_specimen(setup, packing, &dir, overwrite, files())
+            }
+            None => ShearRun::create(setup, &dir, overwrite, files()),
+        }
+        .map_err(to_py)?;
+        let engine = job_engine(py, choice, adapter, run.simulation(), options)?;
+        (run, engine)
+    };
+    let mut run = run;
     let mut line = progress.then(wgdem_io::progress::StageLine::new);
     // One row per call, so that Ctrl-C stops the test between rows (the output directory
     // keeps its last checkpoint, from which `wgdem shear --resume` continues).
@@ -194,7 +234,7 @@ fn scene_argument(
 /// writing the same files; returns the summary as JSON, `timeseries.csv`'s text and the
 /// output directory if it is kept.
 #[pyfunction]
-#[pyo3(signature = (scene, backend = "auto", adapter = None, out = None, progress = true, overwrite = false, gpu_path = "auto", overrides = None))]
+#[pyo3(signature = (scene, backend = "auto", adapter = None, out = None, progress = true, overwrite = false, gpu_path = "auto", overrides = None, resume = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_json(
     py: Python<'_>,
@@ -206,7 +246,9 @@ pub fn run_json(
     overwrite: bool,
     gpu_path: &str,
     overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
+    resume: bool,
 ) -> PyResult<(String, String, Option<String>)> {
+    let out = resume_dir("wgdem.run", out, resume, overwrite)?;
     let choice = crate::errors::choice("wgdem.run", backend)?;
     let single_workgroup = crate::errors::gpu_path("wgdem.run", gpu_path)?;
     let _quiet = (!progress).then(Quiet::new);
@@ -219,8 +261,14 @@ pub fn run_json(
         .map(|w| w.name.clone())
         .collect();
     let work = scene.simulation.accounts_work();
-    let mut dir = wgdem_core::output::OutputDir::create(output.dir(), &walls, work, overwrite)
-        .map_err(to_py)?;
+    let mut dir = if resume {
+        None
+    } else {
+        Some(
+            wgdem_core::output::OutputDir::create(output.dir(), &walls, work, overwrite)
+                .map_err(to_py)?,
+        )
+    };
     let options = GpuOptions {
         single_workgroup,
         ..GpuOptions::default()
@@ -233,7 +281,7 @@ pub fn run_json(
     let mut interrupted = None;
     let ran = py.detach(|| {
         let vtk = Some(&wgdem_io::VtkFiles as &dyn wgdem_core::snapshot::SnapshotWriter);
-        wgdem_core::runner::run_stoppable(&mut scene, engine.as_mut(), &mut dir, vtk, |p| {
+        let progress = |p: wgdem_core::runner::Progress| {
             if let Some(line) = line.as_mut() {
                 line.run(&p);
             }
@@ -241,7 +289,16 @@ pub fn run_json(
                 interrupted = Some(e);
                 wgdem_core::Error::Stopped { step: p.step }
             })
-        })
+        };
+        match dir.as_mut() {
+            Some(dir) => {
+                wgdem_core::runner::run_stoppable(&mut scene, engine.as_mut(), dir, vtk, progress)
+            }
+            None => {
+                let dir = output.dir();
+                wgdem_core::runner::resume(&mut scene, engine.as_mut(), dir, vtk, progress)
+            }
+        }
     });
     if let Some(e) = interrupted {
         return Err(e);
@@ -289,4 +346,53 @@ pub fn contact_json(
     })?;
     let out = out.map(|d| d.display().to_string());
     Ok((json(&summary)?, json(&rows)?, out))
+}
+
+/// The input of a sweep's member (see `wgdem/sweeps.py`): `config` (a file or its text) with
+/// `overrides` applied, as the job would run it; raises `ConfigError` naming a key that
+/// `job`'s format does not know (`overrides::check_keys`; a bad value is the member's to fail
+/// on).
+#[pyfunction]
+#[pyo3(signature = (job, config, overrides = None))]
+pub fn member_input(
+    job: &str,
+    config: &Bound<'_, PyAny>,
+    overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<String> {
+    use wgdem_core::overrides::Input;
+    let input = match job {
+        "shear" => Input::Shear,
+        "run" => Input::Scene,
+        "contact" => Input::ContactCase,
+        other => {
+            return Err(crate::errors::bad_argument(
+                "wgdem.sweep",
+                "job",
+                format!("{other:?} is not a job; give \"shear\", \"run\" or \"contact\""),
+            ));
+        }
+    };
+    let (text, file) = crate::scene::toml_argument(config, "<configuration text>")?;
+    let sets = crate::args::overrides("wgdem.sweep", overrides)?;
+    wgdem_core::overrides::check_keys(&text, &file, input, &sets).map_err(to_py)?;
+    wgdem_core::overrides::apply(&text, &file, &sets).map_err(to_py)
+}
+
+/// The GPU adapters a run could take (`wgdem_gpu::context::adapters`), each as a dict: name,
+/// backend, device type, and whether it is a software one (lavapipe).
+#[pyfunction]
+pub fn adapters(py: Python<'_>) -> PyResult<Vec<Bound<'_, pyo3::types::PyDict>>> {
+    let infos = py.detach(wgdem_gpu::context::adapters);
+    infos
+        .iter()
+        .map(|info| {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("name", &info.name)?;
+            d.set_item("backend", format!("{:?}", info.backend))?;
+            d.set_item("device_type", format!("{:?}", info.device_type))?;
+            d.set_item("software", wgdem_gpu::context::is_software(info))?;
+            d.set_item("description", wgdem_gpu::context::describe(info))?;
+            Ok(d)
+        })
+        .collect()
 }

@@ -30,5 +30,7 @@ fn _wgdem(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jobs::shear_json, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::run_json, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::contact_json, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::member_input, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::adapters, m)?)?;
     Ok(())
 }

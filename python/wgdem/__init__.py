@@ -9,7 +9,9 @@ make boxes and loading plates. SI units throughout.
   ``step``; ``sim.write_particles`` and ``sim.write_vtk`` write its state, and
   ``Series(sim, out)`` the files of ``wgdem run`` from a Python loop;
 - ``run(scene)`` runs a scene to its end as ``wgdem run`` does, ``shear(config)`` a direct
-  shear test, ``contact(case)`` a contact case, each returning ``(summary, series)``.
+  shear test, ``contact(case)`` a contact case, each returning ``(summary, series)``;
+- ``sweep(job, config, grid=..., sets=..., repeats=...)`` runs many of them on Dask (this
+  machine's cores and GPUs, or a cluster) and returns a table, one row per member.
 
 docs/python.md in the wgdem sources is the guide.
 """
@@ -23,9 +25,11 @@ from typing import Any, NamedTuple, Optional, Union
 import numpy as np
 
 from ._wgdem import Scene, Series, Simulation, __version__
+from ._wgdem import adapters as _adapters
 from ._wgdem import contact_json as _contact_json
 from ._wgdem import run_json as _run_json
 from ._wgdem import shear_json as _shear_json
+from .sweeps import sweep
 from .errors import BlowUpError, ConfigError, EngineError, FileError, WgdemError
 
 __all__ = [
@@ -35,6 +39,8 @@ __all__ = [
     "run",
     "shear",
     "contact",
+    "sweep",
+    "adapters",
     "JobResult",
     "WgdemError",
     "ConfigError",
@@ -112,6 +118,7 @@ def run(
     overwrite: bool = False,
     gpu_path: str = "auto",
     overrides: Optional[dict] = None,
+    resume: bool = False,
 ) -> JobResult:
     """Runs a scene to its ``simulation.duration``, as ``wgdem run`` does, writing the same files.
 
@@ -126,10 +133,13 @@ def run(
     overrides: values of the file changed by dotted key, as ``--set`` does
         (``{"materials.glass.friction": 0.3, "simulation.seed": 7}``; array entries by name or
         index from 0); checked as the file is, and recorded in ``input.toml``.
+    resume: continues the run in ``out`` from its last checkpoint, as ``wgdem run --resume
+        OUT`` (the same scene, overrides and engine; the results are those of an uninterrupted
+        run, bit for bit).
 
     Returns ``(summary, series)``: ``summary.json`` as a dict and the rows of
     ``timeseries.csv``. Ctrl-C stops at the next progress report with ``KeyboardInterrupt``;
-    ``wgdem run --resume OUT`` continues a kept directory from its last checkpoint.
+    ``resume=True`` (or ``wgdem run --resume OUT``) continues a kept directory.
     """
     summary, table, _ = _run_json(
         scene,
@@ -140,6 +150,7 @@ def run(
         overwrite=overwrite,
         gpu_path=gpu_path,
         overrides=overrides,
+        resume=resume,
     )
     return JobResult(json.loads(summary), _csv_series(table))
 
@@ -155,6 +166,7 @@ def shear(
     specimen: Optional[PathOrText] = None,
     gpu_path: str = "auto",
     overrides: Optional[dict] = None,
+    resume: bool = False,
 ) -> JobResult:
     """Runs a direct shear test, as ``wgdem shear`` does.
 
@@ -174,10 +186,13 @@ def shear(
         the same results either way.
     overrides: values of the configuration changed by dotted key, as ``--set`` does
         (``{"materials.quartz.friction": 0.3, "specimen.count": 2000}``).
+    resume: continues the test in ``out`` from its last checkpoint, as ``wgdem shear --resume
+        OUT`` (the same configuration, overrides, ``particles`` and engine).
 
     Returns ``(summary, series)``: ``summary.json`` as a dict (peak and residual friction
     angles, dilation, void ratios, ...) and the rows of ``shear.csv``. Ctrl-C stops between
-    rows with ``KeyboardInterrupt``; ``wgdem shear --resume OUT`` continues a kept directory.
+    rows with ``KeyboardInterrupt``; ``resume=True`` (or ``wgdem shear --resume OUT``)
+    continues a kept directory.
     """
     summary, rows, _ = _shear_json(
         config,
@@ -190,6 +205,7 @@ def shear(
         specimen=None if specimen is None else str(specimen),
         gpu_path=gpu_path,
         overrides=overrides,
+        resume=resume,
     )
     return JobResult(json.loads(summary), _series(rows))
 
@@ -221,3 +237,11 @@ def contact(
         overrides=overrides,
     )
     return JobResult(json.loads(summary), _series(rows))
+
+
+def adapters() -> list:
+    """The GPU adapters a run could take (OpenGL ones left out unless asked for), each a dict:
+    ``name``, ``backend``, ``device_type``, ``software`` (lavapipe and other CPU drivers) and
+    ``description``."""
+    return _adapters()
+

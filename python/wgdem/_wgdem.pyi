@@ -198,6 +198,7 @@ def run_json(
     overwrite: bool = False,
     gpu_path: str = "auto",
     overrides: Optional[Dict[str, object]] = None,
+    resume: bool = False,
 ) -> Tuple[str, str, Optional[str]]: ...
 def shear_json(
     config: PathLike,
@@ -210,6 +211,7 @@ def shear_json(
     specimen: Optional[PathLike] = None,
     gpu_path: str = "auto",
     overrides: Optional[Dict[str, object]] = None,
+    resume: bool = False,
 ) -> Tuple[str, str, Optional[str]]: ...
 def contact_json(
     case: PathLike,
@@ -219,3 +221,5 @@ def contact_json(
     overwrite: bool = False,
     overrides: Optional[Dict[str, object]] = None,
 ) -> Tuple[str, str, Optional[str]]: ...
+def member_input(job: str, config: PathLike, overrides: Optional[Dict[str, object]] = None) -> str: ...
+def adapters() -> List[Dict[str, object]]: ...

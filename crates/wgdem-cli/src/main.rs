@@ -6,13 +6,14 @@
 mod bench;
 #[cfg_attr(not(feature = "gpu"), path = "nogpu.rs")]
 mod gpu;
+mod sweep;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use wgdem_core::output::OutputDir;
-use wgdem_core::runner::{Backend as RunBackend, CpuBackend, run, step_count};
+use wgdem_core::runner::{Backend as RunBackend, CpuBackend, step_count};
 use wgdem_core::shear::{ShearRun, ShearSetup};
 
 /// GPU discrete element method for granular materials. Units are SI throughout.
@@ -132,6 +133,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a parameter sweep described by a file (a base configuration, a grid or a CSV of
+    /// override sets, repeats) on Dask, through the Python package (`python -m wgdem sweep`;
+    /// needs `pip install "./python[sweep]"`). Writes a directory per member, index.json and
+    /// results.csv.
+    Sweep(sweep::SweepArgs),
     /// Validate a scene file and print what it builds (particles, walls, time step).
     Check {
         /// Scene file (TOML).
@@ -273,8 +279,12 @@ fn main() -> ExitCode {
         .format_timestamp(None)
         .init();
     let cli = Cli::parse();
-    match execute(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+    let result = match cli.command {
+        Command::Sweep(args) => sweep::launch(args),
+        command => execute(Cli { command }).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
@@ -559,7 +569,10 @@ fn run_scene(
         }
     }
     let mut line = wgdem_io::progress::StageLine::new();
-    let show = |p: wgdem_core::runner::Progress| line.run(&p);
+    let show = |p: wgdem_core::runner::Progress| {
+        line.run(&p);
+        Ok(())
+    };
     let vtk = Some(&wgdem_io::VtkFiles as &dyn wgdem_core::snapshot::SnapshotWriter);
     let summary = if resume.is_some() {
         wgdem_core::runner::resume(&mut scene, engine.as_mut(), &dir, vtk, show)
@@ -573,7 +586,7 @@ fn run_scene(
         let mut output =
             OutputDir::create(&dir, &names, scene.simulation.accounts_work(), overwrite)
                 .map_err(cli_error)?;
-        run(&mut scene, engine.as_mut(), &mut output, vtk, show)
+        wgdem_core::runner::run_stoppable(&mut scene, engine.as_mut(), &mut output, vtk, show)
     }
     .map_err(cli_error)?;
     line.finish();
@@ -590,6 +603,8 @@ fn run_scene(
 fn execute(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Shear(args) => shear(args),
+        // main runs it for its exit status (1 where a member failed).
+        Command::Sweep(args) => sweep::launch(args).map(drop),
         Command::Contact {
             case,
             backend,

@@ -65,6 +65,57 @@ pub fn apply(text: &str, file: &str, overrides: &[Override]) -> Result<String> {
     toml::to_string(&root).map_err(|e| Error::invalid(file, "toml", e.to_string()))
 }
 
+/// The inputs a set of overrides may apply to: what [`check_keys`] parses them as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// A shear configuration (`wgdem shear`).
+    Shear,
+    /// A scene (`wgdem run`).
+    Scene,
+    /// A contact case (`wgdem contact`).
+    ContactCase,
+}
+
+/// Whether every key of `overrides` names a key that `input`'s format knows, each applied alone
+/// to `text` (which must itself parse): one that cannot apply, or that the parser finds no
+/// such field for, is refused naming the key. Values are not judged here (a sweep reports a
+/// bad value as that member's failure; the run refuses it naming the key): only what makes
+/// every member with that key fail alike.
+pub fn check_keys(text: &str, file: &str, input: Input, overrides: &[Override]) -> Result<()> {
+    let parse = |text: &str| -> Result<()> {
+        match input {
+            Input::Shear => {
+                crate::scene::parse_toml::<crate::shear::ShearConfig>(text, file).map(drop)
+            }
+            Input::Scene => crate::scene::SceneConfig::parse(text, file).map(drop),
+            Input::ContactCase => {
+                crate::scene::parse_toml::<crate::contact_case::CaseConfig>(text, file).map(drop)
+            }
+        }
+    };
+    parse(text)?;
+    for o in overrides {
+        let applied = apply(text, file, std::slice::from_ref(o))?;
+        match parse(&applied) {
+            Err(e @ Error::Parse { .. }) if is_unknown_key(&e) => {
+                return Err(Error::invalid(
+                    file,
+                    &o.key,
+                    format!("is not a key of this file: {e}"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Whether a parse error is the parser's "unknown field" (serde's wording for a key that
+/// `deny_unknown_fields` refuses).
+fn is_unknown_key(e: &Error) -> bool {
+    matches!(e, Error::Parse { message, .. } if message.starts_with("unknown field"))
+}
+
 fn set(root: &mut toml::Table, o: &Override) -> std::result::Result<(), String> {
     let parts: Vec<&str> = o.key.split('.').collect();
     let mut table = root;
@@ -197,6 +248,43 @@ count = 300
                 .as_float()
                 .is_some_and(f64::is_infinite)
         );
+    }
+
+    /// A key the format does not know is refused by `check_keys`, naming it; a bad value of a
+    /// known key is left to the run (which refuses it naming the key).
+    #[test]
+    fn check_keys_refuses_unknown_keys_and_leaves_values() {
+        let scene = "[simulation]\nduration = 0.1\noutput_interval = 0.01\n[contact]\nlaw = \"hertz\"\nhistory = \"true\"\n[[materials]]\nname = \"glass\"\ndensity = 2500.0\nfriction = 0.3\nyoung_modulus = 1e7\npoisson_ratio = 0.25\nrestitution = 0.5\n";
+        let set = |s: &str| vec![Override::parse(s).unwrap_or_else(|e| panic!("{e}"))];
+        let check = |s: &str| check_keys(scene, "s.toml", Input::Scene, &set(s));
+        assert!(check("materials.glass.friction=0.4").is_ok());
+        assert!(
+            check("simulation.seed=7").is_ok(),
+            "a default made explicit"
+        );
+        assert!(
+            check("materials.glass.friction=-1").is_ok(),
+            "a value: the run's to refuse"
+        );
+        assert!(
+            check("simulation.seed=\"abc\"").is_ok(),
+            "a type: the run's to refuse"
+        );
+        let e = check("materials.glass.frictoin=0.4")
+            .expect_err("typo")
+            .to_string();
+        assert!(
+            e.contains("`materials.glass.frictoin`: is not a key") && e.contains("unknown field"),
+            "{e}"
+        );
+        let e = check("materials.sand.friction=0.4")
+            .expect_err("no sand")
+            .to_string();
+        assert!(e.contains("has no entry \"sand\""), "{e}");
+        let e = check_keys(scene, "s.toml", Input::Shear, &[])
+            .expect_err("a scene is not a shear config")
+            .to_string();
+        assert!(e.contains("s.toml"), "{e}");
     }
 
     /// What cannot apply is refused naming the key and what is there.

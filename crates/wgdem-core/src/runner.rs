@@ -235,13 +235,14 @@ pub fn run_stoppable(
 /// Continues the run in `dir` from its checkpoint: `scene` must be the scene it ran (as
 /// `input.toml` records it, so the same file with the same defaults) and `backend` of the same
 /// kind, built from `scene`. Rows and snapshots written after the checkpoint are written
-/// again; the results are those of an uninterrupted run, bit for bit.
+/// again; the results are those of an uninterrupted run, bit for bit. `progress` may stop the
+/// run again, as for [`run_stoppable`].
 pub fn resume(
     scene: &mut Scene,
     backend: &mut dyn Backend,
     dir: &Path,
     vtk: Option<&dyn SnapshotWriter>,
-    mut progress: impl FnMut(Progress),
+    progress: impl FnMut(Progress) -> Result<()>,
 ) -> Result<RunSummary> {
     let lock = OutputLock::take(dir)?;
     let path = dir.join(RUN_CHECKPOINT);
@@ -299,10 +300,6 @@ pub fn resume(
         stepping: cp.stepping,
         series: cp.series,
         reference,
-    };
-    let progress = |p| {
-        progress(p);
-        Ok(())
     };
     continue_run(scene, backend, &mut out, vtk, progress, provenance, state)
 }

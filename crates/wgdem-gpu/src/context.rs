@@ -147,6 +147,25 @@ pub fn adapter_info(name: Option<&str>) -> Result<wgpu::AdapterInfo, GpuError> {
     pollster::block_on(pick_adapter(name)).map(|a| a.get_info())
 }
 
+/// The adapters a run could take, without creating a device: each device once (the first API
+/// the instance lists it under), OpenGL ones left out as [`GpuContext::new`] leaves them
+/// unless asked for. What a sweep sizes its workers by.
+pub fn adapters() -> Vec<wgpu::AdapterInfo> {
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let mut seen = Vec::new();
+    for adapter in pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all())) {
+        let info = adapter.get_info();
+        let same = |o: &wgpu::AdapterInfo| {
+            (o.vendor, o.device, &o.name) == (info.vendor, info.device, &info.name)
+        };
+        if info.backend != wgpu::Backend::Gl && !seen.iter().any(same) {
+            seen.push(info);
+        }
+    }
+    seen
+}
+
 /// Whether an adapter runs on the CPU (lavapipe, SwiftShader, WARP): a software driver.
 pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
     info.device_type == wgpu::DeviceType::Cpu
