@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import wgdem
-from conftest import lattice_scene, wgdem_binary
+from conftest import gpu_skipped, lattice_scene, wgdem_binary
 
 try:
     import distributed
@@ -47,11 +47,11 @@ def physics(summary):
     return {k: v for k, v in summary.items() if k not in PROCESS_KEYS}
 
 
-def cli_run(scene, overrides, out, extra=()):
-    """`wgdem run SCENE --backend cpu --set K=V …` into `out`."""
+def cli_run(scene, overrides, out, backend="cpu"):
+    """`wgdem run SCENE --backend BACKEND --set K=V …` into `out`."""
     sets = [a for k, v in overrides.items() for a in ("--set", f"{k}={v}")]
     cli = subprocess.run(
-        [wgdem_binary(), "run", scene, "--backend", "cpu", "--out", out, *sets, *extra],
+        [wgdem_binary(), "run", scene, "--backend", backend, "--out", out, *sets],
         capture_output=True,
         text=True,
         check=False,
@@ -126,6 +126,45 @@ def test_a_member_that_blows_up_is_a_row_and_the_others_finish(tmp_path):
     again = wgdem.sweep("run", scene, sets=sets, backend="cpu", out=out, workers=2, progress=False)
     assert list(again["reused"]) == [True, False, False]
     assert list(again["status"]) == status and again["wall_s"][0] == table["wall_s"][0]
+
+
+def test_contact_cases_as_members(tmp_path):
+    """A contact sweep (the Hertz slip case at two frictions) writes what ``wgdem contact --set``
+    writes, byte for byte."""
+    case = Path(__file__).resolve().parents[2] / "assets" / "contact" / "hertz_true_slip.toml"
+    table = wgdem.sweep("contact", case, grid={"contact.friction": [0.3, 0.5]}, backend="cpu", out=tmp_path / "c", workers=2, progress=False)
+    assert list(table["status"]) == ["done", "done"], table["error"]
+    for _, row in table.iterrows():
+        cli = subprocess.run(
+            [wgdem_binary(), "contact", case, "--out", tmp_path / "cli" / row["member"], "--set", f"contact.friction={row['contact.friction']}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert cli.returncode == 0, cli.stderr
+        assert files(Path(row["dir"])) == files(tmp_path / "cli" / row["member"])
+    assert (tmp_path / "c" / table["member"][0] / "contact.csv").read_bytes() != (tmp_path / "c" / table["member"][1] / "contact.csv").read_bytes()
+
+
+@pytest.mark.skipif(gpu_skipped(), reason="WGDEM_SKIP_GPU_TESTS=1")
+def test_gpu_members_write_what_the_command_line_writes(tmp_path):
+    """A sweep on the GPU engine (the default; one worker where the only adapter is a software
+    one, which spreads its dispatches over every core) writes what ``wgdem run --backend gpu
+    --set`` writes on the same device, byte for byte."""
+    from wgdem.sweeps import local_workers
+
+    adapters = wgdem.adapters()
+    if adapters and all(a["software"] for a in adapters):
+        assert local_workers("gpu") == (1, None)
+    scene = tmp_path / "scene.toml"
+    scene.write_text(SETTLING)
+    grid = {"materials.grain.friction": [0.2, 0.4]}
+    table = wgdem.sweep("run", scene, grid=grid, out=tmp_path / "g", progress=False)
+    assert list(table["status"]) == ["done", "done"], table["error"]
+    assert list(table["backend"]) == ["gpu", "gpu"]
+    for _, row in table.iterrows():
+        cli_run(scene, {k: row[k] for k in grid}, tmp_path / "gcli" / row["member"], backend="gpu")
+        assert files(Path(row["dir"])) == files(tmp_path / "gcli" / row["member"]), row["member"]
 
 
 def sweep_file(tmp_path, scene, grid, **keys):
@@ -315,6 +354,19 @@ def test_repeats_draw_seeds_from_the_file_and_a_data_frame_gives_the_sets(tmp_pa
     gpu = members("run", scene, sets=frame, backend="gpu")
     assert [m["member"] for m in gpu] == [m["member"] for m in plan]
     assert all(a["input_sha256"] != b["input_sha256"] for a, b in zip(gpu, plan))
+
+
+def test_the_bundled_sweep_file_plans_its_members():
+    """assets/sweeps/he_quick_mu.toml reads and plans its six members (nothing runs)."""
+    from wgdem.__main__ import _load
+    from wgdem.sweeps import members
+
+    path = Path(__file__).resolve().parents[2] / "assets" / "sweeps" / "he_quick_mu.toml"
+    spec = _load(path)
+    plan = members(spec["job"], path.parent / spec["config"], grid=spec["grid"], repeats=spec["repeats"], backend=spec["backend"])
+    assert [(m["overrides"]["materials.steel_ball.friction"], m["overrides"]["simulation.seed"]) for m in plan] == [
+        (0.1, 2), (0.1, 3), (0.2, 2), (0.2, 3), (0.3, 2), (0.3, 3)
+    ]
 
 
 def test_the_command_line_names_what_is_missing(tmp_path):
