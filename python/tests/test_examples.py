@@ -35,3 +35,40 @@ def test_the_oedometer_example_runs_as_written(tmp_path):
     rows = (tmp_path / "run" / "timeseries.csv").read_text().splitlines()
     assert len(rows) == 1 + 1 + 9
     assert Path(tmp_path / "run" / "vtk" / "run.pvd").exists()
+
+
+def test_the_calibration_example_runs_as_written(tmp_path):
+    """python/examples/calibrate.py cut to one round of two members of the quick Fleischmann
+    preset (μ = 0.3 and 0.5 give φ_p 63.1° and 65.6° at 10 kPa) and a target between them (about
+    40 s on two cores): it exits 0, the calibrated μ lies in the bracket, the check member is
+    the last sweep's row, and it writes the plot."""
+    try:
+        import distributed  # noqa: F401
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        cannot_run(f'{e.name} is not installed (pip install "./python[sweep,plot]")')
+    args = ["--preset", "fleischmann_quick_true.toml", "--key", "materials.quartz.friction", "--target", "64.3"]
+    args += ["--low", "0.3", "--high", "0.5", "--points", "2", "--rounds", "1", "--backend", "cpu", "--out", str(tmp_path)]
+    run = subprocess.run(
+        [sys.executable, REPO / "python" / "examples" / "calibrate.py", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    line = next(x for x in run.stdout.splitlines() if "gives φ_p" in x)
+    mu = float(line.split("= ")[1].split(" ")[0])
+    assert 0.3 < mu < 0.5, line
+    import json
+
+    import pandas
+
+    # results.csv is the last sweep's: the check; index.json has every member.
+    table = pandas.read_csv(tmp_path / "results.csv")
+    assert list(table["status"]) == ["done"] and table["materials.quartz.friction"][0] == mu
+    index = json.loads((tmp_path / "index.json").read_text())
+    values = sorted(m["overrides"]["materials.quartz.friction"] for m in index.values())
+    assert values == sorted([0.3, 0.5, mu])
+    png = (tmp_path / "phi_p_vs_mu.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
