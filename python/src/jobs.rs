@@ -171,7 +171,7 @@ pub fn shear_json(
     let files = || Box::new(wgdem_io::ShearFiles);
     // A resumed test's engine is built from the setup and takes over the checkpoint's state
     // (as `wgdem shear --resume`); a new one's from the specimen it starts with.
-    let (run, mut engine) = if resume {
+    let (mut run, mut engine) = if resume {
         let mut engine = job_engine(py, choice, adapter, &setup.scene.simulation, options)?;
         let run = ShearRun::resume(setup, &dir, engine.as_mut(), files()).map_err(to_py)?;
         (run, engine)
@@ -186,7 +186,6 @@ pub fn shear_json(
         let engine = job_engine(py, choice, adapter, run.simulation(), options)?;
         (run, engine)
     };
-    let mut run = run;
     let mut line = progress.then(wgdem_io::progress::StageLine::new);
     // One row per call, so that Ctrl-C stops the test between rows (the output directory
     // keeps its last checkpoint, from which `wgdem shear --resume` continues).

@@ -148,3 +148,13 @@ def test_ctrl_c_stops_a_shear_test_between_rows_with_its_checkpoint(tmp_path):
     assert all(len(r.split(",")) == len(header) for r in rows[1:])
     assert 50 < len(rows) < 200, "the test ran on after Ctrl-C"
     assert (out / "checkpoint.bin").exists()
+    # resume=True continues it from the checkpoint to its end (as `--resume`): the rows up to
+    # the checkpoint (every 50 rows) are kept, the test ends sheared to its 3 mm.
+    summary, series = wgdem.shear(
+        ASSETS / "shear" / "fleischmann_quick_true.toml", backend="cpu", out=out, progress=False, resume=True
+    )
+    after = csv_path.read_text().splitlines()
+    assert after[:51] == rows[:51] and len(after) > len(rows)
+    assert column(series, "stage")[-1] == "shear"
+    assert column(series, "shear_displacement_m")[-1] == pytest.approx(3e-3, rel=1e-6)
+    assert summary["steps"] == int(after[-1].split(",")[header.index("step")])
