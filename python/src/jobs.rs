@@ -378,7 +378,8 @@ pub fn member_input(
 }
 
 /// The GPU adapters a run could take (`wgdem_gpu::context::adapters`), each as a dict: name,
-/// backend, device type, and whether it is a software one (lavapipe).
+/// backend, device type, PCI bus id (empty where the driver gives none), and whether it is a
+/// software one (lavapipe).
 #[pyfunction]
 pub fn adapters(py: Python<'_>) -> PyResult<Vec<Bound<'_, pyo3::types::PyDict>>> {
     let infos = py.detach(wgdem_gpu::context::adapters);
@@ -389,6 +390,7 @@ pub fn adapters(py: Python<'_>) -> PyResult<Vec<Bound<'_, pyo3::types::PyDict>>>
             d.set_item("name", &info.name)?;
             d.set_item("backend", format!("{:?}", info.backend))?;
             d.set_item("device_type", format!("{:?}", info.device_type))?;
+            d.set_item("pci_bus_id", &info.device_pci_bus_id)?;
             d.set_item("software", wgdem_gpu::context::is_software(info))?;
             d.set_item("description", wgdem_gpu::context::describe(info))?;
             Ok(d)

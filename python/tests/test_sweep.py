@@ -154,7 +154,8 @@ def test_gpu_members_write_what_the_command_line_writes(tmp_path):
     from wgdem.sweeps import local_workers
 
     adapters = wgdem.adapters()
-    if adapters and all(a["software"] for a in adapters):
+    assert adapters and all({"name", "pci_bus_id", "software", "description"} <= set(a) for a in adapters)
+    if all(a["software"] for a in adapters):
         assert local_workers("gpu") == (1, None)
     scene = tmp_path / "scene.toml"
     scene.write_text(SETTLING)

@@ -241,7 +241,8 @@ def contact(
 
 def adapters() -> list:
     """The GPU adapters a run could take (OpenGL ones left out unless asked for), each a dict:
-    ``name``, ``backend``, ``device_type``, ``software`` (lavapipe and other CPU drivers) and
-    ``description``."""
+    ``name``, ``backend``, ``device_type``, ``pci_bus_id`` (empty where the driver gives none;
+    as an ``adapter`` argument it selects one of identical GPUs), ``software`` (lavapipe and
+    other CPU drivers) and ``description``."""
     return _adapters()
 

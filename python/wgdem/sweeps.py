@@ -299,7 +299,8 @@ def local_workers(backend: str) -> tuple:
     if backend == "cpu":
         return cores, None
     adapters = _wgdem.adapters()
-    hardware = [a["name"] for a in adapters if not a["software"]]
+    # Each worker's adapter by its PCI bus id where it has one (identical GPUs share a name).
+    hardware = [a["pci_bus_id"] or a["name"] for a in adapters if not a["software"]]
     if hardware:
         return len(hardware), hardware if len(hardware) > 1 else None
     if backend == "auto":
@@ -435,7 +436,11 @@ def sweep(
         if client is None:
             n, adapters = local_workers(backend)
             n = max(1, min(workers or n, len(todo)))
-            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
+            # No memory limit: Dask's would pause or restart a worker whose member holds more
+            # than its share of the host's memory, which the engine itself sized and checked.
+            cluster = distributed.LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, memory_limit=0, dashboard_address=":0"
+            )
             client = distributed.Client(cluster)
             local_pids = list(client.run(os.getpid).values())
         elif isinstance(client, str):
@@ -448,7 +453,7 @@ def sweep(
             # A cluster that `client` points to is not ours to stop: its running members end.
             for pid in local_pids:
                 try:
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
                 except OSError:
                     pass
             # A member that finished while the sweep was stopping has its row too.

@@ -36,7 +36,8 @@ enum Command {
         /// otherwise, and logs why.
         #[arg(long, value_enum, default_value_t = Engine::Auto)]
         backend: Engine,
-        /// GPU adapter to use: the first whose name contains this text (case-insensitive);
+        /// GPU adapter to use: the first whose name contains this text (case-insensitive), or
+        /// the one with this PCI bus id (`0000:18:00.0`: one of identical GPUs);
         /// default: the `WGPU_ADAPTER_NAME` environment variable, else a high-performance one.
         #[arg(long, value_name = "NAME")]
         adapter: Option<String>,

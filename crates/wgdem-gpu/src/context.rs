@@ -19,8 +19,8 @@ impl GpuContext {
     /// [`crate::GpuEngine::profile_stages`]).
     ///
     /// `name` (or, when `None`, the `WGPU_ADAPTER_NAME` environment variable) selects the first
-    /// adapter whose name contains it, case-insensitively; otherwise a high-performance adapter
-    /// is preferred.
+    /// adapter whose name contains it, case-insensitively, or whose PCI bus id it is; otherwise
+    /// a high-performance adapter is preferred.
     pub fn new(name: Option<&str>) -> Result<Self, GpuError> {
         pollster::block_on(Self::new_async(name))
     }
@@ -108,12 +108,7 @@ async fn pick_adapter(name: Option<&str>) -> Result<wgpu::Adapter, GpuError> {
     let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
     let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
     let adapter = match &wanted {
-        Some(w) => {
-            let lower = w.to_lowercase();
-            adapters
-                .into_iter()
-                .find(|a| a.get_info().name.to_lowercase().contains(&lower))
-        }
+        Some(w) => adapters.into_iter().find(|a| is_named(&a.get_info(), w)),
         None => instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
@@ -147,19 +142,33 @@ pub fn adapter_info(name: Option<&str>) -> Result<wgpu::AdapterInfo, GpuError> {
     pollster::block_on(pick_adapter(name)).map(|a| a.get_info())
 }
 
+/// Whether `wanted` (an `adapter` argument) names the adapter: a part of its name,
+/// case-insensitively, or its whole PCI bus id (which tells identical GPUs apart).
+fn is_named(info: &wgpu::AdapterInfo, wanted: &str) -> bool {
+    info.name.to_lowercase().contains(&wanted.to_lowercase())
+        || (!info.device_pci_bus_id.is_empty() && info.device_pci_bus_id == wanted)
+}
+
+/// Whether two adapters are one device listed under two APIs: the same PCI bus id where the
+/// driver gives one, else the same vendor, device and name.
+fn same_device(a: &wgpu::AdapterInfo, b: &wgpu::AdapterInfo) -> bool {
+    if !a.device_pci_bus_id.is_empty() || !b.device_pci_bus_id.is_empty() {
+        return a.device_pci_bus_id == b.device_pci_bus_id;
+    }
+    (a.vendor, a.device, &a.name) == (b.vendor, b.device, &b.name)
+}
+
 /// The adapters a run could take, without creating a device: each device once (the first API
-/// the instance lists it under), OpenGL ones left out as [`GpuContext::new`] leaves them
-/// unless asked for. What a sweep sizes its workers by.
+/// the instance lists it under; identical GPUs apart by their PCI bus ids), OpenGL ones left
+/// out as [`GpuContext::new`] leaves them unless asked for. What a sweep sizes its workers by;
+/// an adapter's PCI bus id, where it has one, selects it as an `adapter` argument.
 pub fn adapters() -> Vec<wgpu::AdapterInfo> {
     let instance =
         wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let mut seen = Vec::new();
+    let mut seen: Vec<wgpu::AdapterInfo> = Vec::new();
     for adapter in pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all())) {
         let info = adapter.get_info();
-        let same = |o: &wgpu::AdapterInfo| {
-            (o.vendor, o.device, &o.name) == (info.vendor, info.device, &info.name)
-        };
-        if info.backend != wgpu::Backend::Gl && !seen.iter().any(same) {
+        if info.backend != wgpu::Backend::Gl && !seen.iter().any(|o| same_device(o, &info)) {
             seen.push(info);
         }
     }
@@ -290,5 +299,50 @@ mod tests {
         );
         assert!(refuse_gl(wgpu::Backend::Gl, NAME, true).is_none());
         assert!(refuse_gl(wgpu::Backend::Vulkan, NAME, false).is_none());
+    }
+
+    fn gpu(name: &str, pci: &str, backend: wgpu::Backend) -> wgpu::AdapterInfo {
+        wgpu::AdapterInfo {
+            name: name.to_owned(),
+            vendor: 0x10de,
+            device: 0x2330,
+            device_pci_bus_id: pci.to_owned(),
+            ..wgpu::AdapterInfo::new(wgpu::DeviceType::DiscreteGpu, backend)
+        }
+    }
+
+    fn lavapipe() -> wgpu::AdapterInfo {
+        wgpu::AdapterInfo {
+            name: NAME.to_owned(),
+            vendor: 0x10005,
+            ..wgpu::AdapterInfo::new(wgpu::DeviceType::Cpu, wgpu::Backend::Vulkan)
+        }
+    }
+
+    /// Two identical GPUs are two devices, told apart and selected by their PCI bus ids; one
+    /// GPU under two APIs is one device; a name selects by a part of it.
+    #[test]
+    fn identical_gpus_are_apart_by_their_pci_bus_ids() {
+        let a = gpu(
+            "NVIDIA H100 80GB HBM3",
+            "0000:18:00.0",
+            wgpu::Backend::Vulkan,
+        );
+        let b = gpu(
+            "NVIDIA H100 80GB HBM3",
+            "0000:2a:00.0",
+            wgpu::Backend::Vulkan,
+        );
+        let a_again = gpu("NVIDIA H100 80GB HBM3", "0000:18:00.0", wgpu::Backend::Dx12);
+        assert!(!same_device(&a, &b));
+        assert!(same_device(&a, &a_again));
+        assert!(same_device(&lavapipe(), &lavapipe()));
+        assert!(!same_device(&lavapipe(), &a));
+        assert!(is_named(&b, "0000:2a:00.0") && !is_named(&a, "0000:2a:00.0"));
+        assert!(is_named(&a, "h100") && is_named(&lavapipe(), "LLVMPIPE"));
+        assert!(
+            !is_named(&lavapipe(), "0000:18:00.0"),
+            "no PCI bus id: named by its name"
+        );
     }
 }
