@@ -357,6 +357,50 @@ def test_repeats_draw_seeds_from_the_file_and_a_data_frame_gives_the_sets(tmp_pa
     assert all(a["input_sha256"] != b["input_sha256"] for a, b in zip(gpu, plan))
 
 
+def test_options_reach_every_member_and_its_input_hash(tmp_path):
+    """`options` passes the job's own arguments to every member: `particles=60` members write
+    what ``wgdem shear --particles 60 --set …`` writes, byte for byte. The options are part of
+    the input hash (a specimen by its bytes), not of the name; one a job does not take is
+    refused naming it."""
+    from wgdem.sweeps import members
+
+    preset = Path(__file__).resolve().parents[2] / "assets" / "shear" / "fleischmann_quick_true.toml"
+    grid = {"materials.quartz.friction": [0.3, 0.5]}
+    table = wgdem.sweep("shear", preset, grid=grid, backend="cpu", out=tmp_path / "s", workers=2, progress=False, options={"particles": 60})
+    assert list(table["status"]) == ["done", "done"], table["error"]
+    assert list(table["n_particles"]) == [60, 60]
+    for _, row in table.iterrows():
+        out = tmp_path / "cli" / row["member"]
+        cli = subprocess.run(
+            [wgdem_binary(), "shear", preset, "--backend", "cpu", "--particles", "60", "--out", out, "--set", f"materials.quartz.friction={row['materials.quartz.friction']}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert cli.returncode == 0, cli.stderr
+        mine, theirs = files(Path(row["dir"])), files(out)
+        assert sorted(mine) == sorted(theirs) and "shear.csv" in mine
+        for name in mine:
+            assert mine[name] == theirs[name], (row["member"], name)
+
+    specimen = tmp_path / "specimen.csv"
+    specimen.write_text("x,y,z,radius\n0.01,0.01,0.003,0.0025\n")
+    plain = members("shear", preset, grid=grid, backend="cpu")
+    scaled = members("shear", preset, grid=grid, backend="cpu", options={"particles": 60})
+    saved = members("shear", preset, grid=grid, backend="cpu", options={"specimen": specimen})
+    specimen.write_text("x,y,z,radius\n0.01,0.01,0.004,0.0025\n")
+    moved = members("shear", preset, grid=grid, backend="cpu", options={"specimen": specimen})
+    assert [m["member"] for m in plain] == [m["member"] for m in scaled] == [m["member"] for m in moved]
+    hashes = [tuple(m["input_sha256"] for m in plan) for plan in (plain, scaled, saved, moved)]
+    assert len(set(hashes)) == 4
+    with pytest.raises(wgdem.ConfigError, match=r"`options.specimen`: is not an argument of every run member; run takes gpu_path"):
+        members("run", preset, backend="cpu", options={"specimen": specimen})
+    with pytest.raises(wgdem.ConfigError, match=r"`options.particles`: 0 is not a count"):
+        members("shear", preset, backend="cpu", options={"particles": 0})
+    with pytest.raises(wgdem.FileError, match=r"`options.specimen`: .* is not a file"):
+        members("shear", preset, backend="cpu", options={"specimen": tmp_path / "none.csv"})
+
+
 def test_the_bundled_sweep_file_plans_its_members():
     """assets/sweeps/he_quick_mu.toml reads and plans its six members (nothing runs)."""
     from wgdem.__main__ import _load

@@ -10,6 +10,9 @@ Python (``wgdem sweep SWEEP.toml`` starts this). docs/sweeps.md describes the fi
     scheduler = "tcp://10.0.0.5:8786"               # optional: a running Dask scheduler
     workers = 2                                     # optional: this machine's worker count
 
+    [options]                                       # optional: the job's own arguments
+    specimen = "specimen_consolidated.csv"          # shear: a saved packing; also particles
+
     [grid]
     "materials.steel_ball.friction" = [0.1, 0.2, 0.3]
 
@@ -30,7 +33,7 @@ HEADLINE = {
     "run": ["steps", "n_particles"],
     "contact": [],
 }
-KEYS = {"job", "config", "backend", "out", "repeats", "sets", "scheduler", "workers", "grid"}
+KEYS = {"job", "config", "backend", "out", "repeats", "sets", "scheduler", "workers", "grid", "options"}
 
 
 def _load(path: Path) -> dict:
@@ -80,6 +83,9 @@ def sweep_main(argv) -> int:
             import pandas
 
             sets = pandas.read_csv(here / sets)
+        options = dict(spec.get("options", {}))
+        if "specimen" in options:
+            options["specimen"] = here / options["specimen"]
         if args.out is not None:
             out = args.out
         elif "out" in spec:
@@ -97,6 +103,7 @@ def sweep_main(argv) -> int:
             client=args.scheduler or spec.get("scheduler"),
             workers=args.workers if args.workers is not None else spec.get("workers"),
             progress=not args.quiet,
+            options=options,
         )
     except WgdemError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -36,6 +36,9 @@ from .errors import ConfigError, EngineError, FileError
 JOBS = ("shear", "run", "contact")
 BACKENDS = ("gpu", "cpu", "auto")
 SEED_KEY = "simulation.seed"
+# The job's own arguments a sweep passes to every member (`options=`), as the command line's
+# flags: `particles` scales a shear test, `specimen` starts it from a saved packing.
+OPTIONS = {"shear": ("particles", "specimen", "gpu_path"), "run": ("gpu_path",), "contact": ()}
 MEMBER_FILE = "sweep-member.json"
 INDEX_FILE = "index.json"
 RESULTS_FILE = "results.csv"
@@ -153,10 +156,31 @@ def _base_seed(text: str) -> int:
     return int(seed) if isinstance(seed, int) else 0
 
 
-def members(job: str, config: Any, grid=None, sets=None, repeats: int = 1, backend: str = "gpu") -> List[dict]:
+def job_options(job: str, options: Optional[dict]) -> Dict[str, Any]:
+    """`options` checked against the job's arguments, a specimen by its absolute path."""
+    options = dict(options or {})
+    for name in options:
+        if name not in OPTIONS.get(job, ()):
+            allowed = ", ".join(OPTIONS.get(job, ())) or "none"
+            raise _refuse(f"options.{name}", f"is not an argument of every {job} member; {job} takes {allowed}")
+    if "specimen" in options:
+        path = Path(options["specimen"]).expanduser().resolve()
+        if not path.is_file():
+            raise FileError(f"wgdem.sweep: `options.specimen`: {path} is not a file; give a saved packing")
+        options["specimen"] = str(path)
+    if "particles" in options:
+        n = options["particles"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise _refuse("options.particles", f"{n!r} is not a count of spheres ≥ 1")
+    return options
+
+
+def members(job: str, config: Any, grid=None, sets=None, repeats: int = 1, backend: str = "gpu", options: Optional[dict] = None) -> List[dict]:
     """The members of a sweep, each a dict: `member` (its directory's name), `overrides`,
-    `repeat`, `input_sha256`. Refuses a bad grid, set or key (naming it) before anything runs;
-    a key the job's format does not know is refused here, a bad value is the member's failure."""
+    `repeat`, `input_sha256`. Refuses a bad grid, set, key or option (naming it) before
+    anything runs; a key the job's format does not know is refused here, a bad value is the
+    member's failure. The options (a specimen by the hash of its bytes) are part of every
+    member's input hash, not of its name."""
     if job not in JOBS:
         raise _refuse("job", f"{job!r} is not a job; give one of {', '.join(JOBS)}")
     if backend not in BACKENDS:
@@ -173,6 +197,10 @@ def members(job: str, config: Any, grid=None, sets=None, repeats: int = 1, backe
             raise _refuse("repeats", "a contact case has no random specimen: its repeats would be the same run; leave repeats at 1")
         if SEED_KEY in points[0] or any(SEED_KEY in s for s in override_sets):
             raise _refuse("repeats", f"draws its own seeds ({SEED_KEY} + 0, 1, …); leave {SEED_KEY} out of grid and sets, or repeats at 1")
+    options = job_options(job, options)
+    given = dict(options)
+    if "specimen" in given:
+        given["specimen"] = hashlib.sha256(Path(given["specimen"]).read_bytes()).hexdigest()
     version = _wgdem.__version__
     out, seen = [], {}
     for k, (s, p) in enumerate(itertools.product(override_sets, points)):
@@ -194,7 +222,7 @@ def members(job: str, config: Any, grid=None, sets=None, repeats: int = 1, backe
                     "member": name,
                     "overrides": overrides,
                     "repeat": r,
-                    "input_sha256": _hash({"job": job, "backend": backend, "version": version, "input": resolved}),
+                    "input_sha256": _hash({"job": job, "backend": backend, "version": version, "input": resolved, "options": given}),
                 }
             )
     return out
@@ -252,9 +280,11 @@ def run_member(spec: dict) -> dict:
     record = {k: spec[k] for k in ("job", "member", "overrides", "repeat", "input_sha256", "backend")}
     _write_json(record_path, {**record, "status": "running"})
     job = {"shear": shear, "run": run, "contact": contact}[spec["job"]]
-    kwargs = dict(backend=spec["backend"], out=directory, overrides=spec["overrides"])
+    kwargs = dict(backend=spec["backend"], out=directory, overrides=spec["overrides"], **spec["options"])
     if spec["job"] != "contact":
         kwargs["progress"] = False
+    # A resumed test continues from its checkpoint, not from the specimen it started with.
+    resumed_kwargs = {k: v for k, v in kwargs.items() if k != "specimen"}
     adapter = _worker_adapter(spec.get("adapters"))
     if adapter is not None:
         kwargs["adapter"] = adapter
@@ -263,7 +293,7 @@ def run_member(spec: dict) -> dict:
     try:
         if resume:
             try:
-                summary = job(spec["config"], resume=True, **kwargs).summary
+                summary = job(spec["config"], resume=True, **resumed_kwargs).summary
             except (ConfigError, FileError):
                 # A checkpoint this build cannot continue: the member runs again from the start.
                 resume = False
@@ -271,7 +301,7 @@ def run_member(spec: dict) -> dict:
             summary = job(spec["config"], overwrite=True, **kwargs).summary
     except Exception as e:  # noqa: BLE001 — a member's failure is its row, whatever it is
         error = f"{type(e).__name__}: {e}"
-    wall = time.monotonic() - start + (prior.get("wall_s", 0.0) if resume else 0.0)
+    wall = time.monotonic() - start
     status = "failed" if error else "done"
     ran_on = {"host": socket.gethostname(), "pid": os.getpid()}
     _write_json(record_path, {**record, **ran_on, "status": status, "error": error, "wall_s": wall, "resumed": resume})
@@ -374,6 +404,7 @@ def sweep(
     client: Any = None,
     workers: Optional[int] = None,
     progress: bool = True,
+    options: Optional[dict] = None,
 ):
     """Runs many members of one job on Dask and returns a pandas DataFrame, one row per member
     (needs the sweep extra: ``pip install "./python[sweep]"``; docs/sweeps.md is the guide).
@@ -397,6 +428,9 @@ def sweep(
         for the GPU engine (lavapipe counts once: it uses every core), one per core for the
         CPU reference; ``workers`` sets the number instead.
     progress: one line on stderr, done / running / failed / ETA.
+    options: the job's own arguments for every member, as its flags: for ``"shear"``
+        ``particles`` (scale the test), ``specimen`` (start from a saved packing: one
+        preparation for every member) and ``gpu_path``; for ``"run"`` ``gpu_path``.
 
     A key that the job's format does not know, a grid value that is not a list, a key both in
     ``grid`` and ``sets`` or a seed with ``repeats`` are refused (``ConfigError`` naming it)
@@ -407,12 +441,14 @@ def sweep(
     stops the sweep: the cluster it started is closed, ``results.csv`` holds the rows so far.
 
     Each row: ``member``, one column per overridden key, ``repeat``, ``status``, ``error``,
-    ``wall_s``, ``reused``, ``resumed``, every value of the member's ``summary.json`` (nested
+    ``wall_s`` (of the member's last run: for a resumed one, from its checkpoint on),
+    ``reused``, ``resumed``, every value of the member's ``summary.json`` (nested
     keys joined by dots), and ``dir``.
     """
     distributed = _needs("distributed")
     pandas = _needs("pandas")
-    plan = members(job, config, grid, sets, repeats, backend)
+    plan = members(job, config, grid, sets, repeats, backend, options)
+    options = job_options(job, options)
     config = _config_argument(config)
     out = Path(out).expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -446,7 +482,7 @@ def sweep(
         elif isinstance(client, str):
             client = distributed.Client(client)
         try:
-            _run_on(client, distributed, todo, rows, config, job, backend, out, adapters, progress, len(plan) - len(todo))
+            _run_on(client, distributed, todo, rows, dict(config=config, job=job, backend=backend, options=options, adapters=adapters), out, progress, len(plan) - len(todo))
         except KeyboardInterrupt:
             # The members running on this machine's cluster stop now, keeping their last
             # checkpoint (a worker asked to close would first finish its member, however long).
@@ -472,19 +508,10 @@ def sweep(
     return _write_results(pandas, plan, rows, out)
 
 
-def _run_on(client, distributed, todo, rows, config, job, backend, out, adapters, show, reused) -> None:
-    """Submits `todo` to `client` and collects each member's row into `rows` as it finishes."""
-    specs = [
-        {
-            **m,
-            "job": job,
-            "config": config,
-            "backend": backend,
-            "dir": str(out / m["member"]),
-            "adapters": adapters,
-        }
-        for m in todo
-    ]
+def _run_on(client, distributed, todo, rows, common: dict, out: Path, show: bool, reused: int) -> None:
+    """Submits `todo` to `client` (each member's spec: the member, its directory and `common`:
+    config, job, backend, options, adapters) and collects each row into `rows` as it ends."""
+    specs = [{**m, **common, "dir": str(out / m["member"])} for m in todo]
     futures = client.map(run_member, specs, key=[f"wgdem-sweep-{m['member']}" for m in todo], pure=False)
     by_key = {f.key: m for f, m in zip(futures, todo)}
     workers = max(1, len(client.scheduler_info().get("workers", {})))
