@@ -447,8 +447,8 @@ def sweep(
     """
     distributed = _needs("distributed")
     pandas = _needs("pandas")
-    plan = members(job, config, grid, sets, repeats, backend, options)
     options = job_options(job, options)
+    plan = members(job, config, grid, sets, repeats, backend, options)
     config = _config_argument(config)
     out = Path(out).expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -484,20 +484,7 @@ def sweep(
         try:
             _run_on(client, distributed, todo, rows, dict(config=config, job=job, backend=backend, options=options, adapters=adapters), out, progress, len(plan) - len(todo))
         except KeyboardInterrupt:
-            # The members running on this machine's cluster stop now, keeping their last
-            # checkpoint (a worker asked to close would first finish its member, however long).
-            # A cluster that `client` points to is not ours to stop: its running members end.
-            for pid in local_pids:
-                try:
-                    os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
-                except OSError:
-                    pass
-            # A member that finished while the sweep was stopping has its row too.
-            for m in todo:
-                if m["member"] not in rows:
-                    row = _done_row(out / m["member"], m, reused=False)
-                    if row is not None:
-                        rows[m["member"]] = row
+            _stop(local_pids, todo, rows, out)
             _write_results(pandas, plan, rows, out)
             raise
         finally:
@@ -506,6 +493,23 @@ def sweep(
                 if cluster is not None:
                     cluster.close()
     return _write_results(pandas, plan, rows, out)
+
+
+def _stop(local_pids: List[int], todo: List[dict], rows: Dict[str, dict], out: Path) -> None:
+    """Ctrl-C: the members running on this machine's cluster (its worker processes
+    `local_pids`) stop now, keeping their last checkpoint (a worker asked to close would first
+    finish its member, however long); a cluster that a `client` points to is not ours to stop,
+    its running members end. A member that finished while the sweep was stopping gets its row."""
+    for pid in local_pids:
+        try:
+            os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+        except OSError:
+            pass
+    for m in todo:
+        if m["member"] not in rows:
+            row = _done_row(out / m["member"], m, reused=False)
+            if row is not None:
+                rows[m["member"]] = row
 
 
 def _run_on(client, distributed, todo, rows, common: dict, out: Path, show: bool, reused: int) -> None:
