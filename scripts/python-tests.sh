@@ -2,7 +2,11 @@
 # `pip install ./python[test,pandas,plot,sweep]` (maturin builds it) and runs its pytest suite
 # (python/tests) against the release `wgdem` binary of the same tree. A missing python3 or an
 # unreachable package index fails the tests: the package is part of what they check.
+# $1: the tier, "default" (the tests not marked `long`) or "long" (those marked
+# `@pytest.mark.long`: the examples run as written).
 run_python_tests() {
+  local marker="not long"
+  [ "${1:-default}" = long ] && marker="long"
   local venv=.venv-python
   if ! python3 -m venv "$venv" >/dev/null 2>&1; then
     # Debian's python3 needs python3-venv for `python3 -m venv`.
@@ -16,5 +20,5 @@ run_python_tests() {
   "$venv/bin/pip" install -q "./python[test,pandas,plot,sweep]"
   echo "python package installed in $((SECONDS - start)) s"
   cargo build --release -q -p wgdem
-  WGDEM_BIN="$PWD/target/release/wgdem" "$venv/bin/python" -m pytest -q -rs python/tests
+  WGDEM_BIN="$PWD/target/release/wgdem" "$venv/bin/python" -m pytest -q -rs -m "$marker" python/tests
 }

@@ -2,7 +2,8 @@
 # Runs wgdem's tests on this machine: installs lavapipe where no Vulkan driver exists, then
 #   bash scripts/test.sh          the default tier: `cargo test --workspace --release`
 #   bash scripts/test.sh --long   the long tier only: the tests marked `#[ignore = "long tier: …"]`
-#                                 (100 000-step holds, full shear presets, kill and resume)
+#                                 (100 000-step holds, full shear presets, kill and resume) and
+#                                 the pytest tests marked `long` (the examples run as written)
 #   bash scripts/test.sh --all    both tiers, one after the other (what CI runs)
 # The default tier also checks wgdem-core's module floors (scripts/module-floors.py), installs
 # the Python package into .venv-python/ and runs its pytest suite (scripts/python-tests.sh).
@@ -40,4 +41,5 @@ if [ "$tier" != --long ]; then
 fi
 if [ "$tier" != default ]; then
   cargo test --workspace --release -- --ignored
+  run_python_tests long
 fi

@@ -1,14 +1,17 @@
-"""The examples that run in CI as a user would run them (python/examples/)."""
+"""The examples that run in CI as a user would run them (python/examples/): the long tier
+(`@pytest.mark.long`, run by scripts/test.sh --long and --all, which CI runs)."""
 
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from conftest import REPO, cannot_run
 
 
+@pytest.mark.long
 def test_the_oedometer_example_runs_as_written(tmp_path):
     """python/examples/oedometer.py on the CPU reference (about 25 s): it exits 0 (each stage's
     stress held within 2 % of its target, the void ratio falling under loading), writes its
@@ -37,6 +40,7 @@ def test_the_oedometer_example_runs_as_written(tmp_path):
     assert Path(tmp_path / "run" / "vtk" / "run.pvd").exists()
 
 
+@pytest.mark.long
 def test_the_calibration_example_runs_as_written(tmp_path):
     """python/examples/calibrate.py cut to one round of two members of the quick Fleischmann
     preset (μ = 0.3 and 0.5 give φ_p 63.1° and 65.6° at 10 kPa) and a target between them (about
