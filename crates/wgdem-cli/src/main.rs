@@ -280,11 +280,7 @@ fn main() -> ExitCode {
         .format_timestamp(None)
         .init();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Sweep(args) => sweep::launch(args),
-        command => execute(Cli { command }).map(|()| ExitCode::SUCCESS),
-    };
-    match result {
+    match execute(cli) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
@@ -330,14 +326,18 @@ fn make_backend(
     }
 }
 
-/// `text` (of `file`) with the `--set` overrides applied (`wgdem_core::overrides`).
-fn overridden(text: &str, file: &str, set: &[String]) -> Result<String, String> {
+/// The text of the input file `path` with the `--set` overrides applied
+/// (`wgdem_core::overrides`), and the file's name for errors.
+fn overridden(path: &std::path::Path, set: &[String]) -> Result<(String, String), String> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
     let sets = set
         .iter()
         .map(|s| wgdem_core::overrides::Override::parse(s))
         .collect::<wgdem_core::Result<Vec<_>>>()
         .map_err(cli_error)?;
-    wgdem_core::overrides::apply(text, file, &sets).map_err(cli_error)
+    let text = wgdem_core::overrides::apply(&text, &file, &sets).map_err(cli_error)?;
+    Ok((text, file))
 }
 
 fn contact(
@@ -349,9 +349,7 @@ fn contact(
     set: &[String],
 ) -> Result<(), String> {
     use wgdem_core::contact_case::{CaseEvaluator, CpuEvaluator, run_case, stage_ends};
-    let file = case.display().to_string();
-    let text = std::fs::read_to_string(&case).map_err(|e| format!("{file}: {e}"))?;
-    let text = overridden(&text, &file, set)?;
+    let (text, file) = overridden(&case, set)?;
     let mut evaluator: Box<dyn CaseEvaluator> = match backend {
         Backend::Cpu => Box::new(CpuEvaluator::default()),
         Backend::Gpu => gpu::contact_evaluator(adapter.as_deref())?,
@@ -406,9 +404,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
         gpu_path,
         set,
     } = args;
-    let file = config.display().to_string();
-    let text = std::fs::read_to_string(&config).map_err(|e| format!("{file}: {e}"))?;
-    let text = overridden(&text, &file, &set)?;
+    let (text, file) = overridden(&config, &set)?;
     let setup = ShearSetup::parse_scaled(&text, &file, particles).map_err(cli_error)?;
     let specimen = specimen
         .map(|path| wgdem_io::read_packing(&path))
@@ -526,9 +522,7 @@ fn run_scene(
     gpu_path: GpuPathArg,
     set: &[String],
 ) -> Result<(), String> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{file}: {e}"))?;
-    let text = overridden(&text, &file, set)?;
+    let (text, file) = overridden(&path, set)?;
     let mut scene = wgdem_core::scene::scene_from_text(&text, &file, &wgdem_io::PackingFiles)
         .map_err(cli_error)?;
     let mut engine = make_backend(
@@ -601,11 +595,12 @@ fn run_scene(
     Ok(())
 }
 
-fn execute(cli: Cli) -> Result<(), String> {
-    match cli.command {
+/// Runs the command; its exit status is 0 unless it fails (a sweep's is 1 where a member
+/// failed, as `python -m wgdem sweep` says).
+fn execute(cli: Cli) -> Result<ExitCode, String> {
+    let done = match cli.command {
+        Command::Sweep(args) => return sweep::launch(args),
         Command::Shear(args) => shear(args),
-        // main runs it for its exit status (1 where a member failed).
-        Command::Sweep(args) => sweep::launch(args).map(drop),
         Command::Contact {
             case,
             backend,
@@ -692,5 +687,6 @@ fn execute(cli: Cli) -> Result<(), String> {
         } => run_scene(
             scene, backend, adapter, out, resume, overwrite, gpu_path, &set,
         ),
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
