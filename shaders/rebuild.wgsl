@@ -20,14 +20,18 @@
 // - `halt`, after the lists are built and before
 //   anything of the step is committed: if a table overflowed, zero every remaining dispatch
 //   of the batch. The state is then exactly that at the start of the failed step; the host
-//   regrows the table and continues from it.
+//   regrows the table and continues from it;
+// - `lean_plan` stands for `plan` in a lean step, one recorded without the rebuild's passes
+//   (engine/step.rs, `record_batch`): the step is taken unless a rebuild is due, which the
+//   next full step makes; `close` ends such a batch, short where it lost more steps than it
+//   had spare.
 // `integrate` then records the positions of the build (`state.built`, set by `plan`).
 // CPU twin: `Simulation::update_neighbours` (crates/wgdem-core/src/cpu/neighbours.rs).
 
 import package::shared::{
     ARGS_REBUILD_BUCKETS, ARGS_REBUILD_CHUNKS, ARGS_REBUILD_ONE, ARGS_REBUILD_PARTICLES,
-    ARGS_REBUILD_TILES, ARGS_STEP_CHUNKS, ARGS_STEP_ONE, ARGS_STEP_PARTICLES, ARGS_STEP_WALLS,
-    FAILED_WALL_ROWS, FAILED_WALL_SLOTS, NO_ROW, NO_WALL, WALL_PLANE, WG,
+    ARGS_REBUILD_TILES, ARGS_STEP_CHUNKS, ARGS_STEP_PARTICLES,
+    FAILED_SHORT, FAILED_WALL_ROWS, FAILED_WALL_SLOTS, NO_ROW, NO_WALL, WALL_PLANE, WG,
 };
 import package::common::{
     Counters, Position, PositionWords, RebuildState, SimParams, Wall, WallSlot, make_slot,
@@ -67,43 +71,59 @@ fn set_args(k: u32, groups: u32) {
 // Indirect arguments, three u32 each, at the ARGS_* slots of shared.rs, C = params.chunks slot
 // chunks. Rebuild kernels (zero unless a rebuild is due): per particle, per radix tile, one
 // group, per hash bucket, per particle of chunk c. Every other kernel of a step, from
-// `step_args()` on (zero once a table overflowed): per particle, one group, one group per
-// wall, per particle of chunk c.
+// `step_args()` on (zero once a table overflowed, or where a lean step is not taken): per
+// particle, per particle of chunk c.
 fn step_args() -> u32 {
     return ARGS_REBUILD_CHUNKS + params.chunks;
 }
 
+// Whether some wall has moved more than half the skin since the last build.
+fn walls_moved() -> bool {
+    var moved = false;
+    for (var w = 0u; w < params.n_walls; w++) {
+        moved = moved || wall_moved(walls[w], walls_built[2u * w], walls_built[2u * w + 1u],
+            params.skin);
+    }
+    return moved;
+}
+
+// A table overflowed, or every step of the batch has been begun (`counters.end`): nothing
+// more runs in it.
+fn batch_over() -> bool {
+    return atomicLoad(&counters.failed) != 0u || atomicLoad(&counters.steps) == counters.end;
+}
+
+// The dispatch sizes of a step's kernels other than the rebuild's: full where the step is
+// taken (`go`), zero otherwise.
+fn set_step_args(go: bool) {
+    let step_base = step_args();
+    let per_chunk = params.chunk_particles;
+    set_args(step_base + ARGS_STEP_PARTICLES, select(0u, (params.n + WG - 1u) / WG, go));
+    for (var c = 0u; c < params.chunks; c++) {
+        let count = min(per_chunk, params.n - c * per_chunk);
+        set_args(step_base + ARGS_STEP_CHUNKS + c, select(0u, (count + WG - 1u) / WG, go));
+    }
+}
+
 @compute @workgroup_size(1)
 fn plan() {
-    // A table overflowed, or (single-workgroup batches) `integrate.steps` has already taken
-    // every step of the batch: nothing more runs in it.
-    let failed = atomicLoad(&counters.failed) != 0u
-        || atomicLoad(&counters.steps) == counters.end;
-    var walls_moved = false;
-    for (var w = 0u; w < params.n_walls; w++) {
-        walls_moved = walls_moved || wall_moved(walls[w], walls_built[2u * w],
-            walls_built[2u * w + 1u], params.skin);
-    }
-    let go = !failed && (atomicLoad(&state.flag) != 0u || params.rebuild_every_step != 0u || walls_moved);
+    // (Single-workgroup batches: `integrate.steps` may have taken every step of the batch.)
+    let failed = batch_over();
+    let go = !failed && (atomicLoad(&state.flag) != 0u || params.rebuild_every_step != 0u
+        || walls_moved());
     if !failed {
         atomicStore(&state.flag, 0u);
     }
     state.built = select(0u, 1u, go);
-    let chunks = params.chunks;
-    let per_chunk = params.chunk_particles;
     set_args(ARGS_REBUILD_PARTICLES, select(0u, (params.n + WG - 1u) / WG, go));
     set_args(ARGS_REBUILD_TILES, select(0u, params.n_tiles, go));
     set_args(ARGS_REBUILD_ONE, select(0u, 1u, go));
     set_args(ARGS_REBUILD_BUCKETS, select(0u, ((1u << params.table_bits) + WG - 1u) / WG, go));
-    let step_base = step_args();
-    set_args(step_base + ARGS_STEP_PARTICLES, select(0u, (params.n + WG - 1u) / WG, !failed));
-    set_args(step_base + ARGS_STEP_ONE, select(0u, 1u, !failed));
-    set_args(step_base + ARGS_STEP_WALLS, select(0u, params.n_walls, !failed));
-    for (var c = 0u; c < chunks; c++) {
-        let count = min(per_chunk, params.n - c * per_chunk);
+    for (var c = 0u; c < params.chunks; c++) {
+        let count = min(params.chunk_particles, params.n - c * params.chunk_particles);
         set_args(ARGS_REBUILD_CHUNKS + c, select(0u, (count + WG - 1u) / WG, go));
-        set_args(step_base + ARGS_STEP_CHUNKS + c, select(0u, (count + WG - 1u) / WG, !failed));
     }
+    set_step_args(!failed);
     if go {
         atomicAdd(&state.builds, 1u);
         for (var w = 0u; w < params.n_walls; w++) {
@@ -113,6 +133,47 @@ fn plan() {
     }
     if !failed {
         atomicAdd(&counters.steps, 1u);
+    }
+}
+
+// A rebuild forced in this step (a reorder's, which moves the particles within its sort),
+// unless the batch is over. Done here rather than by the host writing the flag before the
+// batch: a batch that never begins (one stopped before it finished) then forces nothing.
+@compute @workgroup_size(1)
+fn force() {
+    if !batch_over() {
+        atomicStore(&state.flag, 1u);
+    }
+}
+
+// The plan of a lean step (one recorded without the rebuild's passes, `step.rs`): the step is
+// taken, with the lists of the last build, unless the batch is over or a rebuild is due (as
+// `plan` would find it). A step not taken for a rebuild leaves the flag set, so every lean
+// step after it does nothing until the next full step rebuilds and takes it: the rebuilds fall
+// at the steps they fall at in a run of full steps, and so do the results, bit for bit. Each
+// lean step so lost is counted in `counters.rounds`, from which the host sizes the spare
+// steps it records after a batch's own.
+@compute @workgroup_size(1)
+fn lean_plan() {
+    let failed = batch_over();
+    let due = atomicLoad(&state.flag) != 0u || params.rebuild_every_step != 0u || walls_moved();
+    let go = !failed && !due;
+    state.built = 0u;
+    set_step_args(go);
+    if go {
+        atomicAdd(&counters.steps, 1u);
+    } else if !failed {
+        counters.rounds += 1u;
+    }
+}
+
+// The end of a batch of full and lean steps: one that has not begun every step of its own
+// (its spare steps were lost to rebuilds too) stops short, as a single-workgroup batch out of
+// rounds does, and the host finishes it from the step it reached.
+@compute @workgroup_size(1)
+fn close() {
+    if atomicLoad(&counters.failed) == 0u && atomicLoad(&counters.steps) != counters.end {
+        atomicOr(&counters.failed, FAILED_SHORT);
     }
 }
 

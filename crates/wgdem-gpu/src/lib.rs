@@ -23,5 +23,5 @@ pub mod shared;
 
 pub use backend::GpuBackend;
 pub use context::GpuContext;
-pub use engine::{GpuEngine, GpuOptions, STAGES, StageTimes, WallControl, WallReadout};
+pub use engine::{GpuEngine, GpuOptions, LEAN_EVERY, STAGES, StageTimes, WallControl, WallReadout};
 pub use error::GpuError;

@@ -41,12 +41,8 @@ pub mod args {
     /// Every other kernel of a step, zero-sized once a table has overflowed, at
     /// `REBUILD_CHUNKS + C +` these: per particle.
     pub const STEP_PARTICLES: u32 = 0;
-    /// One workgroup.
-    pub const STEP_ONE: u32 = 1;
-    /// One workgroup per wall.
-    pub const STEP_WALLS: u32 = 2;
     /// Per particle of slot chunk c, at `STEP_CHUNKS + c`.
-    pub const STEP_CHUNKS: u32 = 3;
+    pub const STEP_CHUNKS: u32 = 1;
 
     /// Argument slots in all with `chunks` slot chunks.
     pub const fn total(chunks: u32) -> u32 {
@@ -171,8 +167,6 @@ pub const CONSTANTS: &[(&str, u32)] = &[
     ("ARGS_REBUILD_BUCKETS", args::REBUILD_BUCKETS),
     ("ARGS_REBUILD_CHUNKS", args::REBUILD_CHUNKS),
     ("ARGS_STEP_PARTICLES", args::STEP_PARTICLES),
-    ("ARGS_STEP_ONE", args::STEP_ONE),
-    ("ARGS_STEP_WALLS", args::STEP_WALLS),
     ("ARGS_STEP_CHUNKS", args::STEP_CHUNKS),
     ("MODEL_SPRING", model::SPRING),
     ("MODEL_LINEAR", model::LINEAR),

@@ -56,6 +56,14 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
         tables::REBUILD,
     ),
     decl("dem.rebuild.halt", "rebuild", "halt", tables::REBUILD),
+    decl(
+        "dem.rebuild.lean_plan",
+        "rebuild",
+        "lean_plan",
+        tables::REBUILD,
+    ),
+    decl("dem.rebuild.close", "rebuild", "close", tables::REBUILD),
+    decl("dem.rebuild.force", "rebuild", "force", tables::REBUILD),
     decl("dem.hash", "hash", "main", tables::HASH),
     decl("dem.hash.order", "hash", "order", tables::HASH),
     decl("dem.radix.count", "radix", "count", tables::RADIX),
@@ -75,6 +83,12 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
         "dem.contact_forces.forces_only",
         "contact_forces",
         "forces_only",
+        tables::CONTACTS,
+    ),
+    decl(
+        "dem.contact_forces.step_forces",
+        "contact_forces",
+        "step_forces",
         tables::CONTACTS,
     ),
     decl(
@@ -221,6 +235,12 @@ pub(super) struct Kernels {
     pub(super) rebuild_walls: Kernel,
     pub(super) rebuild_walls_alloc: Kernel,
     pub(super) rebuild_halt: Kernel,
+    /// The plan of a lean step (no rebuild passes recorded; it does nothing where one is due).
+    pub(super) lean_plan: Kernel,
+    /// The end of a batch with spare steps: short where it did not take all of its own.
+    pub(super) close: Kernel,
+    /// A rebuild forced in the step (a reorder's).
+    pub(super) force: Kernel,
     pub(super) hash: Kernel,
     /// `hash` with the Morton code of the cell as the key, for a reorder.
     pub(super) hash_order: Kernel,
@@ -234,6 +254,8 @@ pub(super) struct Kernels {
     pub(super) contacts: Kernel,
     /// `contacts` without the wall sums, for steps whose wall forces are not read.
     pub(super) contacts_only: Kernel,
+    /// `contacts` with the wall sums where the step is the batch's last, found at run time.
+    pub(super) contacts_step: Kernel,
     pub(super) reduce_walls: Kernel,
     pub(super) reduce_stats: Kernel,
     pub(super) integrate: Kernel,
@@ -270,6 +292,9 @@ impl Kernels {
             rebuild_walls: k("dem.rebuild.walls_near"),
             rebuild_walls_alloc: k("dem.rebuild.walls_alloc"),
             rebuild_halt: k("dem.rebuild.halt"),
+            lean_plan: k("dem.rebuild.lean_plan"),
+            close: k("dem.rebuild.close"),
+            force: k("dem.rebuild.force"),
             hash: k("dem.hash"),
             hash_order: k("dem.hash.order"),
             radix_count: k("dem.radix.count"),
@@ -281,6 +306,7 @@ impl Kernels {
             neighbours: k("dem.neighbours"),
             contacts: k("dem.contact_forces"),
             contacts_only: k("dem.contact_forces.forces_only"),
+            contacts_step: k("dem.contact_forces.step_forces"),
             reduce_walls: k("dem.wall_reduce.walls"),
             reduce_stats: k("dem.wall_reduce.stats"),
             integrate: k("dem.integrate"),

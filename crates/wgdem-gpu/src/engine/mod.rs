@@ -12,8 +12,9 @@
 //! - `profile`: stage timings, the byte model and the memory report;
 //! - `readback`: the state back into the CPU's `Simulation`, lists for inspection.
 //!
-//! Steps are recorded `batch_steps` at a time into one compute pass and one submit; the host
-//! reads back only the counters, wall forces and contact counts at the end of a batch. If a
+//! Steps are recorded `batch_steps` at a time into one compute pass and one submit (most of
+//! them lean, without the rebuild's passes: `step::GpuEngine::record_batch`); the host reads
+//! back only the counters, wall forces and contact counts at the end of a batch. If a
 //! neighbour list or a particle's wall slots would overflow, the rebuild finds it before
 //! anything of that step is committed (`rebuild.walls_near` bounds the walls a particle can
 //! touch until the next build) and `rebuild.halt` zeroes every remaining dispatch of the batch,
@@ -56,7 +57,7 @@ pub use bindings::{Bind, Buf, Row, Table, unused};
 pub use kernels::{KERNEL_DECLS, KernelDecl, storage_buffers_per_kernel};
 pub use profile::StageTimes;
 pub use state::{SLOT_HEADROOM, hash_table_bits};
-pub use step::STAGES;
+pub use step::{LEAN_EVERY, STAGES};
 pub use streaming::{WallControl, WallReadout};
 
 /// [`shared::WG`], the workgroup size of the per-particle kernels, for sizes in u64.
@@ -99,6 +100,11 @@ pub struct GpuOptions {
     /// when due, and a device that binds the kernel's 26 storage buffers); `Some(true)` takes
     /// it wherever it can run, `Some(false)` never. Same bits as the general path.
     pub single_workgroup: Option<bool>,
+    /// Record the general path's steps lean where they can be: every
+    /// [`LEAN_EVERY`]-th step of a batch full (the rebuild's passes, zero-sized where no
+    /// rebuild is due), the others without them (three dispatches, against a full step's
+    /// eleven). `false` records every step full. Same bits either way.
+    pub lean_steps: bool,
 }
 
 /// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup. On
@@ -121,6 +127,7 @@ impl Default for GpuOptions {
             specialize: true,
             words64: true,
             single_workgroup: None,
+            lean_steps: true,
         }
     }
 }
@@ -141,8 +148,8 @@ pub struct GpuEngine {
     pub time: f64,
     /// Times the neighbour slots were regrown after an overflow.
     pub regrowths: u32,
-    /// Single-workgroup batches that met more rebuilds than they had rounds for and were
-    /// finished by the next batch.
+    /// Batches that met more rebuilds than they had rounds (single workgroup) or spare steps
+    /// (general path) for, and were finished by the next batch.
     pub short_batches: u64,
 }
 
@@ -184,6 +191,10 @@ struct Stream {
     /// for rebuilds within it: as many as the last batch met (twice as many after a batch
     /// that ran out of them).
     rounds: u32,
+    /// Spare steps recorded after a general-path batch's own, for the lean steps that
+    /// rebuilds within it lose (`step::LEAN_EVERY`): as many as the last batch lost and a
+    /// quarter more, at least `LEAN_EVERY` (twice as many after a batch that lost more).
+    spare: u32,
     /// Whether the next single-workgroup batch begins with a general step: the lists are
     /// due for a rebuild (at the start, after a batch that stopped for one).
     rebuild_first: bool,
@@ -261,6 +272,7 @@ impl GpuEngine {
                 wall_schedules: drive_tables.walls,
                 counted_from: sim.steps,
                 rounds: 0,
+                spare: step::LEAN_EVERY,
                 rebuild_first: true,
             },
             schedule: Schedule {

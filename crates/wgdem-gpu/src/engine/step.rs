@@ -19,10 +19,15 @@
 //!    partner (its slot's partner word also holds the pair's canonical order, from the stable
 //!    ids); its walls within the skin counted; on an overflow the batch stops here;
 //! 6. `contact_forces`: pair and wall forces, summed per particle in list order;
-//! 7. `wall_reduce` (last step of a batch): per-wall force and torque, contact counts;
+//! 7. `wall_reduce` (once, at the end of a batch, from the sums of its last step): per-wall force
+//!    and torque, contact counts;
 //! 8. `integrate`: (in a step that rebuilt, the positions of the build recorded, then)
 //!    semi-implicit Euler in double-single, flagging a particle that has moved
 //!    half the skin since the last build (for the next step's `plan`); walls move.
+//!
+//! That is a full step. A batch records every [`LEAN_EVERY`]-th step full and the others lean:
+//! `rebuild.lean_plan` (the step is taken unless a rebuild is due), 6 and 8, which gives the
+//! same steps with three dispatches instead of eleven ([`GpuEngine::record_batch`]).
 
 use super::GpuEngine;
 use super::kernels::{Kernel, direct_dispatch, indirect_dispatch};
@@ -76,14 +81,19 @@ pub const STAGES: [&str; 5] = {
     names
 };
 
+/// Full steps among the steps a general-path batch records: every `LEAN_EVERY`-th (the
+/// first included) is a full step, the others lean (see [`GpuEngine::record_batch`]). A lean
+/// step costs three dispatches against a full one's eleven; a rebuild falling due in a lean
+/// step loses the lean steps up to the next full one (`rebuild.lean_plan`).
+pub const LEAN_EVERY: u32 = 16;
+
 /// What one recorded step does beyond the stages every step runs.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct StepKind {
-    /// Add the wall-force and contact-count reduction (needed only where results are read).
-    pub(super) reduce: bool,
-    /// Sum the wall forces and contact counts per workgroup (`contact_forces.main`) without
-    /// the reduction: a general step of a single-workgroup batch, which may be its last.
-    pub(super) partials: bool,
+    /// A step of a batch: the wall forces and contact counts are summed per workgroup where
+    /// the step is the batch's last (`contact_forces.step_forces`, decided at run time), for
+    /// the reduction recorded at the batch's end. Otherwise (a stage profiled alone) no sums.
+    pub(super) in_batch: bool,
     /// Move the particles into Morton order within the sort.
     pub(super) reorder: bool,
     /// Apply the action in `moisture_action` to the lists just built (before the contact
@@ -91,7 +101,8 @@ pub(super) struct StepKind {
     pub(super) moisture: bool,
 }
 
-/// Slots of the indirect dispatch arguments (`plan` in rebuild.wgsl writes them each step).
+/// Slots of the indirect dispatch arguments (`plan` and `lean_plan` in rebuild.wgsl write them
+/// each step).
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Args {
     /// Rebuild kernels, zero-sized unless a rebuild is due: per particle, per radix tile, one
@@ -101,11 +112,9 @@ pub(super) enum Args {
     RebuildOne,
     RebuildBuckets,
     RebuildChunk(usize),
-    /// Every other kernel of a step, zero-sized once a table has overflowed: per particle,
-    /// one group, one group per wall, per particle of slot chunk c.
+    /// Every other kernel of a step, zero-sized once a table has overflowed or where the
+    /// step is not taken: per particle, per particle of slot chunk c.
     Particles,
-    One,
-    Walls,
     Chunk(usize),
 }
 
@@ -121,8 +130,6 @@ impl Args {
             Args::RebuildBuckets => args::REBUILD_BUCKETS.into(),
             Args::RebuildChunk(c) => (args::REBUILD_CHUNKS as usize + c) as u64,
             Args::Particles => step + u64::from(args::STEP_PARTICLES),
-            Args::One => step + u64::from(args::STEP_ONE),
-            Args::Walls => step + u64::from(args::STEP_WALLS),
             Args::Chunk(c) => step + u64::from(args::STEP_CHUNKS) + c as u64,
         }
     }
@@ -145,7 +152,13 @@ impl GpuEngine {
         kind: StepKind,
     ) {
         match stage {
-            Stage::RebuildPlan => self.plan_rebuild(pass),
+            Stage::RebuildPlan => {
+                if kind.reorder {
+                    let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
+                    direct_dispatch(pass, &k.force, &g.rebuild, 1);
+                }
+                self.plan_rebuild(pass);
+            }
             Stage::Sort => self.sort(pass, kind.reorder),
             Stage::Neighbours => {
                 self.build_lists(pass);
@@ -153,12 +166,7 @@ impl GpuEngine {
                     self.apply_moisture(pass);
                 }
             }
-            Stage::Contacts => {
-                self.contact_forces(pass, kind.reduce || kind.partials);
-                if kind.reduce {
-                    self.reduce(pass, false);
-                }
-            }
+            Stage::Contacts => self.contact_forces(pass, kind.in_batch),
             Stage::Integrate => self.integrate(pass),
         }
     }
@@ -217,11 +225,12 @@ impl GpuEngine {
     }
 
     /// `contact_forces` (pair and wall forces, summed per particle in list order), with the
-    /// per-workgroup wall sums and contact counts where `partials`.
-    fn contact_forces(&self, pass: &mut wgpu::ComputePass<'_>, partials: bool) {
+    /// per-workgroup wall sums and contact counts where `in_batch` and the step is the batch's
+    /// last.
+    fn contact_forces(&self, pass: &mut wgpu::ComputePass<'_>, in_batch: bool) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
-        let kernel = if partials {
-            &k.contacts
+        let kernel = if in_batch {
+            &k.contacts_step
         } else {
             &k.contacts_only
         };
@@ -230,24 +239,62 @@ impl GpuEngine {
         }
     }
 
-    /// `wall_reduce`: per-wall force and torque, and the contact counts, from the last
-    /// step's per-workgroup sums: with the dispatch sizes of the step (zero after an
-    /// overflow), or, `direct`, one workgroup per wall and one for the counts at the end of a
-    /// single-workgroup batch (whose last step may have been in `integrate.steps`).
-    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, direct: bool) {
+    /// `wall_reduce` at the end of a batch: per-wall force and torque, and the contact
+    /// counts, from the per-workgroup sums of its last step taken (one workgroup per wall and
+    /// one for the counts: which recorded step was the last is known only on the GPU).
+    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         let walls = self.shape.params.n_walls;
-        if direct {
-            if walls > 0 {
-                direct_dispatch(pass, &k.reduce_walls, &g.reduce, walls);
-            }
-            direct_dispatch(pass, &k.reduce_stats, &g.reduce, 1);
-        } else {
-            if walls > 0 {
-                self.indirect(pass, &k.reduce_walls, &g.reduce, Args::Walls);
-            }
-            self.indirect(pass, &k.reduce_stats, &g.reduce, Args::One);
+        if walls > 0 {
+            direct_dispatch(pass, &k.reduce_walls, &g.reduce, walls);
         }
+        direct_dispatch(pass, &k.reduce_stats, &g.reduce, 1);
+    }
+
+    /// Records a batch of the general path, its `steps` steps and `spare` ones after them:
+    /// every [`LEAN_EVERY`]-th a full step (the first of kind `first`: a reorder
+    /// or a moisture event falls there), the others lean — `rebuild.lean_plan`, the contact
+    /// forces and `integrate`, without the rebuild's eight passes, which a full step
+    /// dispatches zero-sized where no rebuild is due (on lavapipe each dispatch costs about
+    /// 0.08 ms whatever its size). A lean step in which a rebuild is due does nothing, nor do
+    /// the lean steps after it, until the next full step rebuilds and takes that step, so the
+    /// steps taken are those of a run of full steps, bit for bit; steps past the batch's end
+    /// do nothing. Then the reduction of the last step's sums, and `rebuild.close`, which
+    /// stops the batch short (for the host to finish) where it took fewer steps than its own.
+    /// With lists rebuilt every step, or without [`super::GpuOptions::lean_steps`], every
+    /// step is full, and none spare.
+    pub(super) fn record_batch(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        first: StepKind,
+        steps: u32,
+        spare: u32,
+    ) {
+        let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
+        let (every, slots) =
+            if self.shape.params.rebuild_every_step != 0 || !self.options.lean_steps {
+                (1, steps)
+            } else {
+                (LEAN_EVERY, steps + spare)
+            };
+        for s in 0..slots {
+            if s % every == 0 {
+                let kind = if s == 0 { first } else { StepKind::default() };
+                self.record_step(
+                    pass,
+                    StepKind {
+                        in_batch: true,
+                        ..kind
+                    },
+                );
+            } else {
+                direct_dispatch(pass, &k.lean_plan, &g.rebuild, 1);
+                self.contact_forces(pass, true);
+                self.integrate(pass);
+            }
+        }
+        self.reduce(pass);
+        direct_dispatch(pass, &k.close, &g.rebuild, 1);
     }
 
     /// Records a single-workgroup batch (see [`GpuEngine::single_workgroup`]): a general step
@@ -273,7 +320,7 @@ impl GpuEngine {
             self.record_step(
                 pass,
                 StepKind {
-                    partials: true,
+                    in_batch: true,
                     ..kind
                 },
             );
@@ -286,7 +333,7 @@ impl GpuEngine {
             general(pass, StepKind::default());
             direct_dispatch(pass, kernel, group, 1);
         }
-        self.reduce(pass, true);
+        self.reduce(pass);
     }
 
     /// `integrate`: semi-implicit Euler in double-single, flagging a particle that has moved

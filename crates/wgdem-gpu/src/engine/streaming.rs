@@ -8,7 +8,7 @@ use wgdem_core::cpu::StepStats;
 use super::GpuEngine;
 use super::regrow::check_defect;
 use super::state::v4;
-use super::step::StepKind;
+use super::step::{LEAN_EVERY, StepKind};
 use crate::context::GpuError;
 use crate::layout::{Counters, ForceTorque, MoistureAction, Wall};
 use crate::shared;
@@ -19,6 +19,9 @@ pub(super) const IN_FLIGHT: usize = 2;
 /// The most rounds (a general step, then `integrate.steps`) a single-workgroup batch records
 /// for rebuilds: a batch that meets more stops short and is finished by the next.
 const MAX_ROUNDS: u32 = 64;
+
+/// The most spare steps a general-path batch records after its own (see `Stream::spare`).
+const MAX_SPARE: u32 = 1024;
 
 /// What the host learns at the end of each batch, one batch behind the GPU.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -188,12 +191,20 @@ impl GpuEngine {
             let readout = self.wait_for(&batch)?;
             free.push(batch.slot);
             match readout {
-                Ok((readout, rounds_left)) => {
-                    // Rounds for as many rebuilds as this batch met and a quarter more: a
-                    // round unused costs a general step of empty dispatches, one too few a
-                    // batch finished by the next.
-                    let used = self.stream.rounds.saturating_sub(rounds_left);
-                    self.stream.rounds = (used + used / 4).min(MAX_ROUNDS);
+                Ok((readout, rounds)) => {
+                    // Rounds (spare steps) for as many rebuilds (lost lean steps) as this
+                    // batch met and a quarter more: one unused costs a step of empty
+                    // dispatches, one too few a batch finished by the next (and the batch
+                    // in flight after it, all of whose dispatches are then empty). Spare
+                    // steps for at least one rebuild, which loses at most LEAN_EVERY − 1.
+                    if self.single_workgroup() {
+                        // The counters count the rounds left down.
+                        let used = self.stream.rounds.saturating_sub(rounds);
+                        self.stream.rounds = (used + used / 4).min(MAX_ROUNDS);
+                    } else {
+                        // They count the lean steps lost up.
+                        self.stream.spare = (rounds + rounds / 4).clamp(LEAN_EVERY, MAX_SPARE);
+                    }
                     self.steps = batch.start_steps + batch.steps as u64;
                     self.time = readout.time;
                     self.stream.last = readout;
@@ -231,8 +242,10 @@ impl GpuEngine {
                     let short = counters.failed == shared::failed::SHORT;
                     let failed_at = if short {
                         // Every step it took is complete; the next one rebuilds its lists,
-                        // and the batches after it get a round more (twice as many).
+                        // and the batches after it get a round more (twice as many), or
+                        // twice the spare steps.
                         self.stream.rounds = (2 * self.stream.rounds).clamp(1, MAX_ROUNDS);
+                        self.stream.spare = (2 * self.stream.spare).clamp(LEAN_EVERY, MAX_SPARE);
                         self.stream.rebuild_first = true;
                         self.short_batches += 1;
                         self.steps_reached(&batch, &counters)?
@@ -298,7 +311,7 @@ impl GpuEngine {
         Ok(batch.start_steps + offset as u64)
     }
 
-    /// The step at which `batch`, a single-workgroup batch that ran out of rounds
+    /// The step at which `batch`, a batch that ran out of rounds or spare steps
     /// (`failed::SHORT`), stopped: every step begun in it was taken.
     pub(super) fn steps_reached(
         &self,
@@ -392,13 +405,12 @@ impl GpuEngine {
             && self.schedule.reorder_every > 0
             && start_steps >= self.schedule.next_reorder;
         if reorder {
+            // The batch's first step rebuilds (`rebuild.force`); the reorder follows its sort.
             self.schedule.next_reorder = start_steps + self.schedule.reorder_every;
-            // Force a rebuild in the batch's first step; the reorder follows its sort.
-            self.queue
-                .write_buffer(&self.buffers.rebuild_state, 0, bytemuck::bytes_of(&1u32));
         }
         // Where the batch ends, as the counters count steps (modulo 2^32: steps stop there, so
-        // equality is the test), and the rounds of a single-workgroup batch.
+        // equality is the test), and the rounds of a single-workgroup batch (a general-path
+        // batch counts its lost lean steps there from zero).
         let single = self.single_workgroup();
         let rounds = if single { self.stream.rounds } else { 0 };
         let end = (start_steps + steps as u64).wrapping_sub(self.stream.counted_from) as u32;
@@ -428,13 +440,7 @@ impl GpuEngine {
                 self.stream.rebuild_first = false;
                 self.record_single_workgroup(&mut pass, lead.then_some(first), rounds);
             } else {
-                for s in 0..steps {
-                    let kind = StepKind {
-                        reduce: s + 1 == steps,
-                        ..if s == 0 { first } else { StepKind::default() }
-                    };
-                    self.record_step(&mut pass, kind);
-                }
+                self.record_batch(&mut pass, first, steps, self.stream.spare);
             }
         }
         let st = &self.stream.staging[slot];
