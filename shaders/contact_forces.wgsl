@@ -130,31 +130,6 @@ fn group_forces(local: u32, li: u32, group: u32, sums: bool) {
     }
 }
 
-// Whether the step being taken is the batch's last (`step_forces`), seen by every invocation.
-var<workgroup> last_step: u32;
-
-// `main` where the step is the last of its batch (its wall sums and contact counts are read),
-// else `forces_only`: for batches that record spare steps after their own (`step.rs`), whose
-// last step taken is not known when they are recorded. The plan of the step has counted it.
-@compute @workgroup_size(WG)
-fn step_forces(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(local_invocation_index) li: u32,
-    @builtin(workgroup_id) wg: vec3<u32>,
-) {
-    if li == 0u {
-        last_step = select(0u, 1u, atomicLoad(&counters.steps) == counters.end);
-    }
-    // Two calls rather than one with a run-time `sums`: each is compiled for its case, and
-    // the one without sums keeps no per-wall private arrays (which lavapipe would keep in
-    // memory, being indexed at run time).
-    if workgroupUniformLoad(&last_step) != 0u {
-        group_forces(gid.x, li, chunk.first / WG + wg.x, true);
-    } else {
-        forces_of(gid.x);
-    }
-}
-
 // `main` without the per-workgroup wall sums (a tree of barriers per wall) and the contact
 // counts, for the steps whose wall forces and counts nobody reads: all but the last of a batch.
 @compute @workgroup_size(WG)

@@ -94,15 +94,27 @@ fn batch_over() -> bool {
 }
 
 // The dispatch sizes of a step's kernels other than the rebuild's: full where the step is
-// taken (`go`), zero otherwise.
-fn set_step_args(go: bool) {
+// taken (`go`), zero otherwise; the contact forces without sums, or with them where the step
+// is the batch's last (`last`, known only here: a batch may lose steps to rebuilds or
+// overflows). Two dispatches rather than one kernel that tells at run time: a kernel with a
+// barrier (the sums', or one making that flag uniform) runs slower on lavapipe, which then
+// switches between its subgroups at each barrier.
+fn set_step_args(go: bool, last: bool) {
     let step_base = step_args();
     let per_chunk = params.chunk_particles;
     set_args(step_base + ARGS_STEP_PARTICLES, select(0u, (params.n + WG - 1u) / WG, go));
     for (var c = 0u; c < params.chunks; c++) {
-        let count = min(per_chunk, params.n - c * per_chunk);
-        set_args(step_base + ARGS_STEP_CHUNKS + c, select(0u, (count + WG - 1u) / WG, go));
+        let groups = (min(per_chunk, params.n - c * per_chunk) + WG - 1u) / WG;
+        let at = step_base + ARGS_STEP_CHUNKS + c;
+        set_args(at, select(0u, groups, go));
+        set_args(at + params.chunks, select(0u, groups, go && !last));
+        set_args(at + 2u * params.chunks, select(0u, groups, go && last));
     }
+}
+
+// Whether a step begun now (`steps` not yet counted) is the batch's last.
+fn last_step() -> bool {
+    return atomicLoad(&counters.steps) + 1u == counters.end;
 }
 
 @compute @workgroup_size(1)
@@ -123,7 +135,7 @@ fn plan() {
         let count = min(params.chunk_particles, params.n - c * params.chunk_particles);
         set_args(ARGS_REBUILD_CHUNKS + c, select(0u, (count + WG - 1u) / WG, go));
     }
-    set_step_args(!failed);
+    set_step_args(!failed, last_step());
     if go {
         atomicAdd(&state.builds, 1u);
         for (var w = 0u; w < params.n_walls; w++) {
@@ -159,7 +171,7 @@ fn lean_plan() {
     let due = atomicLoad(&state.flag) != 0u || params.rebuild_every_step != 0u || walls_moved();
     let go = !failed && !due;
     state.built = 0u;
-    set_step_args(go);
+    set_step_args(go, last_step());
     if go {
         atomicAdd(&counters.steps, 1u);
     } else if !failed {
@@ -313,7 +325,7 @@ fn halt() {
     if atomicLoad(&counters.failed) == 0u {
         return;
     }
-    for (var k = 0u; k < step_args() + ARGS_STEP_CHUNKS + params.chunks; k++) {
+    for (var k = 0u; k < step_args() + ARGS_STEP_CHUNKS + 3u * params.chunks; k++) {
         args[3u * k] = 0u;
     }
 }

@@ -107,7 +107,7 @@ def test_steered_velocities_give_the_same_motion_on_both():
 
 def test_both_gpu_paths_give_the_same_bits_and_a_bad_path_is_refused():
     """``gpu_path="single-workgroup"`` (a batch's steps in one dispatch) and ``"general"`` (a
-    dispatch per pass of every step) run the same arithmetic in the same order: Potyondy's 27
+    dispatch per pass of each step) run the same arithmetic in the same order: Potyondy's 27
     balls falling onto the floor end in the same bits, wall forces included. An unknown path
     is a ConfigError naming the argument."""
     scene = wgdem.Scene.from_toml(ASSETS / "scenes" / "potyondy_27_balls.toml")

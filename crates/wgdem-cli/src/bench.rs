@@ -43,7 +43,7 @@ pub struct BenchReport {
     /// loads on lavapipe), 32 without them or with `--words32`; 0 on the CPU.
     pub storage_word_bits: u32,
     /// Whether the GPU engine took each batch's steps in one workgroup (small systems,
-    /// `--gpu-path`; docs/architecture.md) rather than a dispatch per pass of every step;
+    /// `--gpu-path`; docs/architecture.md) rather than a dispatch per pass of each step;
     /// `false` on the CPU.
     pub single_workgroup: bool,
     /// Spheres in the specimen.
@@ -326,7 +326,7 @@ pub fn print(r: &BenchReport) {
             if r.single_workgroup {
                 "in one workgroup per batch (--gpu-path; the stage table below times the general path's passes)"
             } else {
-                "a dispatch per pass of every step (general path)"
+                "a dispatch per pass of each step, the rebuild's in every 16th (general path)"
             }
         );
     }

@@ -192,9 +192,10 @@ struct ShearArgs {
 /// `--gpu-path`, on every command that steps the GPU engine.
 #[derive(Debug, clap::Args)]
 struct GpuPathArg {
-    /// How the GPU engine records its steps: `general` (a dispatch per pass of every step),
+    /// How the GPU engine records its steps: `general` (a dispatch per pass of each step,
+    /// the rebuild's passes only in every 16th),
     /// `single-workgroup` (many steps per dispatch in one workgroup, for small systems; same
-    /// results), or `auto` (the latter up to 2 560 spheres).
+    /// results), or `auto` (the latter up to 1 500 spheres).
     #[arg(long = "gpu-path", value_name = "KIND", value_enum, default_value_t = GpuPath::Auto)]
     path: GpuPath,
 }
@@ -202,7 +203,7 @@ struct GpuPathArg {
 /// How the GPU engine records its steps (`GpuOptions::single_workgroup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum GpuPath {
-    /// Many steps per dispatch in one workgroup up to 2 560 spheres, the general path above.
+    /// Many steps per dispatch in one workgroup up to 1 500 spheres, the general path above.
     Auto,
     /// A dispatch per pass of every step.
     General,

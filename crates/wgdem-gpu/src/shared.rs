@@ -41,12 +41,15 @@ pub mod args {
     /// Every other kernel of a step, zero-sized once a table has overflowed, at
     /// `REBUILD_CHUNKS + C +` these: per particle.
     pub const STEP_PARTICLES: u32 = 0;
-    /// Per particle of slot chunk c, at `STEP_CHUNKS + c`.
+    /// Per particle of slot chunk c, at `STEP_CHUNKS + c`; then the same for the contact
+    /// forces at `STEP_CHUNKS + C + c` (without the wall sums and contact counts) and at
+    /// `STEP_CHUNKS + 2C + c` (with them): the first zero in a batch's last step, the second
+    /// in every other.
     pub const STEP_CHUNKS: u32 = 1;
 
     /// Argument slots in all with `chunks` slot chunks.
     pub const fn total(chunks: u32) -> u32 {
-        REBUILD_CHUNKS + chunks + STEP_CHUNKS + chunks
+        REBUILD_CHUNKS + chunks + STEP_CHUNKS + 3 * chunks
     }
 }
 

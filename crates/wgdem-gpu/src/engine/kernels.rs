@@ -86,12 +86,6 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
         tables::CONTACTS,
     ),
     decl(
-        "dem.contact_forces.step_forces",
-        "contact_forces",
-        "step_forces",
-        tables::CONTACTS,
-    ),
-    decl(
         "dem.wall_reduce.walls",
         "wall_reduce",
         "walls_main",
@@ -254,8 +248,6 @@ pub(super) struct Kernels {
     pub(super) contacts: Kernel,
     /// `contacts` without the wall sums, for steps whose wall forces are not read.
     pub(super) contacts_only: Kernel,
-    /// `contacts` with the wall sums where the step is the batch's last, found at run time.
-    pub(super) contacts_step: Kernel,
     pub(super) reduce_walls: Kernel,
     pub(super) reduce_stats: Kernel,
     pub(super) integrate: Kernel,
@@ -306,7 +298,6 @@ impl Kernels {
             neighbours: k("dem.neighbours"),
             contacts: k("dem.contact_forces"),
             contacts_only: k("dem.contact_forces.forces_only"),
-            contacts_step: k("dem.contact_forces.step_forces"),
             reduce_walls: k("dem.wall_reduce.walls"),
             reduce_stats: k("dem.wall_reduce.stats"),
             integrate: k("dem.integrate"),

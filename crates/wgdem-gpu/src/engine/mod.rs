@@ -108,12 +108,12 @@ pub struct GpuOptions {
 }
 
 /// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup. On
-/// lavapipe (2 cores) a general step costs about 1 ms of dispatches whatever its size (11
-/// dispatches since the counting sort; 1.3 ms with the radix sort's 24), and the workgroup
-/// (one core) about 0.5–0.7 µs per sphere-step of a dense packing: on `wgdem bench`'s lattice
-/// it was the faster up to 1 859 spheres, even at 2 548 and the slower from 3 150
-/// (docs/decisions/single-workgroup.md). Not measured on a hardware GPU.
-pub const SINGLE_WORKGROUP_MAX: u32 = 2560;
+/// lavapipe (2 cores) a step of the general path has a fixed cost of its dispatches (about
+/// 0.8 ms with full steps only, less with lean steps), and the workgroup (one core) costs
+/// about 0.5–0.7 µs per sphere-step of a dense packing: on `wgdem bench`'s lattice, with lean
+/// steps, it was the faster at 1 000 and 1 210 spheres and the slower from 1 584
+/// (docs/decisions/lean-steps.md; 2 560 before lean steps). Not measured on a hardware GPU.
+pub const SINGLE_WORKGROUP_MAX: u32 = 1500;
 
 impl Default for GpuOptions {
     fn default() -> Self {

@@ -90,10 +90,6 @@ pub const LEAN_EVERY: u32 = 16;
 /// What one recorded step does beyond the stages every step runs.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct StepKind {
-    /// A step of a batch: the wall forces and contact counts are summed per workgroup where
-    /// the step is the batch's last (`contact_forces.step_forces`, decided at run time), for
-    /// the reduction recorded at the batch's end. Otherwise (a stage profiled alone) no sums.
-    pub(super) in_batch: bool,
     /// Move the particles into Morton order within the sort.
     pub(super) reorder: bool,
     /// Apply the action in `moisture_action` to the lists just built (before the contact
@@ -113,9 +109,13 @@ pub(super) enum Args {
     RebuildBuckets,
     RebuildChunk(usize),
     /// Every other kernel of a step, zero-sized once a table has overflowed or where the
-    /// step is not taken: per particle, per particle of slot chunk c.
+    /// step is not taken: per particle, per particle of slot chunk c; the same for the
+    /// contact forces without the wall sums and contact counts (zero in a batch's last step)
+    /// and with them (zero in every other).
     Particles,
     Chunk(usize),
+    ForcesChunk(usize),
+    SumChunk(usize),
 }
 
 impl Args {
@@ -131,6 +131,8 @@ impl Args {
             Args::RebuildChunk(c) => (args::REBUILD_CHUNKS as usize + c) as u64,
             Args::Particles => step + u64::from(args::STEP_PARTICLES),
             Args::Chunk(c) => step + u64::from(args::STEP_CHUNKS) + c as u64,
+            Args::ForcesChunk(c) => step + u64::from(args::STEP_CHUNKS) + (chunks + c) as u64,
+            Args::SumChunk(c) => step + u64::from(args::STEP_CHUNKS) + (2 * chunks + c) as u64,
         }
     }
 }
@@ -166,7 +168,7 @@ impl GpuEngine {
                     self.apply_moisture(pass);
                 }
             }
-            Stage::Contacts => self.contact_forces(pass, kind.in_batch),
+            Stage::Contacts => self.contact_forces(pass),
             Stage::Integrate => self.integrate(pass),
         }
     }
@@ -224,18 +226,14 @@ impl GpuEngine {
         }
     }
 
-    /// `contact_forces` (pair and wall forces, summed per particle in list order), with the
-    /// per-workgroup wall sums and contact counts where `in_batch` and the step is the batch's
-    /// last.
-    fn contact_forces(&self, pass: &mut wgpu::ComputePass<'_>, in_batch: bool) {
+    /// `contact_forces` (pair and wall forces, summed per particle in list order): without
+    /// the per-workgroup wall sums and contact counts (`forces_only`), or with them
+    /// (`main`) in the batch's last step; the plan makes one of the two zero-sized.
+    fn contact_forces(&self, pass: &mut wgpu::ComputePass<'_>) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
-        let kernel = if in_batch {
-            &k.contacts_step
-        } else {
-            &k.contacts_only
-        };
         for c in 0..self.buffers.chunks.len() {
-            self.indirect(pass, kernel, &g.contacts[c], Args::Chunk(c));
+            self.indirect(pass, &k.contacts_only, &g.contacts[c], Args::ForcesChunk(c));
+            self.indirect(pass, &k.contacts, &g.contacts[c], Args::SumChunk(c));
         }
     }
 
@@ -280,16 +278,10 @@ impl GpuEngine {
         for s in 0..slots {
             if s % every == 0 {
                 let kind = if s == 0 { first } else { StepKind::default() };
-                self.record_step(
-                    pass,
-                    StepKind {
-                        in_batch: true,
-                        ..kind
-                    },
-                );
+                self.record_step(pass, kind);
             } else {
                 direct_dispatch(pass, &k.lean_plan, &g.rebuild, 1);
-                self.contact_forces(pass, true);
+                self.contact_forces(pass);
                 self.integrate(pass);
             }
         }
@@ -316,21 +308,12 @@ impl GpuEngine {
         ) else {
             return;
         };
-        let general = |pass: &mut wgpu::ComputePass<'_>, kind: StepKind| {
-            self.record_step(
-                pass,
-                StepKind {
-                    in_batch: true,
-                    ..kind
-                },
-            );
-        };
         if let Some(kind) = first {
-            general(pass, kind);
+            self.record_step(pass, kind);
         }
         direct_dispatch(pass, kernel, group, 1);
         for _ in 0..rounds {
-            general(pass, StepKind::default());
+            self.record_step(pass, StepKind::default());
             direct_dispatch(pass, kernel, group, 1);
         }
         self.reduce(pass);
