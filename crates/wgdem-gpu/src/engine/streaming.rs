@@ -429,11 +429,7 @@ impl GpuEngine {
                 label: Some("dem.steps"),
                 timestamp_writes: None,
             });
-            let first = StepKind {
-                reorder,
-                moisture,
-                ..StepKind::default()
-            };
+            let first = StepKind { reorder, moisture };
             if single {
                 // A general step first where the lists must be rebuilt before any step.
                 let lead = reorder || moisture || self.stream.rebuild_first;
