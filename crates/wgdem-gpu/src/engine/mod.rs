@@ -102,8 +102,8 @@ pub struct GpuOptions {
     pub single_workgroup: Option<bool>,
     /// Record the general path's steps lean where they can be: every
     /// [`LEAN_EVERY`]-th step of a batch full (the rebuild's passes, zero-sized where no
-    /// rebuild is due), the others without them (three dispatches, against a full step's
-    /// eleven). `false` records every step full. Same bits either way.
+    /// rebuild is due), the others without them (four dispatches, one of them zero-sized,
+    /// against a full step's twelve). `false` records every step full. Same bits either way.
     pub lean_steps: bool,
 }
 

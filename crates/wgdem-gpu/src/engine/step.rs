@@ -27,7 +27,9 @@
 //!
 //! That is a full step. A batch records every [`LEAN_EVERY`]-th step full and the others lean:
 //! `rebuild.lean_plan` (the step is taken unless a rebuild is due), 6 and 8, which gives the
-//! same steps with three dispatches instead of eleven ([`GpuEngine::record_batch`]).
+//! same steps with four dispatches instead of twelve ([`GpuEngine::record_batch`]; 6 is two
+//! dispatches, `forces_only` and `main`, one of them zero-sized: the plan sizes `main`, which
+//! sums the wall forces and contact counts, for the batch's last step only).
 
 use super::GpuEngine;
 use super::kernels::{Kernel, direct_dispatch, indirect_dispatch};
@@ -83,7 +85,7 @@ pub const STAGES: [&str; 5] = {
 
 /// Full steps among the steps a general-path batch records: every `LEAN_EVERY`-th (the
 /// first included) is a full step, the others lean (see [`GpuEngine::record_batch`]). A lean
-/// step costs three dispatches against a full one's eleven; a rebuild falling due in a lean
+/// step costs four dispatches against a full one's twelve; a rebuild falling due in a lean
 /// step loses the lean steps up to the next full one (`rebuild.lean_plan`).
 pub const LEAN_EVERY: u32 = 16;
 
@@ -252,8 +254,8 @@ impl GpuEngine {
     /// Records a batch of the general path, its `steps` steps and `spare` ones after them:
     /// every [`LEAN_EVERY`]-th a full step (the first of kind `first`: a reorder
     /// or a moisture event falls there), the others lean — `rebuild.lean_plan`, the contact
-    /// forces and `integrate`, without the rebuild's eight passes and `plan`'s and `halt`'s
-    /// own, which a full step dispatches (zero-sized where no rebuild is due). On lavapipe
+    /// forces and `integrate`, without the rebuild's eight passes, which a full step
+    /// dispatches (zero-sized where no rebuild is due; `halt` a direct dispatch). On lavapipe
     /// that made the general path 1.3–1.6 times as fast up to 4 000 spheres and changed
     /// nothing measurable from 10⁴ on (docs/decisions/lean-steps.md). A lean step in which a rebuild is due does nothing, nor do
     /// the lean steps after it, until the next full step rebuilds and takes that step, so the
