@@ -101,15 +101,20 @@ fn batch_over() -> bool {
 // switches between its subgroups at each barrier.
 fn set_step_args(go: bool, last: bool) {
     let step_base = step_args();
-    let per_chunk = params.chunk_particles;
     set_args(step_base + ARGS_STEP_PARTICLES, select(0u, (params.n + WG - 1u) / WG, go));
     for (var c = 0u; c < params.chunks; c++) {
-        let groups = (min(per_chunk, params.n - c * per_chunk) + WG - 1u) / WG;
+        let groups = chunk_groups(c);
         let at = step_base + ARGS_STEP_CHUNKS + c;
         set_args(at, select(0u, groups, go));
         set_args(at + params.chunks, select(0u, groups, go && !last));
         set_args(at + 2u * params.chunks, select(0u, groups, go && last));
     }
+}
+
+// Workgroups over the particles of slot chunk `c`.
+fn chunk_groups(c: u32) -> u32 {
+    let per_chunk = params.chunk_particles;
+    return (min(per_chunk, params.n - c * per_chunk) + WG - 1u) / WG;
 }
 
 // Whether a step begun now (`steps` not yet counted) is the batch's last.
@@ -132,8 +137,7 @@ fn plan() {
     set_args(ARGS_REBUILD_ONE, select(0u, 1u, go));
     set_args(ARGS_REBUILD_BUCKETS, select(0u, ((1u << params.table_bits) + WG - 1u) / WG, go));
     for (var c = 0u; c < params.chunks; c++) {
-        let count = min(params.chunk_particles, params.n - c * params.chunk_particles);
-        set_args(ARGS_REBUILD_CHUNKS + c, select(0u, (count + WG - 1u) / WG, go));
+        set_args(ARGS_REBUILD_CHUNKS + c, select(0u, chunk_groups(c), go));
     }
     set_step_args(!failed, last_step());
     if go {
