@@ -182,7 +182,8 @@ def shear(
         log lines (warnings still show).
     specimen: starts from a saved packing (preparation skipped).
     gpu_path: how the GPU engine records its steps, as ``--gpu-path``: ``"auto"`` (one
-        workgroup per batch up to 1 500 spheres), ``"general"`` or ``"single-workgroup"``;
+        workgroup per batch up to 1 500 spheres on a software adapter, 340 on a GPU),
+        ``"general"`` or ``"single-workgroup"``;
         the same results either way.
     overrides: values of the configuration changed by dotted key, as ``--set`` does
         (``{"materials.quartz.friction": 0.3, "specimen.count": 2000}``).

@@ -195,7 +195,7 @@ struct GpuPathArg {
     /// How the GPU engine records its steps: `general` (a dispatch per pass of each step,
     /// the rebuild's passes only in every 16th),
     /// `single-workgroup` (many steps per dispatch in one workgroup, for small systems; same
-    /// results), or `auto` (the latter up to 1 500 spheres).
+    /// results), or `auto` (the latter up to 1 500 spheres on a software adapter, 340 on a GPU).
     #[arg(long = "gpu-path", value_name = "KIND", value_enum, default_value_t = GpuPath::Auto)]
     path: GpuPath,
 }
@@ -203,7 +203,8 @@ struct GpuPathArg {
 /// How the GPU engine records its steps (`GpuOptions::single_workgroup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum GpuPath {
-    /// Many steps per dispatch in one workgroup up to 1 500 spheres, the general path above.
+    /// Many steps per dispatch in one workgroup up to 1 500 spheres on a software adapter
+    /// (lavapipe) and 340 on a GPU, the general path above.
     Auto,
     /// A dispatch per pass of every step.
     General,

@@ -96,7 +96,8 @@ pub struct GpuOptions {
     /// integers take).
     pub words64: bool,
     /// Take many steps per dispatch in one workgroup (`integrate.steps`): `None` chooses by
-    /// size ([`SINGLE_WORKGROUP_MAX`] particles or fewer, one slot chunk, lists rebuilt only
+    /// size ([`SINGLE_WORKGROUP_MAX`] particles or fewer on a software adapter,
+    /// [`SINGLE_WORKGROUP_MAX_HARDWARE`] on a GPU; one slot chunk, lists rebuilt only
     /// when due, and a device that binds the kernel's 26 storage buffers); `Some(true)` takes
     /// it wherever it can run, `Some(false)` never. Same bits as the general path.
     pub single_workgroup: Option<bool>,
@@ -107,13 +108,20 @@ pub struct GpuOptions {
     pub lean_steps: bool,
 }
 
-/// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup. On
-/// lavapipe (2 cores) a step of the general path has a fixed cost of its dispatches (about
-/// 0.8 ms with full steps only, less with lean steps), and the workgroup (one core) costs
-/// about 0.5–0.7 µs per sphere-step of a dense packing: on `wgdem bench`'s lattice, with lean
-/// steps, it was the faster at 1 000 and 1 210 spheres and the slower from 1 584
-/// (docs/decisions/lean-steps.md; 2 560 before lean steps). Not measured on a hardware GPU.
+/// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup on a
+/// software adapter (a CPU: lavapipe). On lavapipe (2 cores) a step of the general path has a
+/// fixed cost of its dispatches (about 0.8 ms with full steps only, less with lean steps), and
+/// the workgroup (one core) costs about 0.5–0.7 µs per sphere-step of a dense packing: on
+/// `wgdem bench`'s lattice, with lean steps, it was the faster at 1 000 and 1 210 spheres and
+/// the slower from 1 584 (docs/decisions/lean-steps.md; 2 560 before lean steps).
 pub const SINGLE_WORKGROUP_MAX: u32 = 1500;
+
+/// The same on a hardware GPU, where one workgroup holds one of the device's many
+/// multiprocessors. On an NVIDIA H100 a lean step of the general path cost about 45 µs
+/// whatever the size up to 10⁴ spheres, the single workgroup about 0.13 µs per sphere-step:
+/// it was 2.6× the faster at 125 spheres, as fast at 343 and 1.5× the slower at 512
+/// (docs/decisions/single-workgroup.md). Other GPUs were not measured.
+pub const SINGLE_WORKGROUP_MAX_HARDWARE: u32 = 340;
 
 impl Default for GpuOptions {
     fn default() -> Self {

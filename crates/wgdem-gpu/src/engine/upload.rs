@@ -14,7 +14,7 @@ use super::state::{
     model_mask, pair_table, split, split3, v4, wall_words, zeroed,
 };
 use super::tables::STEPS;
-use super::{GpuOptions, SINGLE_WORKGROUP_MAX, WG64};
+use super::{GpuOptions, SINGLE_WORKGROUP_MAX, SINGLE_WORKGROUP_MAX_HARDWARE, WG64};
 use crate::context::GpuError;
 use crate::layout::{
     Counters, PairRecord, Position, Predicted, RadixPass, SimParams, Wall, WallAlloc,
@@ -432,7 +432,36 @@ pub(super) fn single_workgroup(
     let can = params.chunks == 1
         && params.rebuild_every_step == 0
         && device.limits().max_storage_buffers_per_shader_stage >= storage;
-    can && options
-        .single_workgroup
-        .unwrap_or(params.n <= SINGLE_WORKGROUP_MAX)
+    let most = single_workgroup_max(device.adapter_info().device_type);
+    can && options.single_workgroup.unwrap_or(params.n <= most)
+}
+
+/// The most particles for which `auto` takes one workgroup on an adapter of this type: a
+/// software adapter runs the general path's dispatches on the same few cores, a GPU spreads
+/// them over its multiprocessors while the workgroup holds one.
+fn single_workgroup_max(device_type: wgpu::DeviceType) -> u32 {
+    match device_type {
+        wgpu::DeviceType::Cpu => SINGLE_WORKGROUP_MAX,
+        _ => SINGLE_WORKGROUP_MAX_HARDWARE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a software adapter takes one workgroup up to lavapipe's threshold; every kind of
+    /// GPU takes the H100's, the lower.
+    #[test]
+    fn the_single_workgroup_threshold_follows_the_adapter() {
+        use wgpu::DeviceType::*;
+        assert_eq!(single_workgroup_max(Cpu), SINGLE_WORKGROUP_MAX);
+        for gpu in [DiscreteGpu, IntegratedGpu, VirtualGpu, Other] {
+            assert_eq!(
+                single_workgroup_max(gpu),
+                SINGLE_WORKGROUP_MAX_HARDWARE,
+                "{gpu:?}"
+            );
+        }
+    }
 }
