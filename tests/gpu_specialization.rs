@@ -121,8 +121,11 @@ fn words64_give_the_bits_of_32_bit_words() {
         common::skip::cannot_run(&format!("{} has no 64-bit integers", ctx.describe()));
         return;
     }
-    // The soft linear pairs (k = 2000 N/m) hold fewer contacts at once.
-    for (what, pairs, seconds, least) in [("hertz", "", 0.05, 300), ("linear", LINEAR, 0.06, 100)] {
+    // The soft, undamped linear pairs (k = 2000 N/m) hold fewer contacts at once, and how many
+    // varies with the device: the pour's trajectory is chaotic and a driver may contract
+    // `a * b + c` into one rounding (108 contacts at 0.06 s on lavapipe, 95 on an NVIDIA H100).
+    // The guard asks for a scene with contacts, not for a count.
+    for (what, pairs, seconds, least) in [("hertz", "", 0.05, 300), ("linear", LINEAR, 0.06, 50)] {
         let sim = pour("hertz", "true", pairs);
         let steps = steps_for(&sim, seconds);
         let options32 = GpuOptions {
@@ -148,6 +151,11 @@ fn words64_give_the_bits_of_32_bit_words() {
         assert!(
             words32.stats.contacts > least,
             "too few contacts to test anything"
+        );
+        // Kuhn's model accounts its contact work in the 32-byte slots that this compares.
+        assert!(
+            what == "hertz" || words32.work.dissipated > 0.0,
+            "{what}: no contact work was accounted"
         );
         assert_same_bits(&format!("{what}, 64-bit words"), &words32, &words64);
     }
