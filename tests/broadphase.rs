@@ -5,7 +5,7 @@ mod common;
 use glam::DVec3;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use wgdem_core::broadphase::{brute_force_pairs, pairs_within};
+use wgdem_core::broadphase::{brute_force_pairs, pairs_within, pairs_within_one_thread};
 
 fn packing(seed: u64, n: usize, box_len: f64, r_min: f64, r_max: f64) -> (Vec<DVec3>, Vec<f64>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -46,6 +46,29 @@ fn spatial_hash_pairs_equal_brute_force_pairs() {
         total += slow.len();
     }
     eprintln!("{total} pairs compared");
+}
+
+/// From `PARALLEL_FROM` spheres the scan runs in the cells' order, in ranges on the host's
+/// cores: the pairs are still exactly the O(N²) search's, and in the order one scan in index
+/// order gives, which the fabric sums over contacts depend on.
+#[test]
+fn a_parallel_scan_finds_the_pairs_of_one_scan_in_its_order() {
+    let n = wgdem_core::broadphase::PARALLEL_FROM + 10_007;
+    let (x, r) = packing(6, n, 0.2, 1e-3, 3e-3);
+    let fast = pairs_within(&x, &r, 1e-4);
+    assert!(
+        fast == pairs_within_one_thread(&x, &r, 1e-4),
+        "not the order of one scan"
+    );
+    let mut sorted = fast.clone();
+    sorted.sort_unstable();
+    let slow = brute_force_pairs(&x, &r, 1e-4);
+    assert_eq!(sorted, slow);
+    assert!(
+        slow.len() > n / 2,
+        "{} pairs: the case tests too little",
+        slow.len()
+    );
 }
 
 /// The neighbour list with a skin (rebuilt only when a particle has moved half the skin) sees
