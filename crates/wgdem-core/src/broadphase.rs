@@ -132,7 +132,7 @@ fn scan(position: &[DVec3], radius: &[f64], margin: f64, parallel: bool) -> Vec<
     pairs
 }
 
-/// Spheres from which [`pairs_within`] scans in bucket order on every core of the host
+/// Spheres from which [`pairs_within`] scans in the order of their cells on every core of the host
 /// (below, in index order on one thread: the CPU reference's small scenes keep their timings).
 pub const PARALLEL_FROM: usize = 50_000;
 
