@@ -118,7 +118,61 @@ fn run_preset(name: &str, servo_bound: bool) -> ShearSummary {
         "{name}: not quasi-static, I = {:e}",
         s.max_inertial_number
     );
+    check_stage_steps(name, &s, dir.path());
     s
+}
+
+/// The summary's steps per stage are those of `shear.csv`'s rows (each stage ends on a row of
+/// its name) and add up to the run's; the preparation's mean speed is the one its last row's
+/// kinetic energy gives, and "settled" compares it with `specimen.settle_speed`.
+fn check_stage_steps(name: &str, s: &ShearSummary, dir: &Path) {
+    let text = std::fs::read_to_string(dir.join("shear.csv")).expect("shear.csv");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let last = |stage: &str| {
+        rows.iter()
+            .rev()
+            .find(|r| r[2] == stage)
+            .unwrap_or_else(|| panic!("{name}: no {stage} row"))
+    };
+    let step = |r: &Vec<&str>| r[0].parse::<u64>().expect("step");
+    let (p, c) = (step(last("preparation")), step(last("consolidation")));
+    assert_eq!(s.preparation_steps, p, "{name}");
+    assert_eq!(s.consolidation_steps, c - p, "{name}");
+    assert_eq!(s.shear_steps, s.steps - c, "{name}");
+    assert!(s.preparation_steps > 0 && s.consolidation_steps > 0 && s.shear_steps > 0);
+    let config = common::load_shear(name).config;
+    let density = config
+        .materials
+        .iter()
+        .find(|m| m.name == config.specimen.material)
+        .and_then(|m| m.density)
+        .expect("the specimen's density");
+    let prepared = wgdem_io::read_packing(&dir.join("specimen_prepared.csv"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mass: f64 = prepared
+        .spheres
+        .iter()
+        .map(|p| density * 4.0 / 3.0 * std::f64::consts::PI * p.radius.powi(3))
+        .sum();
+    let energy: f64 = last("preparation")[16].parse().expect("kinetic energy");
+    let speed = s.preparation_mean_speed_m_per_s.expect("prepared here");
+    assert!(
+        common::rel(speed, (2.0 * energy / mass).sqrt()) < 1e-9,
+        "{name}: {speed} m/s"
+    );
+    assert_eq!(
+        s.preparation_settled,
+        Some(speed < config.specimen.settle_speed),
+        "{name}"
+    );
+    eprintln!(
+        "{name}: {p} steps of preparation (mean speed {speed:.3e} m/s at its end), {} of consolidation, {} of shear",
+        s.consolidation_steps, s.shear_steps
+    );
 }
 
 #[test]
@@ -509,9 +563,15 @@ fn the_preparation_friction_gives_way_when_friction_change_says() {
             .rev()
             .find(|r| r.stage == "consolidation")
             .expect("consolidation rows");
+        let summary = run.summary(&CpuBackend);
+        assert_eq!(summary.initial_void_ratio, last_consolidated.void_ratio);
+        // A saved specimen is not prepared here.
+        assert_eq!(summary.preparation_steps, 0);
+        assert_eq!(summary.preparation_mean_speed_m_per_s, None);
+        assert_eq!(summary.preparation_settled, None);
         assert_eq!(
-            run.summary(&CpuBackend).initial_void_ratio,
-            last_consolidated.void_ratio
+            summary.consolidation_steps + summary.shear_steps,
+            summary.steps
         );
     }
 }

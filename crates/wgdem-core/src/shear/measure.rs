@@ -139,6 +139,19 @@ impl ShearRun {
             .fold(f64::NEG_INFINITY, f64::max);
         let steps = self.sim.steps;
         let n = self.sim.particles.len();
+        // Each stage ends on a row of its own name (`advance_stage`).
+        let rows = &self.state.rows;
+        let last_row = |stage: &str| rows.iter().rev().find(|r| r.stage == stage);
+        let prepared = last_row("preparation");
+        let preparation_end = prepared.map_or(0, |r| r.step);
+        let consolidation_end = last_row("consolidation").map_or(preparation_end, |r| r.step);
+        let shear_steps = if shear.is_empty() {
+            0
+        } else {
+            steps.saturating_sub(consolidation_end)
+        };
+        let mass: f64 = self.sim.particles.mass.iter().sum();
+        let preparation_speed = prepared.map(|r| (2.0 * r.kinetic_energy_j / mass).sqrt());
         ShearSummary {
             provenance: s.provenance.clone(),
             n_particles: n,
@@ -172,6 +185,11 @@ impl ShearRun {
             final_vertical_displacement_m: shear.last().map_or(0.0, |r| r.vertical_displacement_m),
             max_inertial_number: shear.iter().map(|r| r.inertial_number).fold(0.0, f64::max),
             consolidation_timed_out: self.state.consolidation_timed_out,
+            preparation_steps: preparation_end,
+            consolidation_steps: consolidation_end.saturating_sub(preparation_end),
+            shear_steps,
+            preparation_mean_speed_m_per_s: preparation_speed,
+            preparation_settled: preparation_speed.map(|v| v < s.config.specimen.settle_speed),
             steps,
             dt_s: self.sim.dt,
             wall_clock_s: self.state.wall_seconds,

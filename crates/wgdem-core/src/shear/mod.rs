@@ -579,11 +579,19 @@ impl ShearRun {
             .map_or(String::new(), |b| {
                 format!("; GPU memory {b:.0} B per sphere")
             });
+        // From the last row of the stage before (`stage_start` restarts at a friction switch).
+        let current = self.state.stage.name();
+        let before = (self.state.rows.iter().rev())
+            .find(|r| r.stage != current)
+            .map_or(0, |r| r.step);
+        let steps = self.sim.steps.saturating_sub(before);
         log::info!(
-            "t = {:.4} s: {} → {}{memory}",
+            "t = {:.4} s: {} → {} after {steps} steps of {} (mean speed {:.3e} m/s){memory}",
             self.sim.time,
             self.state.stage.name(),
-            stage.name()
+            stage.name(),
+            self.state.stage.name(),
+            self.mean_speed()
         );
         self.state.stage = stage;
         self.state.stage_start = self.sim.time;

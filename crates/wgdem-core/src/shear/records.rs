@@ -157,6 +157,18 @@ pub struct ShearSummary {
     pub max_inertial_number: f64,
     /// Consolidation ended on its time limit.
     pub consolidation_timed_out: bool,
+    /// Steps of the preparation (0 from a saved specimen).
+    pub preparation_steps: u64,
+    /// Steps of the consolidation, the friction switch's resettling included.
+    pub consolidation_steps: u64,
+    /// Steps of the shear.
+    pub shear_steps: u64,
+    /// Mean sphere speed `√(2 E_k / Σm)` at the end of preparation (m/s), the quantity
+    /// `specimen.settle_speed` bounds; `null` from a saved specimen.
+    pub preparation_mean_speed_m_per_s: Option<f64>,
+    /// Whether the preparation ended settled (mean speed below `specimen.settle_speed`) rather
+    /// than on `specimen.max_time`; `null` from a saved specimen.
+    pub preparation_settled: Option<bool>,
     /// Steps taken.
     pub steps: u64,
     /// Time step (s).
