@@ -132,13 +132,19 @@ fn check_stage_steps(name: &str, s: &ShearSummary, dir: &Path) {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
+    let column = |key: &str| {
+        wgdem_core::shear::HEADER
+            .iter()
+            .position(|h| *h == key)
+            .unwrap_or_else(|| panic!("no column {key}"))
+    };
     let last = |stage: &str| {
         rows.iter()
             .rev()
-            .find(|r| r[2] == stage)
+            .find(|r| r[column("stage")] == stage)
             .unwrap_or_else(|| panic!("{name}: no {stage} row"))
     };
-    let step = |r: &Vec<&str>| r[0].parse::<u64>().expect("step");
+    let step = |r: &Vec<&str>| r[column("step")].parse::<u64>().expect("step");
     let (p, c) = (step(last("preparation")), step(last("consolidation")));
     assert_eq!(s.preparation_steps, p, "{name}");
     assert_eq!(s.consolidation_steps, c - p, "{name}");
@@ -158,7 +164,9 @@ fn check_stage_steps(name: &str, s: &ShearSummary, dir: &Path) {
         .iter()
         .map(|p| density * 4.0 / 3.0 * std::f64::consts::PI * p.radius.powi(3))
         .sum();
-    let energy: f64 = last("preparation")[16].parse().expect("kinetic energy");
+    let energy: f64 = last("preparation")[column("kinetic_energy_J")]
+        .parse()
+        .expect("kinetic energy");
     let speed = s.preparation_mean_speed_m_per_s.expect("prepared here");
     assert!(
         common::rel(speed, (2.0 * energy / mass).sqrt()) < 1e-9,

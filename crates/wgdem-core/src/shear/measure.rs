@@ -144,7 +144,8 @@ impl ShearRun {
         let last_row = |stage: &str| rows.iter().rev().find(|r| r.stage == stage);
         let prepared = last_row("preparation");
         let preparation_end = prepared.map_or(0, |r| r.step);
-        let consolidation_end = last_row("consolidation").map_or(preparation_end, |r| r.step);
+        let consolidated = last_row("consolidation");
+        let consolidation_end = consolidated.map_or(preparation_end, |r| r.step);
         let shear_steps = if shear.is_empty() {
             0
         } else {
@@ -164,12 +165,7 @@ impl ShearRun {
             // The packing the shear starts from: the last consolidation row (the stage ends
             // on a row). With `friction_change = "at_shear"` a loose specimen collapses in
             // the first shear row, so the first shear row's would not be it.
-            initial_void_ratio: self
-                .state
-                .rows
-                .iter()
-                .rev()
-                .find(|r| r.stage == "consolidation")
+            initial_void_ratio: consolidated
                 .or(shear.first().copied())
                 .map_or(f64::NAN, |r| r.void_ratio),
             normal_stress_target_pa: target,

@@ -586,11 +586,9 @@ impl ShearRun {
             .map_or(0, |r| r.step);
         let steps = self.sim.steps.saturating_sub(before);
         log::info!(
-            "t = {:.4} s: {} → {} after {steps} steps of {} (mean speed {:.3e} m/s){memory}",
+            "t = {:.4} s: {current} → {} after {steps} steps of {current} (mean speed {:.3e} m/s){memory}",
             self.sim.time,
-            self.state.stage.name(),
             stage.name(),
-            self.state.stage.name(),
             self.mean_speed()
         );
         self.state.stage = stage;
