@@ -62,3 +62,31 @@ fn auto_takes_the_cpu_reference_for_small_scenes_on_a_software_adapter() {
     let refused = GpuBackend::auto(Some("no such adapter"), &small, GpuOptions::default());
     assert!(refused.is_err());
 }
+
+/// A scene with a periodic cell goes to the CPU reference under `auto`, saying why, and the
+/// GPU engine refuses it by name rather than running it without its images.
+#[test]
+fn a_periodic_cell_goes_to_the_cpu_reference() {
+    let Some(ctx) = common::gpu() else { return };
+    drop(ctx);
+    let mut sim = lattice(3);
+    let cell = wgdem_core::cell::PeriodicCell::new(
+        [
+            glam::DVec3::X * 0.009,
+            glam::DVec3::Y * 0.009,
+            glam::DVec3::Z * 0.009,
+        ],
+        glam::DVec3::ZERO,
+        glam::DMat3::ZERO,
+    )
+    .expect("a cell");
+    sim.set_cell(Some(cell)).expect("wide enough");
+    let (backend, why) =
+        GpuBackend::auto(None, &sim, GpuOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(backend.is_none() && why.contains("periodic cell"), "{why}");
+    let e = GpuBackend::new(None, &sim, GpuOptions::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("[cell]") && e.contains("--backend cpu"), "{e}");
+}

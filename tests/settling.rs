@@ -139,31 +139,6 @@ fn bottom_force(sim: &wgdem_core::cpu::Simulation) -> f64 {
 type MakeBackend<'a> =
     Box<dyn Fn(&wgdem_core::cpu::Simulation) -> Box<dyn wgdem_core::runner::Backend> + 'a>;
 
-/// Every file of a run directory (relative path → bytes), `summary.json` and the checkpoint
-/// excepted (timings differ).
-fn outputs(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut files = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("dir") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let name = path
-                .strip_prefix(dir)
-                .expect("inside")
-                .display()
-                .to_string();
-            if name != "summary.json" && name != "checkpoint.bin" {
-                files.insert(name, std::fs::read(&path).expect("read"));
-            }
-        }
-    }
-    files
-}
-
 /// `wgdem run` checkpoints and resumes to identical bits: the 27 balls run to the end in one
 /// directory, and in another are stopped by a failure right after the checkpoint of row 6
 /// (with rows and snapshots after it written, as a killed run may leave) and resumed from it.
@@ -204,7 +179,8 @@ fn a_run_resumes_from_its_checkpoint_to_the_same_bits() {
         let straight = dir.path().join(format!("{name}_straight"));
         let mut scene = load();
         let mut backend = make(&scene.simulation);
-        let mut out = OutputDir::create(&straight, &walls(&scene), false, false).expect("dir");
+        let mut out =
+            OutputDir::create(&straight, &walls(&scene), Default::default(), false).expect("dir");
         run(
             &mut scene,
             backend.as_mut(),
@@ -222,7 +198,8 @@ fn a_run_resumes_from_its_checkpoint_to_the_same_bits() {
         let broken = dir.path().join(format!("{name}_broken"));
         let mut scene = load();
         let mut backend = make(&scene.simulation);
-        let mut out = OutputDir::create(&broken, &walls(&scene), false, false).expect("dir");
+        let mut out =
+            OutputDir::create(&broken, &walls(&scene), Default::default(), false).expect("dir");
         let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut seen = 0;
             run(
@@ -268,7 +245,7 @@ fn a_run_resumes_from_its_checkpoint_to_the_same_bits() {
             rows - 2 - 6,
             "{name}: the resume reported other rows than those after row 6: {reported:?}"
         );
-        let (a, b) = (outputs(&straight), outputs(&broken));
+        let (a, b) = (common::outputs(&straight), common::outputs(&broken));
         assert_eq!(
             a.keys().collect::<Vec<_>>(),
             b.keys().collect::<Vec<_>>(),
@@ -294,8 +271,13 @@ fn distant_rows_get_progress_reports_between_them_with_the_same_bits() {
     assert_eq!(progress_steps(8), 20_000);
     let dir = tempfile::tempdir().expect("dir");
     let mut cpu = scene();
-    let mut out = OutputDir::create(&dir.path().join("cpu"), &["floor".to_owned()], false, false)
-        .expect("dir");
+    let mut out = OutputDir::create(
+        &dir.path().join("cpu"),
+        &["floor".to_owned()],
+        Default::default(),
+        false,
+    )
+    .expect("dir");
     let mut reports = Vec::new();
     run(&mut cpu, &mut CpuBackend, &mut out, None, |p| {
         reports.push(p.step)
@@ -312,8 +294,13 @@ fn distant_rows_get_progress_reports_between_them_with_the_same_bits() {
     let Some(ctx) = common::gpu() else { return };
     let mut split = scene();
     let mut backend = common::gpu_backend(&ctx, &split.simulation, Default::default());
-    let mut out = OutputDir::create(&dir.path().join("gpu"), &["floor".to_owned()], false, false)
-        .expect("dir");
+    let mut out = OutputDir::create(
+        &dir.path().join("gpu"),
+        &["floor".to_owned()],
+        Default::default(),
+        false,
+    )
+    .expect("dir");
     run(&mut split, &mut backend, &mut out, None, |_| {}).unwrap_or_else(|e| panic!("{e}"));
     let (whole, _) = common::run_gpu(&ctx, &scene().simulation, 50_000, Default::default());
     common::assert_same_bits("split by progress reports", &split.simulation, &whole);
@@ -415,7 +402,8 @@ fn rows_fall_on_whole_multiples_of_the_output_interval() {
         "the stable step divides 0.01 s: the test shows nothing"
     );
     let dir = tempfile::tempdir().expect("dir");
-    let mut out = OutputDir::create(dir.path(), &["floor".to_owned()], false, false).expect("dir");
+    let mut out = OutputDir::create(dir.path(), &["floor".to_owned()], Default::default(), false)
+        .expect("dir");
     run(&mut scene, &mut CpuBackend, &mut out, None, |_| {}).unwrap_or_else(|e| panic!("{e}"));
     let rows = std::fs::read_to_string(dir.path().join("timeseries.csv")).expect("csv");
     let times: Vec<&str> = rows

@@ -259,12 +259,12 @@ pub fn run_json(
         .iter()
         .map(|w| w.name.clone())
         .collect();
-    let work = scene.simulation.accounts_work();
+    let columns = wgdem_core::output::SeriesColumns::of(&scene.simulation);
     let mut dir = if resume {
         None
     } else {
         Some(
-            wgdem_core::output::OutputDir::create(output.dir(), &walls, work, overwrite)
+            wgdem_core::output::OutputDir::create(output.dir(), &walls, columns, overwrite)
                 .map_err(to_py)?,
         )
     };

@@ -41,8 +41,13 @@ impl Series {
         let state = {
             let session = sim.get().lock()?;
             let walls: Vec<String> = session.sim.walls.iter().map(|w| w.name.clone()).collect();
-            let dir = OutputDir::create(&out, &walls, session.sim.accounts_work(), overwrite)
-                .map_err(to_py)?;
+            let dir = OutputDir::create(
+                &out,
+                &walls,
+                wgdem_core::output::SeriesColumns::of(&session.sim),
+                overwrite,
+            )
+            .map_err(to_py)?;
             Provenance::from_text(&session.source, &session.input_toml, None)
                 .write_input(&out)
                 .map_err(to_py)?;

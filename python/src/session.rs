@@ -30,8 +30,9 @@ const CHUNK_PARTICLE_STEPS: (u64, u64) = (5_000_000, 5_000_000);
 const MAX_CHUNK_STEPS: u64 = 2_000;
 
 /// Format of the payload of [`Kind::Simulation`] checkpoints (raised when its meaning
-/// changes; 2: a GPU engine's state holds the low parts of its velocities and radii).
-pub(crate) const FORMAT: u32 = 2;
+/// changes; 2: a GPU engine's state holds the low parts of its velocities and radii; 3: the CPU
+/// reference's state ends with its periodic cell, if any).
+pub(crate) const FORMAT: u32 = 3;
 
 /// What `Simulation.checkpoint` writes (postcard, in the checkpoint envelope).
 #[derive(Serialize, Deserialize)]

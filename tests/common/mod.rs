@@ -257,3 +257,28 @@ pub fn assert_same_bits(
         "{what}: contact work"
     );
 }
+
+/// Every file of a run directory (relative path → bytes), `summary.json` and the checkpoint
+/// excepted (timings differ).
+pub fn outputs(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let name = path
+                .strip_prefix(dir)
+                .expect("inside")
+                .display()
+                .to_string();
+            if name != "summary.json" && name != "checkpoint.bin" {
+                files.insert(name, std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    files
+}

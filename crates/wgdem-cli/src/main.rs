@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use wgdem_core::output::OutputDir;
+use wgdem_core::output::{OutputDir, SeriesColumns};
 use wgdem_core::runner::{Backend as RunBackend, CpuBackend, step_count};
 use wgdem_core::shear::{ShearRun, ShearSetup};
 
@@ -580,9 +580,13 @@ fn run_scene(
             .iter()
             .map(|w| w.name.clone())
             .collect();
-        let mut output =
-            OutputDir::create(&dir, &names, scene.simulation.accounts_work(), overwrite)
-                .map_err(cli_error)?;
+        let mut output = OutputDir::create(
+            &dir,
+            &names,
+            SeriesColumns::of(&scene.simulation),
+            overwrite,
+        )
+        .map_err(cli_error)?;
         wgdem_core::runner::run_stoppable(&mut scene, engine.as_mut(), &mut output, vtk, show)
     }
     .map_err(cli_error)?;

@@ -25,11 +25,24 @@ pub struct Touch {
 
 /// All overlapping particle pairs.
 pub fn touching(p: &Particles) -> Vec<Touch> {
-    pairs_within(&p.position, &p.radius, 0.0)
+    touching_in(p, None)
+}
+
+/// All overlapping particle pairs, through their nearest images where `cell` is given (the
+/// spheres inside it); the normal points from `i` to `j`'s image.
+pub fn touching_in(p: &Particles, cell: Option<&crate::cell::PeriodicCell>) -> Vec<Touch> {
+    let pairs = match cell {
+        Some(c) => crate::broadphase::periodic_pairs_within(&p.position, &p.radius, 0.0, c),
+        None => pairs_within(&p.position, &p.radius, 0.0),
+    };
+    pairs
         .into_iter()
         .filter_map(|(i, j)| {
             let (a, b) = (i as usize, j as usize);
-            let d = p.position[b] - p.position[a];
+            let mut d = p.position[b] - p.position[a];
+            if let Some(c) = cell {
+                d = c.nearest_image(d);
+            }
             let dist = d.length();
             let overlap = p.radius[a] + p.radius[b] - dist;
             (overlap > 0.0 && dist > 0.0).then(|| Touch {
@@ -40,6 +53,17 @@ pub fn touching(p: &Particles) -> Vec<Touch> {
             })
         })
         .collect()
+}
+
+/// The mean stress `p = tr σ / 3` and the deviator stress `q = √(3/2 s : s)` of `σ`'s symmetric
+/// part, `s` its deviatoric part (both in `σ`'s units; for an axisymmetric state
+/// `q = |σ₁ − σ₃|`).
+pub fn invariants(stress: DMat3) -> (f64, f64) {
+    let sym = (stress + stress.transpose()) * 0.5;
+    let p = (sym.x_axis.x + sym.y_axis.y + sym.z_axis.z) / 3.0;
+    let s = sym - DMat3::from_diagonal(DVec3::splat(p));
+    let ss: f64 = s.to_cols_array().iter().map(|e| e * e).sum();
+    (p, (1.5 * ss).sqrt())
 }
 
 /// Coordination number `CN = 2 N_c / N_p` (He, Zheng & Li 2020, Eq. 27).

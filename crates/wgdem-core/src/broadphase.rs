@@ -9,6 +9,8 @@
 
 use glam::DVec3;
 
+use crate::cell::PeriodicCell;
+
 /// Pairs `(i, j)`, `i < j`, whose surfaces are closer than `margin` (m), ordered by `i`, then by
 /// scan order (deterministic for a given input).
 pub fn pairs_within(position: &[DVec3], radius: &[f64], margin: f64) -> Vec<(u32, u32)> {
@@ -128,6 +130,95 @@ fn scan(position: &[DVec3], radius: &[f64], margin: f64, parallel: bool) -> Vec<
         let k = &mut first[i as usize];
         pairs[*k] = (i, j);
         *k += 1;
+    }
+    pairs
+}
+
+/// Pairs `(i, j)`, `i < j`, whose surfaces are closer than `margin` (m) through their nearest
+/// image in the periodic `cell`, ordered by `i`, then by scan order (deterministic). The spheres
+/// must lie in the cell ([`PeriodicCell::wrap`]) and the cell be wider than twice `2 R_max +
+/// margin` ([`PeriodicCell::check_reach`]), so that a pair has one image within reach.
+///
+/// The cell is cut into bins along its edges, `⌊w_k / h⌋` along edge `k` (`w_k` the width
+/// across it, `h = 2 R_max + margin`, fewer where there would be more than about 4 bins per
+/// sphere), so that a pair within reach lies in the same or adjacent bins (its fractional
+/// difference along `k` is `n_k · d / w_k < h / w_k`), counting across the faces; each sphere
+/// scans its bin and the distinct ones around it. One thread.
+pub fn periodic_pairs_within(
+    position: &[DVec3],
+    radius: &[f64],
+    margin: f64,
+    cell: &PeriodicCell,
+) -> Vec<(u32, u32)> {
+    let n = position.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    let r_max = radius.iter().copied().fold(0.0, f64::max);
+    let h = 2.0 * r_max + margin.max(0.0);
+    let widths = cell.widths();
+    let cap = (4 * n + 64) as f64;
+    let mut bins = widths.map(|w| (w / h).floor().clamp(1.0, cap));
+    while bins.iter().product::<f64>() > cap {
+        let k = (0..3).fold(0, |a, k| if bins[k] > bins[a] { k } else { a });
+        bins[k] = (bins[k] / 2.0).floor().max(1.0);
+    }
+    let nb = bins.map(|b| b as i64);
+    let bin_of = |x: DVec3| -> [i64; 3] {
+        let s = cell.fractional(x).to_array();
+        std::array::from_fn(|k| ((s[k] * bins[k]).floor() as i64).rem_euclid(nb[k]))
+    };
+    let index = |b: [i64; 3]| ((b[2] * nb[1] + b[1]) * nb[0] + b[0]) as usize;
+    let cells: Vec<[i64; 3]> = position.iter().map(|&x| bin_of(x)).collect();
+    let table = (nb[0] * nb[1] * nb[2]) as usize;
+    let mut start = vec![0u32; table + 1];
+    for &c in &cells {
+        start[index(c) + 1] += 1;
+    }
+    for b in 0..table {
+        start[b + 1] += start[b];
+    }
+    let mut fill = start.clone();
+    let mut sorted = vec![0u32; n];
+    for (i, &c) in cells.iter().enumerate() {
+        let k = index(c);
+        sorted[fill[k] as usize] = i as u32;
+        fill[k] += 1;
+    }
+    // The distinct bins at −1, 0 and +1 along edge k of bin `b` (one or two where the cell has
+    // fewer than three bins along it).
+    let around = |b: i64, k: usize| -> Vec<i64> {
+        let mut v: Vec<i64> = Vec::with_capacity(3);
+        for d in -1..=1 {
+            let c = (b + d).rem_euclid(nb[k]);
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
+        v
+    };
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        let c = cells[i];
+        for &x in &around(c[0], 0) {
+            for &y in &around(c[1], 1) {
+                for &z in &around(c[2], 2) {
+                    let b = index([x, y, z]);
+                    for &j in &sorted[start[b] as usize..start[b + 1] as usize] {
+                        let j = j as usize;
+                        let reach = radius[i] + radius[j] + margin;
+                        if j > i
+                            && cell
+                                .nearest_image(position[j] - position[i])
+                                .length_squared()
+                                < reach * reach
+                        {
+                            pairs.push((i as u32, j as u32));
+                        }
+                    }
+                }
+            }
+        }
     }
     pairs
 }

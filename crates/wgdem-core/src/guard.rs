@@ -98,6 +98,13 @@ fn runaway(position: DVec3, velocity: DVec3, max_speed: f64) -> bool {
 /// Checks `sim`'s spheres against its `max_speed`; `snapshot` is where the caller wrote (or
 /// will write) the state for diagnosis, named in the message.
 pub fn check(sim: &Simulation, snapshot: &str) -> Result<()> {
+    if let Some(why) = sim.cell_failure() {
+        return Err(Error::BlowUp(format!(
+            "the periodic cell stopped by step {} (t = {:e} s): {why} (state in {snapshot})",
+            sim.steps,
+            crate::cpu::step_time(sim.steps, sim.dt),
+        )));
+    }
     let p = &sim.particles;
     let bad: Vec<usize> = (0..p.len())
         .filter(|&i| runaway(p.position[i], p.velocity[i], sim.max_speed))
@@ -124,7 +131,8 @@ pub fn check(sim: &Simulation, snapshot: &str) -> Result<()> {
 /// Whether `sim` holds a runaway sphere (the cheap test before [`check`]).
 pub fn blew_up(sim: &Simulation) -> bool {
     let p = &sim.particles;
-    (0..p.len()).any(|i| runaway(p.position[i], p.velocity[i], sim.max_speed))
+    sim.cell_failure().is_some()
+        || (0..p.len()).any(|i| runaway(p.position[i], p.velocity[i], sim.max_speed))
 }
 
 #[cfg(test)]

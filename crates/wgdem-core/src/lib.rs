@@ -7,6 +7,7 @@
 //! - [`material`]: materials and the mixing of a contact's parameters;
 //! - [`particles`], [`wall`]: state; [`loads`]: applied loads, constraints, wall schedules;
 //! - [`broadphase`]: the spatial hash and its brute-force check;
+//! - [`cell`]: the periodic cell (nearest images, wrapping, a velocity gradient);
 //! - [`cpu`]: the reference stepper and the critical time step;
 //! - [`scene`]: TOML scenes, validation, particle generation;
 //! - [`packing`]: spheres brought in from files, and the checks they must pass;
@@ -22,6 +23,7 @@ pub mod analysis;
 pub mod backend;
 pub mod bench;
 pub mod broadphase;
+pub mod cell;
 pub mod checkpoint;
 pub mod contact;
 pub mod contact_case;

@@ -151,6 +151,43 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The column groups of `timeseries.csv` that depend on the scene.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SeriesColumns {
+    /// The contact-work columns (scenes with linear or hill pairs).
+    pub work: bool,
+    /// The periodic cell's columns: its volume and Love–Weber stress ([`CELL_COLUMNS`]).
+    pub cell: bool,
+}
+
+impl SeriesColumns {
+    /// The columns `sim`'s scene has.
+    pub fn of(sim: &Simulation) -> Self {
+        Self {
+            work: sim.accounts_work(),
+            cell: sim.cell().is_some(),
+        }
+    }
+}
+
+/// The columns a periodic cell adds to `timeseries.csv`: its volume, the nine components of
+/// its stress tensor (row by row; compression positive, `Simulation::stress`), and the mean
+/// stress `p = tr σ / 3` and deviator `q = √(3/2 s : s)` of its symmetric part.
+pub const CELL_COLUMNS: [&str; 12] = [
+    "cell_volume_m3",
+    "stress_xx_Pa",
+    "stress_xy_Pa",
+    "stress_xz_Pa",
+    "stress_yx_Pa",
+    "stress_yy_Pa",
+    "stress_yz_Pa",
+    "stress_zx_Pa",
+    "stress_zy_Pa",
+    "stress_zz_Pa",
+    "mean_stress_p_Pa",
+    "deviator_stress_q_Pa",
+];
+
 /// An output directory being filled by a run.
 #[derive(Debug)]
 pub struct OutputDir {
@@ -158,13 +195,18 @@ pub struct OutputDir {
     dir: PathBuf,
     series: File,
     snapshots: usize,
-    work: bool,
+    columns: SeriesColumns,
 }
 
 impl OutputDir {
-    /// Creates (or reuses, if `overwrite`) `dir` for a run with the given wall names; `work`
-    /// adds the contact-work columns (scenes with linear or hill pairs).
-    pub fn create(dir: &Path, wall_names: &[String], work: bool, overwrite: bool) -> Result<Self> {
+    /// Creates (or reuses, if `overwrite`) `dir` for a run with the given wall names and the
+    /// scene's optional `columns`.
+    pub fn create(
+        dir: &Path,
+        wall_names: &[String],
+        columns: SeriesColumns,
+        overwrite: bool,
+    ) -> Result<Self> {
         let lock = OutputLock::claim(dir, &RUN_ENTRIES, overwrite)?;
         std::fs::create_dir_all(dir.join("particles")).map_err(|e| Error::io(dir, e))?;
         let mut header: Vec<String> = [
@@ -183,9 +225,12 @@ impl OutputDir {
                 header.push(format!("wall_{name}_f{axis}_N"));
             }
         }
-        if work {
+        if columns.work {
             header.push("contact_elastic_energy_J".to_owned());
             header.push("contact_dissipated_work_J".to_owned());
+        }
+        if columns.cell {
+            header.extend(CELL_COLUMNS.iter().map(|c| (*c).to_owned()));
         }
         let path = dir.join("timeseries.csv");
         let mut series = File::create(&path).map_err(|e| Error::io(&path, e))?;
@@ -197,7 +242,7 @@ impl OutputDir {
             dir: dir.to_path_buf(),
             series,
             snapshots: 0,
-            work,
+            columns,
         })
     }
 
@@ -208,7 +253,7 @@ impl OutputDir {
     pub fn resume(
         lock: OutputLock,
         dir: &Path,
-        work: bool,
+        columns: SeriesColumns,
         snapshots: usize,
         series_bytes: u64,
     ) -> Result<Self> {
@@ -240,7 +285,7 @@ impl OutputDir {
             dir: dir.to_path_buf(),
             series,
             snapshots,
-            work,
+            columns,
         })
     }
 
@@ -276,8 +321,21 @@ impl OutputDir {
         for w in &forces.walls {
             row.extend([fmt(w.force.x), fmt(w.force.y), fmt(w.force.z)]);
         }
-        if self.work {
+        if self.columns.work {
             row.extend([fmt(forces.work.elastic), fmt(forces.work.dissipated)]);
+        }
+        if self.columns.cell {
+            let volume = sim.cell().map_or(f64::NAN, |c| c.volume());
+            let stress = forces.stress().unwrap_or(glam::DMat3::NAN);
+            let (p, q) = crate::analysis::invariants(stress);
+            row.push(fmt(volume));
+            // Row by row: σ_ij is column j's component i.
+            for i in 0..3 {
+                for j in 0..3 {
+                    row.push(fmt(stress.col(j)[i]));
+                }
+            }
+            row.extend([fmt(p), fmt(q)]);
         }
         let path = self.dir.join("timeseries.csv");
         let line = csv_bytes(&path, &row, &[])?;

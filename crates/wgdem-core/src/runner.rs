@@ -151,8 +151,9 @@ pub fn output_estimate(scene: &Scene) -> OutputEstimate {
 pub const RUN_CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever the run checkpoint's meaning changes.
 /// (3: in the checksummed envelope of [`checkpoint`], without the scene's text; 4: a GPU
-/// engine's state holds the low parts of its velocities and radii.)
-const RUN_CHECKPOINT_FORMAT: u32 = 4;
+/// engine's state holds the low parts of its velocities and radii; 5: the CPU reference's state
+/// ends with its periodic cell, if any.)
+const RUN_CHECKPOINT_FORMAT: u32 = 5;
 
 /// What `checkpoint.bin` of a run holds: enough to continue it to the same bits.
 #[derive(Serialize, Deserialize)]
@@ -291,7 +292,7 @@ pub fn resume(
     let mut out = OutputDir::resume(
         lock,
         dir,
-        scene.simulation.accounts_work(),
+        crate::output::SeriesColumns::of(&scene.simulation),
         cp.output.0,
         cp.output.1,
     )?;

@@ -13,7 +13,7 @@ use std::path::Path;
 use glam::{DMat3, DQuat, DVec3};
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::touching;
+use crate::analysis::touching_in;
 use crate::backend::Backend;
 use crate::contact::RelativeMotion;
 use crate::contact::model::{ContactKind, Kinematics, SlotHistory, evaluate};
@@ -104,8 +104,13 @@ pub fn contacts(sim: &Simulation, histories: &ContactHistories) -> Vec<ContactRe
         }
     };
     let mut out = Vec::new();
-    for c in touching(p) {
+    for c in touching_in(p, sim.cell()) {
         let (i, j) = (c.i as usize, c.j as usize);
+        // In a periodic cell the branch runs from `i`'s image next to `j`.
+        let a_end = match sim.cell() {
+            Some(cell) => p.position[j] - cell.nearest_image(p.position[j] - p.position[i]),
+            None => p.position[i],
+        };
         let kind = sim.pair_kind(i, j);
         let history = histories.pairs.get(&(c.i, c.j));
         let unreadable = history.is_none() && histories.unreadable > 0;
@@ -116,7 +121,7 @@ pub fn contacts(sim: &Simulation, histories: &ContactHistories) -> Vec<ContactRe
             history,
             c.overlap,
             c.normal,
-            p.position[i],
+            a_end,
         );
         if unreadable && matches!(kind, ContactKind::Jager(_)) {
             r.tangential_force = DVec3::NAN;
@@ -168,8 +173,8 @@ pub fn particle_stress(sim: &Simulation, contacts: &[ContactRecord]) -> Vec<DMat
         let f = c.force();
         sum[b] += outer(f, c.point - p.position[b]);
         if let BodyA::Particle(a) = c.a {
-            let a = a as usize;
-            sum[a] += outer(-f, c.point - p.position[a]);
+            // A's centre, or its image next to B in a periodic cell.
+            sum[a as usize] += outer(-f, c.point - c.branch.0);
         }
     }
     sum.iter()

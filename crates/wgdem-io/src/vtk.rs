@@ -131,7 +131,10 @@ pub fn write_particles_with(path: &Path, frame: &Frame<'_>, numbers: &[(&str, f6
                 Attribute::vectors("torque_N_m").with_data(flat(p.torque.iter().copied()))
             }
             ParticleField::Displacement => Attribute::vectors("displacement_m")
-                .with_data(flat((0..n).map(|i| p.position[i] - frame.reference.0[i]))),
+                // Unwrapped in a periodic cell: across the faces a sphere crossed.
+                .with_data(flat(
+                    (0..n).map(|i| frame.sim.unwrapped_position(i) - frame.reference.0[i]),
+                )),
             ParticleField::Rotation => Attribute::scalars("rotation_angle_rad", 1).with_data(
                 (0..n)
                     .map(|i| {

@@ -2,6 +2,7 @@
 //! history, and the particle–wall contacts. GPU twin: `shaders/contact_forces.wgsl` (and
 //! `wall_reduce.wgsl` for the wall sums).
 
+use super::periodic::outer;
 use super::*;
 
 impl Simulation {
@@ -40,11 +41,20 @@ impl Simulation {
         let mut stats = StepStats::default();
         let mut elastic = 0.0;
         let mut dissipated = self.work.dissipated;
+        // In a periodic cell: the nearest image, the affine field's velocity difference `L d`
+        // across a pair's branch vector `d`, and Love–Weber's sum (`Simulation::stress`).
+        let cell = self.periodic.as_ref().map(|c| c.cell);
+        let mut contact_sum = DMat3::ZERO;
 
         // Particle–particle contacts.
         for slot in &mut self.neighbours {
             let (i, j) = (slot.i as usize, slot.j as usize);
-            let d = p.position[j] - p.position[i];
+            let mut d = p.position[j] - p.position[i];
+            let mut affine = None;
+            if let Some(c) = &cell {
+                d = c.nearest_image(d);
+                affine = Some(c.velocity_gradient() * d);
+            }
             let dist = d.length();
             let overlap = p.radius[i] + p.radius[j] - dist;
             if overlap <= 0.0 && !slot.history.is_wet() {
@@ -58,15 +68,22 @@ impl Simulation {
             let normal = if dist > 0.0 { d / dist } else { DVec3::Z };
             let r_i = normal * (p.radius[i] - 0.5 * overlap);
             let r_j = -normal * (p.radius[j] - 0.5 * overlap);
-            // Fleischmann Eq. 2: motion of j relative to i at the contact point.
+            // Fleischmann Eq. 2: motion of j relative to i at the contact point (in a deforming
+            // cell, plus the affine field's difference; nothing is added without a cell, so
+            // such scenes keep their bits).
+            let mut velocity = (pv[j] + pw[j].cross(r_j)) - (pv[i] + pw[i].cross(r_i));
+            let mut moved = (p.velocity[j] + p.angular_velocity[j].cross(r_j))
+                - (p.velocity[i] + p.angular_velocity[i].cross(r_i));
+            if let Some(a) = affine {
+                velocity += a;
+                moved += a;
+            }
             let kinematics = Kinematics {
                 overlap,
                 normal,
                 motion: RelativeMotion {
-                    velocity: (pv[j] + pw[j].cross(r_j)) - (pv[i] + pw[i].cross(r_i)),
-                    displacement: ((p.velocity[j] + p.angular_velocity[j].cross(r_j))
-                        - (p.velocity[i] + p.angular_velocity[i].cross(r_i)))
-                        * dt,
+                    velocity,
+                    displacement: moved * dt,
                 },
                 twirl: 0.5 * (p.angular_velocity[i] + p.angular_velocity[j]).dot(normal) * dt,
                 spin: pw[j] - pw[i],
@@ -79,6 +96,9 @@ impl Simulation {
             p.force[j] += out.force;
             p.torque[i] += r_i.cross(-out.force) - out.torque;
             p.torque[j] += r_j.cross(out.force) + out.torque;
+            if cell.is_some() {
+                contact_sum += outer(out.force, d);
+            }
             stats.sliding += usize::from(out.sliding);
             stats.contacts += usize::from(overlap > 0.0);
             elastic += out.elastic;
@@ -124,6 +144,9 @@ impl Simulation {
                 p.torque[i] += r_p.cross(out.force) + out.torque;
                 wall.force -= out.force;
                 wall.torque += (p.position[i] + r_p - reference).cross(-out.force) - out.torque;
+                if cell.is_some() {
+                    contact_sum += outer(out.force, -r_p);
+                }
                 stats.sliding += usize::from(out.sliding);
                 elastic += out.elastic;
                 dissipated += out.dissipated;
@@ -136,6 +159,9 @@ impl Simulation {
         std::mem::swap(&mut self.wall_history, &mut self.next_wall_history);
         self.next_wall_history.clear();
         self.stats = stats;
+        if let Some(c) = &mut self.periodic {
+            c.contact_stress = contact_sum * (1.0 / c.cell.volume());
+        }
         self.work = ContactWork {
             elastic,
             dissipated,

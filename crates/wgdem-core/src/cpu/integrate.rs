@@ -13,6 +13,7 @@ impl Simulation {
         let dt = self.dt;
         let alpha = self.local_damping;
         let t = self.steps as f64 * dt;
+        let cell = self.periodic.as_ref().map(|c| c.cell);
         let p = &mut self.particles;
         for i in 0..p.len() {
             let drive = self
@@ -45,7 +46,12 @@ impl Simulation {
                         d.angular_velocity(t, p.angular_velocity[i], torque, inertia, dt);
                 }
             }
-            p.position[i] += p.velocity[i] * dt;
+            // In a periodic cell the velocity is the fluctuation about the affine field.
+            let velocity = match &cell {
+                Some(c) => p.velocity[i] + c.affine_velocity(p.position[i]),
+                None => p.velocity[i],
+            };
+            p.position[i] += velocity * dt;
             let spin = DQuat::from_scaled_axis(p.angular_velocity[i] * dt);
             p.orientation[i] = (spin * p.orientation[i]).normalize();
         }
@@ -55,6 +61,7 @@ impl Simulation {
             }
             wall.advance(dt);
         }
+        self.advance_cell(dt);
         self.time += dt;
         self.steps += 1;
     }

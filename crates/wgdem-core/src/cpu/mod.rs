@@ -30,10 +30,11 @@
 
 use std::collections::HashMap;
 
-use glam::{DQuat, DVec3};
+use glam::{DMat3, DQuat, DVec3};
 use serde::{Deserialize, Serialize};
 
-use crate::broadphase::pairs_within;
+use crate::broadphase::{pairs_within, periodic_pairs_within};
+use crate::cell::PeriodicCell;
 use crate::contact::hill::{HillState, Moisture};
 use crate::contact::model::{ContactKind, Kinematics, SlotHistory, evaluate};
 use crate::contact::{ContactLaw, ContactModel, ContactParams, RelativeMotion};
@@ -45,6 +46,7 @@ mod contact_forces;
 mod integrate;
 mod moisture;
 mod neighbours;
+mod periodic;
 mod speed_bound;
 mod time_step;
 
@@ -192,6 +194,27 @@ pub struct Simulation {
     skin: f64,
     /// Neighbour-list builds so far.
     pub neighbour_builds: u64,
+    /// The periodic cell, with what it carries (see [`Simulation::set_cell`]).
+    periodic: Option<Periodic>,
+}
+
+/// A periodic cell's part of the state ([`crate::cell`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Periodic {
+    /// The cell now.
+    pub cell: PeriodicCell,
+    /// Its edges at the last neighbour build (`H` as columns, m).
+    pub built: DMat3,
+    /// Per particle, the whole-cell shifts `k` its wraps took off since the scene started
+    /// (its unwrapped position is `x + H k`).
+    pub images: Vec<[i64; 3]>,
+    /// `(1/V) Σ f ⊗ l` over the last step's contacts (Pa), with the cell's volume `V` when they
+    /// were evaluated (before the step moved the cell): a pair's force on its second sphere
+    /// and the branch vector from the first to the second; a wall's force on a sphere and the
+    /// vector from the contact point to the sphere's centre.
+    pub contact_stress: DMat3,
+    /// Why the cell stopped (too narrow for the neighbour reach, or flat), once it has.
+    pub failure: Option<String>,
 }
 
 impl Simulation {
@@ -250,6 +273,7 @@ impl Simulation {
             },
             neighbour_builds: 0,
             max_speed: f64::MAX,
+            periodic: None,
         };
         sim.max_speed = default_max_speed(&sim);
         sim
@@ -345,6 +369,7 @@ impl Simulation {
             built_at: self.built_at.clone(),
             skin: self.skin,
             neighbour_builds: self.neighbour_builds,
+            periodic: self.periodic.clone(),
         }
     }
 
@@ -373,6 +398,7 @@ impl Simulation {
         self.built_at = state.built_at;
         self.skin = state.skin;
         self.neighbour_builds = state.neighbour_builds;
+        self.periodic = state.periodic;
     }
 
     /// True when some material pair uses a model that accounts its contacts' work.
@@ -477,6 +503,8 @@ pub struct SimState {
     pub skin: f64,
     /// Neighbour-list builds so far.
     pub neighbour_builds: u64,
+    /// The periodic cell's state, where the scene has one.
+    pub periodic: Option<Periodic>,
 }
 
 /// How far beyond touching the neighbour list must reach for liquid bridges: `2 s_cr ≤ 2 R_max`

@@ -76,6 +76,9 @@ pub fn build_scene_with(
     simulation.wall_schedules = wall_schedules;
     simulation.source_id = source_id;
     check_scales(&v, &config, &simulation, &group_ranges)?;
+    if let Some(cell) = &config.cell {
+        build_cell(&v, &config, cell, &mut simulation)?;
+    }
     simulation.max_speed = match s.max_speed {
         Some(bound) => {
             v.positive("simulation.max_speed", bound, "m/s")?;
@@ -364,12 +367,9 @@ fn build_particles(
 /// `simulation.allow_overlap` (default: what the file groups allow among their own spheres, at
 /// least 0.1; a fraction of the smaller radius, of the sphere's against a wall), the worst
 /// named.
-fn check_overlaps(
-    v: &Validator,
-    config: &SceneConfig,
-    particles: &Particles,
-    walls: &[Wall],
-) -> Result<()> {
+/// `simulation.allow_overlap`, or the largest `max_overlap` of the packing files (a fraction of
+/// the smaller radius).
+fn allowed_overlap(v: &Validator, config: &SceneConfig) -> Result<f64> {
     let allow = config.simulation.allow_overlap.unwrap_or_else(|| {
         config
             .particles
@@ -386,6 +386,16 @@ fn check_overlaps(
             format!("{allow} must be ≥ 0 (a fraction of the smaller radius)"),
         ));
     }
+    Ok(allow)
+}
+
+fn check_overlaps(
+    v: &Validator,
+    config: &SceneConfig,
+    particles: &Particles,
+    walls: &[Wall],
+) -> Result<()> {
+    let allow = allowed_overlap(v, config)?;
     // Far from the origin f64 cannot tell neighbours apart (at 1e300 m a lattice collapses
     // onto itself, which would be reported as overlaps): refused by its distance instead.
     let smallest = particles
@@ -439,6 +449,63 @@ fn check_overlaps(
             format!(
                 "{} pair(s) of spheres start overlapping by more than {allow} of the smaller radius; the worst, spheres {} and {} (ids), by {:.3} of it: place them apart (a lattice's spacing at least a diameter), or raise allow_overlap if that is meant",
                 w.count, w.pair.0, w.pair.1, w.fraction
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Makes `sim` periodic in `[cell]`: the cell checked (its edges, its width against the
+/// neighbour reach), the spheres moved into it, and pairs overlapping across its faces held
+/// to `allow_overlap` as pairs inside are.
+fn build_cell(
+    v: &Validator,
+    config: &SceneConfig,
+    cell: &CellConfig,
+    sim: &mut Simulation,
+) -> Result<()> {
+    let rows = cell.velocity_gradient.map(DVec3::from_array);
+    let l = glam::DMat3::from_cols(rows[0], rows[1], rows[2]).transpose();
+    let built = crate::cell::PeriodicCell::new(
+        cell.edges.map(DVec3::from_array),
+        DVec3::from_array(cell.origin),
+        l,
+    )
+    .map_err(|e| {
+        let field = if e.contains("velocity gradient") {
+            "cell.velocity_gradient"
+        } else if e.contains("origin") {
+            "cell.origin"
+        } else {
+            "cell.edges"
+        };
+        v.err(field, e)
+    })?;
+    sim.set_cell(Some(built))
+        .map_err(|e| v.err("cell.edges", e))?;
+    let allow = allowed_overlap(v, config)?;
+    let p = &sim.particles;
+    let across = crate::broadphase::periodic_pairs_within(&p.position, &p.radius, 0.0, &built)
+        .into_iter()
+        .map(|(i, j)| {
+            let (i, j) = (i as usize, j as usize);
+            let d = built.nearest_image(p.position[j] - p.position[i]).length();
+            (
+                (p.radius[i] + p.radius[j] - d) / p.radius[i].min(p.radius[j]),
+                i,
+                j,
+            )
+        })
+        .filter(|&(fraction, ..)| fraction > allow);
+    let (count, worst) = across.fold((0usize, None), |(n, w), c| {
+        let worse = w.is_none_or(|(f, ..): (f64, usize, usize)| c.0 > f);
+        (n + 1, if worse { Some(c) } else { w })
+    });
+    if let Some((fraction, i, j)) = worst {
+        return Err(v.err(
+            "simulation.allow_overlap",
+            format!(
+                "{count} pair(s) of spheres start overlapping by more than {allow} of the smaller radius in the periodic cell (through its faces too); the worst, spheres {i} and {j} (ids), by {fraction:.3} of it: place them apart, or raise allow_overlap if that is meant"
             ),
         ));
     }

@@ -77,6 +77,24 @@ pub struct SceneConfig {
     /// ParaView snapshots: how often and what they carry.
     #[serde(default)]
     pub output: OutputConfig,
+    /// A periodic cell (`[cell]`), in place of or beside walls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<CellConfig>,
+}
+
+/// `[cell]`: a parallelepiped periodic along its three edges ([`crate::cell`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellConfig {
+    /// The three edge vectors `a`, `b`, `c` (m), right-handed (`a · (b × c) > 0`).
+    pub edges: [[f64; 3]; 3],
+    /// The corner the edges start from (m); default the origin.
+    #[serde(default)]
+    pub origin: [f64; 3],
+    /// The velocity gradient `L` by rows, `L_ij = ∂v_i/∂x_j` (1/s); the cell deforms as
+    /// `Ḣ = L H`. Default zero (a fixed cell).
+    #[serde(default)]
+    pub velocity_gradient: [[f64; 3]; 3],
 }
 
 /// `[output]`.

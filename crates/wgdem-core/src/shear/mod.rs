@@ -78,8 +78,8 @@ pub const ENTRIES: [&str; 12] = [
 /// checkpoint may hold it pending for the next step; 6: the snapshots are a `Series` with
 /// step numbers and wall files; 7: in the checksummed envelope of [`crate::checkpoint`], without
 /// the configuration's text; 8: a GPU engine's state holds the low parts of its velocities and
-/// radii).
-const CHECKPOINT_FORMAT: u32 = 8;
+/// radii; 9: the CPU reference's state ends with its periodic cell, if any).
+const CHECKPOINT_FORMAT: u32 = 9;
 
 #[derive(Serialize, Deserialize)]
 struct Checkpoint {

@@ -389,6 +389,7 @@ fn specimen_scene(config: &ShearConfig, g: &Geometry, walls: Vec<WallConfig>) ->
         // The test writes its own snapshots ([output] of the shear file).
         output: Default::default(),
         loads: Vec::new(),
+        cell: None,
         particles: vec![ParticleGroup::Random {
             material: s.material.clone(),
             count: s.count,

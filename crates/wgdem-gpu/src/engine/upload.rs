@@ -22,9 +22,12 @@ use crate::layout::{
 use crate::shaders;
 use crate::shared::{self, A_SIDE};
 
-/// Refuses a scene the engine cannot hold: no particles, more than one dispatch can cover or a
-/// slot's partner word can name, more walls than a wall mask has bits.
+/// Refuses a scene the engine cannot hold: a periodic cell, no particles, more than one
+/// dispatch can cover or a slot's partner word can name, more walls than a wall mask has bits.
 pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(), GpuError> {
+    if sim.cell().is_some() {
+        return Err(GpuError::Unsupported(PERIODIC_UNSUPPORTED.to_owned()));
+    }
     let n = sim.particles.len();
     if n == 0 {
         return Err(GpuError::Unsupported(
@@ -56,6 +59,9 @@ pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(),
     }
     Ok(())
 }
+
+/// Why a scene with `[cell]` is refused.
+const PERIODIC_UNSUPPORTED: &str = "the GPU engine does not run periodic cells ([cell]) yet; use the CPU reference (--backend cpu, or backend = \"auto\")";
 
 /// The CPU reference's skin (m): 10 % of the smallest diameter.
 pub(super) fn skin_of(sim: &Simulation) -> f64 {
