@@ -581,6 +581,73 @@ impl Simulation {
         Ok(())
     }
 
+    /// The periodic cell's edge vectors a, b, c as rows (m), float64 (3, 3); `None` where the
+    /// scene has no `[cell]`. They change as the cell deforms.
+    #[getter]
+    fn cell_edges<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+        let session = self.lock()?;
+        Ok(session
+            .sim
+            .cell()
+            .map(|c| array3(py, c.edges().into_iter())))
+    }
+
+    /// The periodic cell's volume (m³), `None` without a cell.
+    #[getter]
+    fn cell_volume(&self) -> PyResult<Option<f64>> {
+        Ok(self.lock()?.sim.cell().map(|c| c.volume()))
+    }
+
+    /// The periodic cell's velocity gradient `L` by rows, `L[i, j] = ∂v_i/∂x_j` (1/s), float64
+    /// (3, 3); `None` without a cell. Settable between steps (3 × 3 finite numbers): the cell
+    /// deforms as `dH/dt = L H` from the next step on, e.g. from a servo written in Python.
+    #[getter]
+    fn velocity_gradient<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+        let session = self.lock()?;
+        Ok(session.sim.cell().map(|c| {
+            let l = c.velocity_gradient();
+            array3(py, (0..3).map(|row| l.row(row)))
+        }))
+    }
+
+    #[setter]
+    fn set_velocity_gradient(&self, l: PyArrayLike2<'_, f64, AllowTypeChange>) -> PyResult<()> {
+        let what = "Simulation.velocity_gradient";
+        let rows = vectors(what, "velocity_gradient", &l, 3)?;
+        let l = glam::DMat3::from_cols(rows[0], rows[1], rows[2]).transpose();
+        self.lock()?
+            .sim
+            .set_velocity_gradient(l)
+            .map_err(|e| bad_argument(what, "velocity_gradient", e))
+    }
+
+    /// The periodic cell's average stress in the last step (Pa, compression positive, as
+    /// `stress(box)`), Love–Weber's `σ[i, j] = (1/V) (Σ_c f_i l_j + Σ_p m v'_i v'_j)` over all
+    /// its contacts and spheres, float64 (3, 3); `None` without a cell (docs/outputs.md).
+    fn cell_stress<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+        let session = self.lock()?;
+        Ok(session
+            .sim
+            .stress()
+            .map(|s| array3(py, (0..3).map(|row| s.row(row)))))
+    }
+
+    /// Centres unwrapped (m), float64 (N, 3): in a periodic cell where each sphere would be had
+    /// it not been moved back into the cell since the scene started; the centres otherwise.
+    fn unwrapped_positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        session.sync()?;
+        let sim = &session.sim;
+        Ok(array3(
+            py,
+            (0..sim.particles.len()).map(|i| sim.unwrapped_position(i)),
+        ))
+    }
+
     /// Cundall's local damping α in [0, 1) (`simulation.local_damping`); settable between
     /// steps on both engines (e.g. 0.7 to settle, then 0), the contacts' history kept.
     #[getter]

@@ -163,6 +163,23 @@ class Simulation:
         """Cundall's local damping α in [0, 1); settable between steps, history kept."""
     @local_damping.setter
     def local_damping(self, value: float) -> None: ...
+    @property
+    def cell_edges(self) -> Optional[Float64Array]:
+        """The periodic cell's edge vectors as rows (m), (3, 3); ``None`` without ``[cell]``."""
+    @property
+    def cell_volume(self) -> Optional[float]:
+        """The periodic cell's volume (m³); ``None`` without ``[cell]``."""
+    @property
+    def velocity_gradient(self) -> Optional[Float64Array]:
+        """The cell's velocity gradient ``L[i, j] = ∂v_i/∂x_j`` (1/s), (3, 3); settable between
+        steps; ``None`` without ``[cell]``."""
+    @velocity_gradient.setter
+    def velocity_gradient(self, value: npt.ArrayLike) -> None: ...
+    def cell_stress(self) -> Optional[Float64Array]:
+        """The periodic cell's Love–Weber stress in the last step (Pa, compression positive),
+        (3, 3); ``None`` without ``[cell]``."""
+    def unwrapped_positions(self) -> Float64Array:
+        """Centres (m), (N, 3), unwrapped across the faces of a periodic cell."""
     def friction(self, a: Union[str, int], b: Union[str, int]) -> float:
         """Friction coefficient between materials ``a`` and ``b`` (names or indices)."""
     def set_friction(self, a: Union[str, int], b: Union[str, int], friction: float) -> None:
