@@ -19,7 +19,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", 
 # Lowest first. Physics and data; the reference stepper and the engine interface; the output
 # directory; the scene (input, which names what the output holds); the protocols.
 FLOORS = [
-    ("physics", ["error", "particles", "wall", "loads", "material", "contact", "cell", "broadphase",
+    ("physics", ["error", "particles", "wall", "loads", "material", "contact", "cell", "cell_servo", "broadphase",
                  "packing", "analysis"]),
     ("stepper", ["cpu", "guard", "backend"]),
     ("output", ["output", "provenance", "checkpoint", "snapshot"]),

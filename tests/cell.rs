@@ -590,3 +590,80 @@ fn a_cell_run_writes_its_stress_and_resumes_to_the_same_bits() {
         a.keys()
     );
 }
+
+/// The mixed-control servo (`cell_servo`) compacts a gas of 64 polydisperse spheres in a
+/// periodic cell to an isotropic stress of 5 kPa and holds it: the three normal stresses at the
+/// target and every shear stress at zero (driven there by the upper off-diagonal components of
+/// `L`, the lower ones held at zero so that the cell does not spin), with Cundall's local
+/// damping taking out the kinetic energy, at a quasi-static rate (at most 0.5 /s: an inertial
+/// number `γ̇ d / √(p/ρ)` below 2e-3). Once the packing is at rest the servo's error decays
+/// geometrically: over the last 2 000 of 150 000 steps every component was within 1.3e-8 of
+/// the target relative to it; the bound is 1e-6. (A cell whose shape were held keeps the shear
+/// stress its packing locked in: 13 % of the target on this seed at 2 /s.)
+#[test]
+fn the_servo_compacts_a_gas_to_an_isotropic_stress_and_holds_it() {
+    use wgdem_core::cell_servo::{CellServo, Mode};
+    let target = 5e3;
+    let cell = "edges = [[0.024, 0.0, 0.0], [0.0, 0.024, 0.0], [0.0, 0.0, 0.024]]";
+    let mut spheres = String::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    for k in 0..64 {
+        let g = DVec3::new((k % 4) as f64, (k / 4 % 4) as f64, (k / 16) as f64);
+        let x = (g + DVec3::splat(0.5)) * 0.006;
+        let r = 0.002 + 0.0008 * rng.random::<f64>();
+        spheres.push_str(&format!(
+            "{{ position = [{}, {}, {}], radius = {r} }},\n",
+            x.x, x.y, x.z
+        ));
+    }
+    let toml = periodic_scene("hertz", 0.2, cell, &spheres)
+        .replace("friction = 0.0", "friction = 0.3")
+        .replace("restitution = 1.0", "restitution = 0.3")
+        .replace("gravity = [", "local_damping = 0.7\n        gravity = [");
+    let mut s = scene(&toml);
+    let sim = &mut s.simulation;
+    let servo = CellServo {
+        max_rate: 0.5,
+        band: 0.05,
+        reference: target,
+    };
+    let mut modes = [[Mode::Rate(0.0); 3]; 3];
+    for (i, row) in modes.iter_mut().enumerate() {
+        row[i] = Mode::Stress(target);
+        for mode in &mut row[i + 1..] {
+            *mode = Mode::Stress(0.0);
+        }
+    }
+    let mut worst = 0.0f64;
+    let total = 150_000;
+    for step in 0..total {
+        // Before the first step there is no measured stress: no motion.
+        let stress = sim.stress().expect("a stress");
+        sim.set_velocity_gradient(servo.velocity_gradient(&modes, stress))
+            .expect("finite");
+        sim.step();
+        if step >= total - 2000 {
+            let s = sim.stress().expect("a stress");
+            for i in 0..3 {
+                worst = worst.max((s.col(i)[i] - target).abs() / target);
+                for j in (0..3).filter(|&j| j != i) {
+                    worst = worst.max(s.col(j)[i].abs() / target);
+                }
+            }
+        }
+    }
+    let h = sim.cell().expect("a periodic cell").matrix();
+    eprintln!(
+        "cell edges {:.5} {:.5} {:.5} m, {} contacts, worst component off by {worst:.2e}",
+        h.x_axis.x, h.y_axis.y, h.z_axis.z, sim.stats.contacts
+    );
+    assert!(
+        sim.stats.contacts > 64,
+        "{} contacts: not a packing",
+        sim.stats.contacts
+    );
+    assert!(
+        worst < 1e-6,
+        "a stress component off its target by {worst:e} of it"
+    );
+}

@@ -8,6 +8,7 @@
 //! - [`particles`], [`wall`]: state; [`loads`]: applied loads, constraints, wall schedules;
 //! - [`broadphase`]: the spatial hash and its brute-force check;
 //! - [`cell`]: the periodic cell (nearest images, wrapping, a velocity gradient);
+//!   [`cell_servo`]: its mixed stress/strain control;
 //! - [`cpu`]: the reference stepper and the critical time step;
 //! - [`scene`]: TOML scenes, validation, particle generation;
 //! - [`packing`]: spheres brought in from files, and the checks they must pass;
@@ -24,6 +25,7 @@ pub mod backend;
 pub mod bench;
 pub mod broadphase;
 pub mod cell;
+pub mod cell_servo;
 pub mod checkpoint;
 pub mod contact;
 pub mod contact_case;
