@@ -71,6 +71,11 @@ pub(crate) struct Session {
     pub(crate) servos: Vec<crate::servo::WallServo>,
     /// Steps between two servo updates.
     pub(crate) servo_interval: u64,
+    /// The periodic cell's mixed control, applied at every step (`Simulation.control_cell`).
+    pub(crate) cell_control: Option<(
+        wgdem_core::cell_servo::CellServo,
+        [[wgdem_core::cell_servo::Mode; 3]; 3],
+    )>,
 }
 
 /// What the scene says of its snapshots: the material names, the ParaView content
@@ -122,6 +127,7 @@ impl Session {
             looks,
             servos: Vec::new(),
             servo_interval: 20,
+            cell_control: None,
         })
     }
 
@@ -155,6 +161,9 @@ impl Session {
     /// Advances `steps` steps with no readback of the particles on the GPU (unless servos
     /// act: they advance as the shear test does, reading the wall forces every interval).
     pub(crate) fn advance(&mut self, steps: u64) -> wgdem_core::Result<()> {
+        if self.cell_control.is_some() {
+            return self.advance_cell_controlled(steps);
+        }
         if !self.servos.is_empty() {
             return self.advance_servoed(steps);
         }
@@ -213,6 +222,41 @@ impl Session {
                 gpu.advance_controlled(&mut self.sim, steps, interval, &mut control)
             }
         }
+    }
+
+    /// Advances `steps` steps on the CPU reference (the engine of a periodic cell) with the
+    /// cell's velocity gradient set before every step from the last step's stress
+    /// (`wgdem_core::cell_servo`), and any wall servos updated every `servo_interval` steps
+    /// as `advance_servoed` does.
+    fn advance_cell_controlled(&mut self, steps: u64) -> wgdem_core::Result<()> {
+        let Some((servo, modes)) = self.cell_control else {
+            return Ok(());
+        };
+        self.forces_at = None;
+        self.clear_shown_forces();
+        let invalid = |message: String| wgdem_core::Error::Invalid {
+            file: "Simulation.control_cell".to_owned(),
+            field: "velocity_gradient".to_owned(),
+            message,
+        };
+        for k in 0..steps {
+            let stress = self
+                .sim
+                .stress()
+                .ok_or_else(|| invalid("the scene has no periodic cell".to_owned()))?;
+            self.sim
+                .set_velocity_gradient(servo.velocity_gradient(&modes, stress))
+                .map_err(invalid)?;
+            self.sim.step();
+            if (k + 1) % self.servo_interval == 0 {
+                for servo in &mut self.servos {
+                    if let Some((w, v)) = servo.update(self.sim.walls[servo.wall].force) {
+                        self.sim.walls[w].velocity = v;
+                    }
+                }
+            }
+        }
+        wgdem_core::guard::check(&self.sim, "the Simulation's arrays")
     }
 
     /// `sim`'s particles as the engine holds them.

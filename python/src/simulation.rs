@@ -624,6 +624,101 @@ impl Simulation {
             .map_err(|e| bad_argument(what, "velocity_gradient", e))
     }
 
+    /// Drives the periodic cell through every later `step` and `run`, component by component
+    /// of its velocity gradient `L` (`wgdem_core::cell_servo`): where `stress[i, j]` is a
+    /// number (Pa, compression positive), `L[i, j]` holds that stress (its symmetric part for a
+    /// shear component) at a rate of at most `max_rate` (1/s), in proportion to the error
+    /// inside a band of `band × reference` (Pa; `reference` defaults to the largest target);
+    /// elsewhere (`nan`, or no `stress`) `L[i, j] = rate[i, j]` (1/s, default 0). Set before
+    /// each step from the last step's stress. A drained triaxial compression along x:
+    /// `rate=[[-0.01, 0, 0], [0, 0, 0], [0, 0, 0]]` with `stress` 1e5 at `[1, 1]` and `[2, 2]`
+    /// and `nan` elsewhere. `control_cell()` with neither releases the cell (`L` = 0).
+    #[pyo3(signature = (rate = None, stress = None, max_rate = 1.0, band = 0.05, reference = None))]
+    fn control_cell(
+        &self,
+        rate: Option<PyArrayLike2<'_, f64, AllowTypeChange>>,
+        stress: Option<PyArrayLike2<'_, f64, AllowTypeChange>>,
+        max_rate: f64,
+        band: f64,
+        reference: Option<f64>,
+    ) -> PyResult<()> {
+        use wgdem_core::cell_servo::{CellServo, Mode};
+        let what = "Simulation.control_cell";
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        if session.sim.cell().is_none() {
+            return Err(bad_argument(
+                what,
+                "rate",
+                "the scene has no periodic cell ([cell]) to control",
+            ));
+        }
+        if rate.is_none() && stress.is_none() {
+            session.cell_control = None;
+            return session
+                .sim
+                .set_velocity_gradient(glam::DMat3::ZERO)
+                .map_err(|e| bad_argument(what, "rate", e));
+        }
+        let matrix = |field: &str, a: &PyArrayLike2<'_, f64, AllowTypeChange>| {
+            let a = a.as_array();
+            if a.shape() != [3, 3] {
+                return Err(bad_argument(
+                    what,
+                    field,
+                    format!("has shape {:?}; it must be (3, 3)", a.shape()),
+                ));
+            }
+            Ok([0, 1, 2].map(|i| [0, 1, 2].map(|j| a[[i, j]])))
+        };
+        let rates = match &rate {
+            Some(r) => matrix("rate", r)?,
+            None => [[0.0; 3]; 3],
+        };
+        let targets = match &stress {
+            Some(s) => matrix("stress", s)?,
+            None => [[f64::NAN; 3]; 3],
+        };
+        let mut modes = [[Mode::Rate(0.0); 3]; 3];
+        let mut largest = 0.0f64;
+        for i in 0..3 {
+            for j in 0..3 {
+                let (r, t) = (rates[i][j], targets[i][j]);
+                modes[i][j] = if t.is_nan() {
+                    if !r.is_finite() {
+                        return Err(bad_argument(
+                            what,
+                            "rate",
+                            format!("[{i}, {j}] = {r} must be finite (1/s)"),
+                        ));
+                    }
+                    Mode::Rate(r)
+                } else {
+                    if !t.is_finite() {
+                        return Err(bad_argument(
+                            what,
+                            "stress",
+                            format!("[{i}, {j}] = {t} must be finite (Pa) or nan (not held)"),
+                        ));
+                    }
+                    largest = largest.max(t.abs());
+                    Mode::Stress(t)
+                };
+            }
+        }
+        let servo = CellServo {
+            max_rate,
+            band,
+            reference: reference.unwrap_or(if largest > 0.0 { largest } else { 1.0 }),
+        };
+        servo.check().map_err(|e| {
+            let field = e.split(' ').next().unwrap_or("max_rate").to_owned();
+            bad_argument(what, &field, e)
+        })?;
+        session.cell_control = Some((servo, modes));
+        Ok(())
+    }
+
     /// The periodic cell's average stress in the last step (Pa, compression positive, as
     /// `stress(box)`), Love–Weber's `σ[i, j] = (1/V) (Σ_c f_i l_j + Σ_p m v'_i v'_j)` over all
     /// its contacts and spheres, float64 (3, 3); `None` without a cell (docs/outputs.md).

@@ -78,3 +78,104 @@ def test_bad_velocity_gradients_are_refused_naming_the_argument():
 def test_the_gpu_engine_refuses_a_cell():
     with pytest.raises(wgdem.EngineError, match=r"\[cell\]"):
         wgdem.Simulation(wgdem.Scene.from_toml(CELL_SCENE), backend="gpu")
+
+
+def gas_scene(seed=9):
+    """64 spheres of radius 2–2.8 mm on a 6 mm lattice in a periodic 24 mm cube, μ = 0.3,
+    Cundall's damping 0.7 (the gas of tests/cell.rs's servo check)."""
+    rng = np.random.default_rng(seed)
+    spheres = []
+    for k in range(64):
+        g = np.array([k % 4, k // 4 % 4, k // 16]) + 0.5
+        x = g * 0.006
+        r = 0.002 + 0.0008 * rng.random()
+        spheres.append(f"{{ position = [{x[0]}, {x[1]}, {x[2]}], radius = {r} }}")
+    return header().replace("gravity", "local_damping = 0.7\ngravity") + f"""
+[[particles]]
+kind = "explicit"
+material = "grain"
+spheres = [{", ".join(spheres)}]
+[cell]
+edges = [[0.024, 0.0, 0.0], [0.0, 0.024, 0.0], [0.0, 0.0, 0.024]]
+"""
+
+
+def test_control_cell_compacts_then_holds_the_lateral_stress_of_a_triaxial_test():
+    nan = np.nan
+    p0 = 5e3
+    sim = wgdem.Simulation(wgdem.Scene.from_toml(gas_scene()))
+    # Isotropic compaction: every normal stress at p0, every shear stress (upper) at zero.
+    held = np.array([[p0, 0.0, 0.0], [nan, p0, 0.0], [nan, nan, p0]])
+    sim.control_cell(stress=held, max_rate=0.5)
+    sim.step(150_000)
+    s = sim.cell_stress()
+    np.testing.assert_allclose(np.diag(s), p0, rtol=1e-6)
+    # Drained triaxial compression along x at 0.05 /s, σ_yy = σ_zz = p0 held.
+    held[0, 0] = nan
+    rate = np.zeros((3, 3))
+    rate[0, 0] = -0.05
+    sim.control_cell(rate=rate, stress=held, max_rate=0.5)
+    a0 = sim.cell_edges[0, 0]
+    lateral, ratios = [], []
+    for _ in range(20):
+        sim.step(2_000)
+        assert sim.velocity_gradient[0, 0] == -0.05 and sim.velocity_gradient[1, 0] == 0.0
+        s = sim.cell_stress()
+        lateral.append([s[1, 1] / p0 - 1.0, s[2, 2] / p0 - 1.0])
+        p = np.trace(s) / 3.0
+        ratios.append((s[0, 0] - 0.5 * (s[1, 1] + s[2, 2])) / p)
+    # The axial edge shortened at the prescribed rate (H ← (I + L Δt) H).
+    expected = a0 * (1.0 - 0.05 * sim.dt) ** 40_000
+    assert sim.cell_edges[0, 0] == pytest.approx(expected, rel=1e-12)
+    # The lateral stresses held within 1 % (the servo lags by rate / max_rate of its 5 % band
+    # while the specimen dilates: 0.5 %), while the specimen took a deviator stress (q/p 0.19
+    # at 1.7 % axial strain on this seed, rising).
+    assert np.max(np.abs(lateral)) < 0.01, np.max(np.abs(lateral))
+    assert ratios[-1] > 0.1 and ratios[-1] > ratios[0], ratios
+    sim.control_cell()
+    np.testing.assert_array_equal(sim.velocity_gradient, np.zeros((3, 3)))
+
+
+def test_control_cell_refuses_what_cannot_control():
+    sim = wgdem.Simulation(wgdem.Scene.from_toml(CELL_SCENE))
+    nan = np.nan
+    for kwargs, field in [
+        (dict(rate=np.zeros((2, 3))), "rate"),
+        (dict(rate=np.full((3, 3), np.inf)), "rate"),
+        (dict(stress=np.full((3, 3), np.inf)), "stress"),
+        (dict(stress=np.full((3, 3), nan), max_rate=0.0), "max_rate"),
+        (dict(stress=np.full((3, 3), 1e4), band=nan), "band"),
+        (dict(stress=np.full((3, 3), 1e4), reference=-1.0), "reference"),
+    ]:
+        with pytest.raises(wgdem.ConfigError, match=field):
+            sim.control_cell(**kwargs)
+    plain = wgdem.Simulation(
+        wgdem.Scene.from_toml(header() + """
+[[particles]]
+kind = "explicit"
+material = "grain"
+spheres = [{ position = [0.01, 0.02, 0.03], radius = 0.002 }]
+"""),
+        backend="cpu",
+    )
+    with pytest.raises(wgdem.ConfigError, match="no periodic cell"):
+        plain.control_cell(rate=np.zeros((3, 3)))
+
+
+def test_a_deforming_cell_checkpoints_and_restores_to_the_same_bits(tmp_path):
+    sim = wgdem.Simulation(wgdem.Scene.from_toml(gas_scene(seed=4)))
+    shear = np.zeros((3, 3))
+    shear[0, 2] = 2.0
+    sim.velocity_gradient = -1.0 * np.eye(3) + shear
+    sim.step(20_000)
+    path = tmp_path / "cell.ckpt"
+    sim.checkpoint(path)
+    again = wgdem.Simulation.restore(path)
+    np.testing.assert_array_equal(again.cell_edges, sim.cell_edges)
+    np.testing.assert_array_equal(again.velocity_gradient, sim.velocity_gradient)
+    for s in (sim, again):
+        s.step(5_000)
+    assert sim.cell_stress()[0, 0] > 0.0, "no contacts: the check tests little"
+    for name in ["positions", "velocities", "unwrapped_positions", "cell_stress"]:
+        np.testing.assert_array_equal(getattr(again, name)(), getattr(sim, name)(), err_msg=name)
+    np.testing.assert_array_equal(again.cell_edges, sim.cell_edges)

@@ -175,6 +175,17 @@ class Simulation:
         steps; ``None`` without ``[cell]``."""
     @velocity_gradient.setter
     def velocity_gradient(self, value: npt.ArrayLike) -> None: ...
+    def control_cell(
+        self,
+        rate: Optional[npt.ArrayLike] = None,
+        stress: Optional[npt.ArrayLike] = None,
+        max_rate: float = 1.0,
+        band: float = 0.05,
+        reference: Optional[float] = None,
+    ) -> None:
+        """Drives the cell through later steps: ``L[i, j]`` holds ``stress[i, j]`` (Pa,
+        compression positive; ``nan`` where not held) at most at ``max_rate`` (1/s), else
+        ``rate[i, j]`` (1/s); with neither, releases the cell (``L`` = 0)."""
     def cell_stress(self) -> Optional[Float64Array]:
         """The periodic cell's Love–Weber stress in the last step (Pa, compression positive),
         (3, 3); ``None`` without ``[cell]``."""
