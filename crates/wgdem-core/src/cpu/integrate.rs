@@ -13,7 +13,11 @@ impl Simulation {
         let dt = self.dt;
         let alpha = self.local_damping;
         let t = self.steps as f64 * dt;
-        let cell = self.periodic.as_ref().map(|c| c.cell);
+        // In a periodic cell: the affine map of the step, `exp(L Δt)`, and the fixed corner.
+        let affine = self
+            .periodic
+            .as_ref()
+            .map(|c| (c.cell.step_map(dt) - DMat3::IDENTITY, c.cell.origin()));
         let p = &mut self.particles;
         for i in 0..p.len() {
             let drive = self
@@ -46,12 +50,13 @@ impl Simulation {
                         d.angular_velocity(t, p.angular_velocity[i], torque, inertia, dt);
                 }
             }
-            // In a periodic cell the velocity is the fluctuation about the affine field.
-            let velocity = match &cell {
-                Some(c) => p.velocity[i] + c.affine_velocity(p.position[i]),
-                None => p.velocity[i],
+            // In a periodic cell the velocity is the fluctuation about the affine field, and the
+            // centre is mapped with the cell.
+            let moved = match &affine {
+                Some((map, origin)) => *map * (p.position[i] - *origin) + p.velocity[i] * dt,
+                None => p.velocity[i] * dt,
             };
-            p.position[i] += velocity * dt;
+            p.position[i] += moved;
             let spin = DQuat::from_scaled_axis(p.angular_velocity[i] * dt);
             p.orientation[i] = (spin * p.orientation[i]).normalize();
         }

@@ -99,7 +99,7 @@ impl Simulation {
         }
     }
 
-    /// After the spheres moved: the cell advanced by `dt` (`H ← (I + L Δt) H`, the map the
+    /// After the spheres moved: the cell advanced by `dt` (`H ← exp(L Δt) H`, the map the
     /// spheres' affine motion followed), then each sphere that left it moved back in by whole
     /// edges. A cell that would turn flat stops instead, with the reason kept for
     /// [`Simulation::cell_failure`].
