@@ -614,6 +614,35 @@ fn a_cell_run_writes_its_stress_and_resumes_to_the_same_bits() {
     );
 }
 
+/// 64 spheres of radius 2–2.8 mm on a 6 mm lattice (a 24 mm cube of them), the `spheres` of a
+/// scene.
+fn gas64() -> String {
+    let mut spheres = String::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    for k in 0..64 {
+        let g = DVec3::new((k % 4) as f64, (k / 4 % 4) as f64, (k / 16) as f64);
+        let x = (g + DVec3::splat(0.5)) * 0.006;
+        let r = 0.002 + 0.0008 * rng.random::<f64>();
+        spheres.push_str(&format!(
+            "{{ position = [{}, {}, {}], radius = {r} }},\n",
+            x.x, x.y, x.z
+        ));
+    }
+    spheres
+}
+
+/// One step with the cell's velocity gradient set by `servo` from the last step's stress.
+fn servo_step(
+    sim: &mut Simulation,
+    servo: &wgdem_core::cell_servo::CellServo,
+    modes: &[[wgdem_core::cell_servo::Mode; 3]; 3],
+) {
+    let stress = sim.stress().expect("a stress");
+    sim.set_velocity_gradient(servo.velocity_gradient(modes, stress))
+        .expect("finite");
+    sim.step();
+}
+
 /// The mixed-control servo (`cell_servo`) compacts a gas of 64 polydisperse spheres in a
 /// periodic cell to an isotropic stress of 5 kPa and holds it: the three normal stresses at the
 /// target and every shear stress at zero (driven there by the upper off-diagonal components of
@@ -628,17 +657,7 @@ fn the_servo_compacts_a_gas_to_an_isotropic_stress_and_holds_it() {
     use wgdem_core::cell_servo::{CellServo, Mode};
     let target = 5e3;
     let cell = "edges = [[0.024, 0.0, 0.0], [0.0, 0.024, 0.0], [0.0, 0.0, 0.024]]";
-    let mut spheres = String::new();
-    let mut rng = ChaCha8Rng::seed_from_u64(9);
-    for k in 0..64 {
-        let g = DVec3::new((k % 4) as f64, (k / 4 % 4) as f64, (k / 16) as f64);
-        let x = (g + DVec3::splat(0.5)) * 0.006;
-        let r = 0.002 + 0.0008 * rng.random::<f64>();
-        spheres.push_str(&format!(
-            "{{ position = [{}, {}, {}], radius = {r} }},\n",
-            x.x, x.y, x.z
-        ));
-    }
+    let spheres = gas64();
     let toml = periodic_scene("hertz", 0.2, cell, &spheres)
         .replace("friction = 0.0", "friction = 0.3")
         .replace("restitution = 1.0", "restitution = 0.3")
@@ -661,10 +680,7 @@ fn the_servo_compacts_a_gas_to_an_isotropic_stress_and_holds_it() {
     let total = 150_000;
     for step in 0..total {
         // Before the first step there is no measured stress: no motion.
-        let stress = sim.stress().expect("a stress");
-        sim.set_velocity_gradient(servo.velocity_gradient(&modes, stress))
-            .expect("finite");
-        sim.step();
+        servo_step(sim, &servo, &modes);
         if step >= total - 2000 {
             let s = sim.stress().expect("a stress");
             for i in 0..3 {
@@ -709,17 +725,7 @@ fn a_rigid_rotation_turns_the_stress_with_the_assembly() {
     let mut errors = Vec::new();
     for twirl in [true, false] {
         let cell = "edges = [[0.024, 0.0, 0.0], [0.0, 0.024, 0.0], [0.0, 0.0, 0.024]]";
-        let mut spheres = String::new();
-        let mut rng = ChaCha8Rng::seed_from_u64(9);
-        for k in 0..64 {
-            let g = DVec3::new((k % 4) as f64, (k / 4 % 4) as f64, (k / 16) as f64);
-            let x = (g + DVec3::splat(0.5)) * 0.006;
-            let r = 0.002 + 0.0008 * rng.random::<f64>();
-            spheres.push_str(&format!(
-                "{{ position = [{}, {}, {}], radius = {r} }},\n",
-                x.x, x.y, x.z
-            ));
-        }
+        let spheres = gas64();
         let toml = periodic_scene("hertz", 0.2, cell, &spheres)
             .replace("friction = 0.0", "friction = 0.5")
             .replace("gravity = [", "local_damping = 0.7\n        gravity = [")
@@ -745,10 +751,7 @@ fn a_rigid_rotation_turns_the_stress_with_the_assembly() {
             }
         }
         for _ in 0..150_000 {
-            let stress = sim.stress().expect("a stress");
-            sim.set_velocity_gradient(servo.velocity_gradient(&modes, stress))
-                .expect("finite");
-            sim.step();
+            servo_step(sim, &servo, &modes);
         }
         sim.set_velocity_gradient(DMat3::ZERO).expect("finite");
         sim.run(20_000);

@@ -179,7 +179,7 @@ class Simulation:
         self,
         rate: Optional[npt.ArrayLike] = None,
         stress: Optional[npt.ArrayLike] = None,
-        max_rate: float = 1.0,
+        max_rate: float = 0.1,
         band: float = 0.05,
         reference: Optional[float] = None,
     ) -> None:
