@@ -187,22 +187,24 @@ pub fn periodic_pairs_within(
     }
     // The distinct bins at −1, 0 and +1 along edge k of bin `b` (one or two where the cell has
     // fewer than three bins along it).
-    let around = |b: i64, k: usize| -> Vec<i64> {
-        let mut v: Vec<i64> = Vec::with_capacity(3);
+    let around = |b: i64, k: usize| -> ([i64; 3], usize) {
+        let (mut bins, mut n) = ([0i64; 3], 0);
         for d in -1..=1 {
             let c = (b + d).rem_euclid(nb[k]);
-            if !v.contains(&c) {
-                v.push(c);
+            if !bins[..n].contains(&c) {
+                bins[n] = c;
+                n += 1;
             }
         }
-        v
+        (bins, n)
     };
     let mut pairs = Vec::new();
     for i in 0..n {
         let c = cells[i];
-        for &x in &around(c[0], 0) {
-            for &y in &around(c[1], 1) {
-                for &z in &around(c[2], 2) {
+        let [(xs, nx), (ys, ny), (zs, nz)] = [0, 1, 2].map(|k| around(c[k], k));
+        for &x in &xs[..nx] {
+            for &y in &ys[..ny] {
+                for &z in &zs[..nz] {
                     let b = index([x, y, z]);
                     for &j in &sorted[start[b] as usize..start[b + 1] as usize] {
                         let j = j as usize;

@@ -51,8 +51,7 @@ impl PeriodicCell {
         if !l.is_finite() {
             return Err("the velocity gradient must be finite (1/s)".to_owned());
         }
-        let cell = Self::from_parts(DMat3::from_cols(edges[0], edges[1], edges[2]), origin, l)?;
-        Ok(cell)
+        Self::from_parts(DMat3::from_cols(edges[0], edges[1], edges[2]), origin, l)
     }
 
     fn from_parts(h: DMat3, origin: DVec3, velocity_gradient: DMat3) -> Result<Self, String> {
@@ -168,11 +167,6 @@ impl PeriodicCell {
             return d;
         }
         d - self.h * k
-    }
-
-    /// The affine velocity at `x`, `L (x − origin)` (m/s).
-    pub fn affine_velocity(&self, x: DVec3) -> DVec3 {
-        self.velocity_gradient * (x - self.origin)
     }
 
     /// The map of one step of `dt` (s) at the velocity gradient, `exp(L Δt)`: the cell's edges

@@ -36,10 +36,29 @@ pub struct Overlaps {
 /// The pairs of spheres (`position`, `radius`) overlapping by more than `max_overlap` of the
 /// smaller radius; `None` when there are none.
 pub fn worst_overlap(position: &[DVec3], radius: &[f64], max_overlap: f64) -> Option<Overlaps> {
+    worst_overlap_in(position, radius, max_overlap, None)
+}
+
+/// [`worst_overlap`], through the nearest images of a periodic `cell` where one is given (the
+/// spheres inside it).
+pub fn worst_overlap_in(
+    position: &[DVec3],
+    radius: &[f64],
+    max_overlap: f64,
+    cell: Option<&crate::cell::PeriodicCell>,
+) -> Option<Overlaps> {
+    let pairs = match cell {
+        Some(c) => crate::broadphase::periodic_pairs_within(position, radius, 0.0, c),
+        None => pairs_within(position, radius, 0.0),
+    };
     let mut found: Option<Overlaps> = None;
-    for (i, j) in pairs_within(position, radius, 0.0) {
+    for (i, j) in pairs {
         let (a, b) = (i as usize, j as usize);
-        let overlap = radius[a] + radius[b] - (position[b] - position[a]).length();
+        let mut d = position[b] - position[a];
+        if let Some(c) = cell {
+            d = c.nearest_image(d);
+        }
+        let overlap = radius[a] + radius[b] - d.length();
         let fraction = overlap / radius[a].min(radius[b]);
         if fraction > max_overlap {
             let count = found.map_or(0, |f| f.count) + 1;

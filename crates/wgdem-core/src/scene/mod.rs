@@ -47,6 +47,7 @@ use crate::wall::{Wall, WallShape};
 
 mod build;
 mod particles;
+mod placement;
 mod validate;
 
 pub use build::{build_scene, build_scene_with, steps_per_output};
