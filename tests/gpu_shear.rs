@@ -19,7 +19,7 @@ fn backend(ctx: &GpuContext, setup: &ShearSetup) -> GpuBackend {
 
 fn run_gpu(ctx: &GpuContext, setup: ShearSetup, dir: &Path) -> ShearSummary {
     let mut b = backend(ctx, &setup);
-    let mut run = ShearRun::create(setup, dir, false, Box::new(wgdem_io::ShearFiles))
+    let mut run = ShearRun::create(setup, dir, false, Box::new(wgdem_io::TestFiles))
         .unwrap_or_else(|e| panic!("{e}"));
     let summary = run
         .run(&mut b, None, |_| {})
@@ -77,7 +77,7 @@ fn gpu_and_cpu_runs_are_realisations_of_the_same_test() {
                         setup(seed),
                         dir.path(),
                         false,
-                        Box::new(wgdem_io::ShearFiles),
+                        Box::new(wgdem_io::TestFiles),
                     )
                     .expect("create");
                     run.run(&mut CpuBackend, None, |_| {})
@@ -148,7 +148,7 @@ fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
     let stopped = tempfile::tempdir().expect("temp dir");
     let first = setup();
     let mut b = backend(&ctx, &first);
-    let mut run = ShearRun::create(first, stopped.path(), false, Box::new(wgdem_io::ShearFiles))
+    let mut run = ShearRun::create(first, stopped.path(), false, Box::new(wgdem_io::TestFiles))
         .expect("create");
     let stop = rows - shear_rows / 2;
     assert!(
@@ -163,7 +163,7 @@ fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
         second,
         stopped.path(),
         &mut b,
-        Box::new(wgdem_io::ShearFiles),
+        Box::new(wgdem_io::TestFiles),
     )
     .expect("resume");
     // Where the resume starts: the last checkpoint before the stop (every 20 rows), not the

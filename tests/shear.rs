@@ -17,7 +17,7 @@ use wgdem_core::runner::CpuBackend;
 use wgdem_core::shear::{ShearRun, ShearSetup, ShearSummary};
 
 fn run_cpu(setup: ShearSetup, dir: &Path) -> ShearSummary {
-    let mut run = ShearRun::create(setup, dir, false, Box::new(wgdem_io::ShearFiles))
+    let mut run = ShearRun::create(setup, dir, false, Box::new(wgdem_io::TestFiles))
         .unwrap_or_else(|e| panic!("{e}"));
     let summary = run
         .run(&mut CpuBackend, None, |_| {})
@@ -257,7 +257,7 @@ fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
         setup(),
         stopped.path(),
         false,
-        Box::new(wgdem_io::ShearFiles),
+        Box::new(wgdem_io::TestFiles),
     )
     .expect("create");
     let none = run
@@ -270,7 +270,7 @@ fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
         setup(),
         stopped.path(),
         &mut backend,
-        Box::new(wgdem_io::ShearFiles),
+        Box::new(wgdem_io::TestFiles),
     )
     .expect("resume");
     // Where the resume starts: at the last checkpoint before the stop, which is taken every
@@ -392,7 +392,7 @@ fn a_scaled_test_resumes_only_with_the_same_scaling() {
         setup(Some(320)),
         dir.path(),
         false,
-        Box::new(wgdem_io::ShearFiles),
+        Box::new(wgdem_io::TestFiles),
     )
     .expect("create");
     // The first stage change writes a checkpoint; stop soon after it.
@@ -408,7 +408,7 @@ fn a_scaled_test_resumes_only_with_the_same_scaling() {
             setup(other),
             dir.path(),
             &mut CpuBackend,
-            Box::new(wgdem_io::ShearFiles),
+            Box::new(wgdem_io::TestFiles),
         ) {
             Ok(_) => panic!("resumed a test scaled to 320 spheres with {other:?}"),
             Err(e) => assert!(e.to_string().contains("particle count"), "{e}"),
@@ -418,7 +418,7 @@ fn a_scaled_test_resumes_only_with_the_same_scaling() {
         setup(Some(320)),
         dir.path(),
         &mut CpuBackend,
-        Box::new(wgdem_io::ShearFiles),
+        Box::new(wgdem_io::TestFiles),
     )
     .expect("resume");
     assert_eq!(run.simulation().particles.len(), 320);
@@ -524,7 +524,7 @@ fn the_preparation_friction_gives_way_when_friction_change_says() {
             &packing,
             dir.path(),
             false,
-            Box::new(wgdem_io::ShearFiles),
+            Box::new(wgdem_io::TestFiles),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let friction = |run: &ShearRun| {

@@ -168,7 +168,7 @@ pub fn shear_json(
         single_workgroup,
         ..GpuOptions::default()
     };
-    let files = || Box::new(wgdem_io::ShearFiles);
+    let files = || Box::new(wgdem_io::TestFiles);
     // A resumed test's engine is built from the setup and takes over the checkpoint's state
     // (as `wgdem shear --resume`); a new one's from the specimen it starts with.
     let (mut run, mut engine) = if resume {

@@ -838,7 +838,8 @@ impl Simulation {
     }
 
     /// Writes a ParaView snapshot of the current state in directory `out` (created if
-    /// missing): `particles.vtu`, `contacts.vtu` and, with walls, `walls.vtu` (`[output]`'s
+    /// missing): `particles.vtu`, `contacts.vtu` and, with walls or a periodic cell,
+    /// `walls.vtu` or `cell.vtu` (`[output]`'s
     /// content), the arrays of `wgdem run`'s snapshots (docs/outputs.md); returns the paths
     /// written. `wgdem.Series` writes a time series of them.
     fn write_vtk(&self, py: Python<'_>, out: PathBuf) -> PyResult<Vec<PathBuf>> {
@@ -856,12 +857,15 @@ impl Simulation {
                 .then(|| "contacts.vtu".to_owned()),
             walls: (session.looks.content.walls && !session.sim.walls.is_empty())
                 .then(|| "walls.vtu".to_owned()),
+            cell: (session.looks.content.walls && session.sim.cell().is_some())
+                .then(|| "cell.vtu".to_owned()),
         };
         py.detach(|| session.snapshot(&out, &files))?;
         let written = [
             Some(&files.particles),
             files.contacts.as_ref(),
             files.walls.as_ref(),
+            files.cell.as_ref(),
         ];
         Ok(written.into_iter().flatten().map(|f| out.join(f)).collect())
     }

@@ -4,6 +4,7 @@
 //! (2 for command-line usage errors, from clap).
 
 mod bench;
+mod cell;
 #[cfg_attr(not(feature = "gpu"), path = "nogpu.rs")]
 mod gpu;
 mod sweep;
@@ -63,6 +64,10 @@ enum Command {
     /// stress, shear at constant speed. Writes shear.csv, summary.json, plots/ (PNG, SVG),
     /// vtk/ (ParaView) and checkpoint.bin to the output directory.
     Shear(ShearArgs),
+    /// Run an element test in a periodic cell: a gas compacted to a confining stress, then
+    /// drained or constant-p triaxial compression, biaxial plane strain or simple shear.
+    /// Writes cell.csv, summary.json, plots/ (PNG, SVG), vtk/ (ParaView) and checkpoint.bin.
+    Cell(cell::CellArgs),
     /// Drive one contact (two spheres, or a plane and a sphere) through the motions of a case
     /// file and write contact.csv: forces on body 2 and the contact's elastic and dissipated
     /// work, one row per step.
@@ -420,7 +425,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
                 packing,
                 &out,
                 overwrite,
-                Box::new(wgdem_io::ShearFiles),
+                Box::new(wgdem_io::TestFiles),
             )
             .map_err(cli_error)?,
         ),
@@ -442,12 +447,12 @@ fn shear(args: ShearArgs) -> Result<(), String> {
     let (mut run, dir) = match (resume, start) {
         (_, Some(run)) => (run, out),
         (Some(dir), None) => (
-            ShearRun::resume(setup, &dir, engine.as_mut(), Box::new(wgdem_io::ShearFiles))
+            ShearRun::resume(setup, &dir, engine.as_mut(), Box::new(wgdem_io::TestFiles))
                 .map_err(cli_error)?,
             dir,
         ),
         (None, None) => (
-            ShearRun::create(setup, &out, overwrite, Box::new(wgdem_io::ShearFiles))
+            ShearRun::create(setup, &out, overwrite, Box::new(wgdem_io::TestFiles))
                 .map_err(cli_error)?,
             out,
         ),
@@ -607,6 +612,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
     let done = match cli.command {
         Command::Sweep(args) => return sweep::launch(args),
         Command::Shear(args) => shear(args),
+        Command::Cell(args) => cell::cell(args),
         Command::Contact {
             case,
             backend,

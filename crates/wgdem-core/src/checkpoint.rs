@@ -1,4 +1,4 @@
-//! The envelope around every checkpoint (`checkpoint.bin` of `run` and `shear`): a header that
+//! The envelope around every checkpoint (`checkpoint.bin` of `run`, `shear` and `cell`): a header that
 //! says what the file is, and hashes that make a damaged file or one from another input refuse
 //! to resume instead of resuming to wrong results.
 //!
@@ -8,7 +8,7 @@
 //! |---|---|
 //! | 8  | magic `WGDEMCKP` |
 //! | 4  | envelope version (1) |
-//! | 4  | kind: 1 = run, 2 = shear, 3 = a simulation saved from Python |
+//! | 4  | kind: 1 = run, 2 = shear, 3 = a simulation saved from Python, 4 = cell |
 //! | 4  | payload format (the kind's own version, raised when its meaning changes) |
 //! | 32 | BLAKE3 of the input as run (`input.toml`'s text) |
 //! | 8  | payload length |
@@ -33,6 +33,8 @@ pub enum Kind {
     /// A simulation saved by the Python package's `Simulation.checkpoint`, whose payload
     /// carries its own input (see [`open_any_input`]).
     Simulation = 3,
+    /// `wgdem cell`.
+    Cell = 4,
 }
 
 impl Kind {
@@ -41,6 +43,7 @@ impl Kind {
             Kind::Run => "run",
             Kind::Shear => "shear test",
             Kind::Simulation => "saved simulation",
+            Kind::Cell => "periodic-cell test",
         }
     }
 }
@@ -123,6 +126,7 @@ pub fn open_any_input<'a>(
             1 => Kind::Run.name().to_owned(),
             2 => Kind::Shear.name().to_owned(),
             3 => Kind::Simulation.name().to_owned(),
+            4 => Kind::Cell.name().to_owned(),
             k => format!("kind {k} unknown to this program"),
         };
         return Err(refuse(format!(

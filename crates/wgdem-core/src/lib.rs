@@ -16,6 +16,8 @@
 //! - [`provenance`]: the version, command line and input every summary records;
 //! - [`snapshot`]: the contacts and particle stresses a ParaView snapshot shows;
 //! - [`shear`], [`analysis`]: the direct shear test and the quantities measured on packings;
+//! - [`element`]: element tests in a periodic cell (triaxial, biaxial, simple shear);
+//!   [`protocol`]: what they share with the shear test (rows, checkpoints, writers);
 //! - [`bench`]: the sheared dense specimen that `wgdem bench` measures.
 //!
 //! Units are SI throughout.
@@ -30,6 +32,7 @@ pub mod checkpoint;
 pub mod contact;
 pub mod contact_case;
 pub mod cpu;
+pub mod element;
 pub mod error;
 pub mod guard;
 pub mod loads;
@@ -38,6 +41,7 @@ pub mod output;
 pub mod overrides;
 pub mod packing;
 pub mod particles;
+pub mod protocol;
 pub mod provenance;
 pub mod runner;
 pub mod scene;

@@ -277,7 +277,8 @@ pub struct VtkContent {
     /// Write the contact network (`contacts_NNNN.vtu`; default true).
     #[serde(default = "yes")]
     pub contacts: bool,
-    /// Write the walls as geometry (`walls_NNNN.vtu`; default true).
+    /// Write the walls and the periodic cell as geometry (`walls_NNNN.vtu`, `cell_NNNN.vtu`;
+    /// default true).
     #[serde(default = "yes")]
     pub walls: bool,
 }
@@ -305,6 +306,8 @@ pub struct Snapshot {
     pub contacts: Option<String>,
     /// Walls (`.vtu`), if written.
     pub walls: Option<String>,
+    /// The periodic cell (`.vtu`), if written.
+    pub cell: Option<String>,
 }
 
 /// A state to write as a snapshot.
@@ -395,6 +398,7 @@ impl Series {
             contacts: content.contacts.then(|| format!("vtk/contacts_{k:04}.vtu")),
             walls: (content.walls && !sim.walls.is_empty())
                 .then(|| format!("vtk/walls_{k:04}.vtu")),
+            cell: (content.walls && sim.cell().is_some()).then(|| format!("vtk/cell_{k:04}.vtu")),
         }
     }
 

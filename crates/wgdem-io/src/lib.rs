@@ -19,8 +19,10 @@ pub use packing::{PackingFiles, load_scene, read_packing, write_lammps_dump};
 use std::path::Path;
 
 use wgdem_core::cpu::Simulation;
+use wgdem_core::element::Row as CellRow;
 use wgdem_core::error::Result;
-use wgdem_core::shear::{Row, ShearWriter};
+use wgdem_core::protocol::TestWriter;
+use wgdem_core::shear::Row;
 use wgdem_core::snapshot::{Frame, ParticleField, Snapshot, SnapshotWriter, VtkContent};
 
 /// ParaView snapshots (`wgdem run`).
@@ -37,11 +39,12 @@ impl SnapshotWriter for VtkFiles {
     }
 }
 
-/// The files of a direct shear test: ParaView snapshots and their collection, and the plots.
+/// The files of a laboratory protocol (`wgdem shear`, `wgdem cell`): ParaView snapshots and
+/// their collection, the plots and the saved specimens.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ShearFiles;
+pub struct TestFiles;
 
-impl SnapshotWriter for ShearFiles {
+impl SnapshotWriter for TestFiles {
     fn snapshot(&self, out: &Path, files: &Snapshot, frame: &Frame<'_>) -> Result<()> {
         VtkFiles.snapshot(out, files, frame)
     }
@@ -51,39 +54,54 @@ impl SnapshotWriter for ShearFiles {
     }
 }
 
-impl ShearWriter for ShearFiles {
+impl TestWriter<Row> for TestFiles {
     fn plots(&self, dir: &Path, rows: &[Row]) -> Result<()> {
         plots::write_plots(dir, rows)
     }
 
     fn specimen(&self, out: &Path, name: &str, sim: &Simulation) -> Result<()> {
-        // Its largest overlap, recorded in both files: a specimen saved under load is read
-        // back by its own test (`Packing::overlap_limit`).
-        let overlap =
-            wgdem_core::packing::largest_overlap(&sim.particles.position, &sim.particles.radius);
-        packing::write_specimen_csv(&out.join(format!("{name}.csv")), sim, overlap)?;
-        let content = VtkContent {
-            particle_fields: vec![
-                ParticleField::Id,
-                ParticleField::Radius,
-                ParticleField::Material,
-                ParticleField::Velocity,
-                ParticleField::AngularVelocity,
-            ],
-            contacts: false,
-            walls: false,
-        };
-        let frame = Frame {
-            sim,
-            reference: (&sim.particles.position, &sim.particles.orientation),
-            contacts: &[],
-            material_names: &[],
-            content: &content,
-        };
-        vtk::write_particles_with(
-            &out.join(format!("{name}.vtu")),
-            &frame,
-            &[(wgdem_core::packing::RECORDED_OVERLAP_KEY, overlap)],
-        )
+        write_specimen(out, name, sim)
     }
+}
+
+impl TestWriter<CellRow> for TestFiles {
+    fn plots(&self, dir: &Path, rows: &[CellRow]) -> Result<()> {
+        plots::write_cell_plots(dir, rows)
+    }
+
+    fn specimen(&self, out: &Path, name: &str, sim: &Simulation) -> Result<()> {
+        write_specimen(out, name, sim)
+    }
+}
+
+/// `out/NAME.csv` and `out/NAME.vtu`: the spheres of `sim` as a packing, with its largest
+/// overlap recorded in both files: a specimen saved under load is read back by its own test
+/// (`Packing::overlap_limit`).
+pub(crate) fn write_specimen(out: &Path, name: &str, sim: &Simulation) -> Result<()> {
+    let overlap =
+        wgdem_core::packing::largest_overlap(&sim.particles.position, &sim.particles.radius);
+    packing::write_specimen_csv(&out.join(format!("{name}.csv")), sim, overlap)?;
+    let content = VtkContent {
+        particle_fields: vec![
+            ParticleField::Id,
+            ParticleField::Radius,
+            ParticleField::Material,
+            ParticleField::Velocity,
+            ParticleField::AngularVelocity,
+        ],
+        contacts: false,
+        walls: false,
+    };
+    let frame = Frame {
+        sim,
+        reference: (&sim.particles.position, &sim.particles.orientation),
+        contacts: &[],
+        material_names: &[],
+        content: &content,
+    };
+    vtk::write_particles_with(
+        &out.join(format!("{name}.vtu")),
+        &frame,
+        &[(wgdem_core::packing::RECORDED_OVERLAP_KEY, overlap)],
+    )
 }

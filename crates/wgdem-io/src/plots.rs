@@ -1,9 +1,11 @@
-//! Plots of a direct shear test (through `plotters`): stress ratio and vertical displacement
-//! against shear strain, as PNG and SVG. Every file is written atomically.
+//! Plots of a direct shear test and of a periodic-cell test (through `plotters`), as PNG and
+//! SVG: stress ratio and vertical displacement against shear strain; stress ratio and
+//! volumetric strain against loading strain. Every file is written atomically.
 
 use std::path::Path;
 
 use plotters::prelude::*;
+use wgdem_core::element::Row as CellRow;
 use wgdem_core::error::{Error, Result};
 use wgdem_core::output::atomic_write;
 use wgdem_core::shear::Row;
@@ -22,8 +24,6 @@ fn register_font() {
 
 /// Stress ratio and vertical displacement against shear strain, as PNG and SVG.
 pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    register_font();
     let shear: Vec<&Row> = rows.iter().filter(|r| r.stage == "shear").collect();
     let strain: Vec<f64> = shear.iter().map(|r| 100.0 * r.shear_strain).collect();
     let ratio: Vec<f64> = shear.iter().map(|r| r.stress_ratio).collect();
@@ -31,26 +31,74 @@ pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<()> {
         .iter()
         .map(|r| 1000.0 * r.vertical_displacement_m)
         .collect();
-    let plots = [
-        (
-            "stress_ratio",
-            "Stress ratio τ/σ against shear strain",
-            "stress ratio τ/σ (–)",
-            &ratio,
-        ),
-        (
-            "vertical_displacement",
-            "Vertical displacement of the top plate (+ dilation)",
-            "vertical displacement (mm)",
-            &rise,
-        ),
-    ];
-    for (name, title, y_label, y) in plots {
+    write_curves(
+        dir,
+        "shear strain d_h / L (%)",
+        &strain,
+        &[
+            (
+                "stress_ratio",
+                "Stress ratio τ/σ against shear strain",
+                "stress ratio τ/σ (–)",
+                &ratio,
+            ),
+            (
+                "vertical_displacement",
+                "Vertical displacement of the top plate (+ dilation)",
+                "vertical displacement (mm)",
+                &rise,
+            ),
+        ],
+    )
+}
+
+/// A periodic-cell test's stress ratio and volumetric strain against its loading strain, as
+/// PNG and SVG.
+pub fn write_cell_plots(dir: &Path, rows: &[CellRow]) -> Result<()> {
+    let loading: Vec<&CellRow> = rows.iter().filter(|r| r.stage != "compaction").collect();
+    let strain: Vec<f64> = loading.iter().map(|r| 100.0 * r.loading_strain).collect();
+    let ratio: Vec<f64> = loading.iter().map(|r| r.stress_ratio).collect();
+    let volumetric: Vec<f64> = loading
+        .iter()
+        .map(|r| 100.0 * r.volumetric_strain)
+        .collect();
+    write_curves(
+        dir,
+        "loading strain (%: axial, or γ in simple shear)",
+        &strain,
+        &[
+            (
+                "stress_ratio",
+                "Stress ratio (q/p, or τ/σ in simple shear) against loading strain",
+                "stress ratio (–)",
+                &ratio,
+            ),
+            (
+                "volumetric_strain",
+                "Volumetric strain (+ contraction) against loading strain",
+                "volumetric strain (%)",
+                &volumetric,
+            ),
+        ],
+    )
+}
+
+/// Each of `curves` (file name, title, y label, y) against `x`, as `dir/NAME.png` and
+/// `dir/NAME.svg`.
+fn write_curves(
+    dir: &Path,
+    x_label: &str,
+    x: &[f64],
+    curves: &[(&str, &str, &str, &[f64])],
+) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    register_font();
+    for &(name, title, y_label, y) in curves {
         let png = dir.join(format!("{name}.png"));
         let mut buf = vec![0u8; 900 * 600 * 3];
         {
             let root = BitMapBackend::with_buffer(&mut buf, (900, 600)).into_drawing_area();
-            draw(root, title, y_label, &strain, y).map_err(|e| encode_error(&png, e))?;
+            draw(root, title, (x_label, y_label), x, y).map_err(|e| encode_error(&png, e))?;
         }
         let mut encoded = Vec::new();
         {
@@ -62,7 +110,7 @@ pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<()> {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
-            draw(root, title, y_label, &strain, y).map_err(|e| encode_error(&svg_path, e))?;
+            draw(root, title, (x_label, y_label), x, y).map_err(|e| encode_error(&svg_path, e))?;
         }
         atomic_write(&svg_path, svg.as_bytes())?;
     }
@@ -80,7 +128,7 @@ fn image_png(out: &mut Vec<u8>, rgb: &[u8], w: u32, h: u32) -> std::result::Resu
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
-    y_label: &str,
+    (x_label, y_label): (&str, &str),
     x: &[f64],
     y: &[f64],
 ) -> std::result::Result<(), String>
@@ -100,7 +148,7 @@ where
         .map_err(|x| e(&x))?;
     chart
         .configure_mesh()
-        .x_desc("shear strain d_h / L (%)")
+        .x_desc(x_label)
         .y_desc(y_label)
         .label_style(("sans-serif", 16))
         .draw()

@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use wgdem_core::element::{CellProgress, Stage as CellStage};
 use wgdem_core::shear::{ShearProgress, Stage};
 
 /// Steps of the bar (its position is a fraction of this).
@@ -101,6 +102,31 @@ impl StageLine {
                     r.shear_displacement_m * 1e3,
                     p.target_displacement * 1e3,
                     r.stress_ratio
+                ),
+            ),
+        }
+    }
+
+    /// A periodic-cell test's row: compaction shows the mean stress against its target, the
+    /// rows within tolerance and time towards its limit; loading the strain and the stress
+    /// ratio.
+    pub fn cell(&mut self, p: &CellProgress<'_>) {
+        let r = p.row;
+        match p.stage {
+            CellStage::Compaction => self.show(
+                "compaction",
+                p.stage_time / p.compaction_max_time,
+                &format!(
+                    "p {:.3e}/{:.3e} Pa ok {}/{}",
+                    r.p_pa, p.mean_stress_target, p.settled_rows.0, p.settled_rows.1
+                ),
+            ),
+            CellStage::Loading | CellStage::Done => self.show(
+                "loading",
+                r.loading_strain / p.target_strain,
+                &format!(
+                    "ε {:.4}/{:.4} ratio {:.3}",
+                    r.loading_strain, p.target_strain, r.stress_ratio
                 ),
             ),
         }

@@ -306,6 +306,52 @@ pub fn write_walls(path: &Path, frame: &Frame<'_>) -> Result<()> {
     atomic_write(path, &bytes)
 }
 
+/// `cell_NNNN.vtu`: the periodic cell as one hexahedron (its origin and the ends of its
+/// edges), with its volume, velocity gradient and Love–Weber stress as cell data; nothing if
+/// the scene has no cell.
+pub fn write_cell(path: &Path, frame: &Frame<'_>) -> Result<()> {
+    let sim = frame.sim;
+    let Some(cell) = sim.cell() else {
+        return Ok(());
+    };
+    let o = cell.origin();
+    let [a, b, c] = cell.edges();
+    // VTK's hexahedron: the bottom face counter-clockwise, then the top face above it.
+    let corners = [
+        o,
+        o + a,
+        o + a + b,
+        o + b,
+        o + c,
+        o + a + c,
+        o + a + b + c,
+        o + b + c,
+    ];
+    let tensor = |m: DMat3| tensors(&[m]);
+    let piece = UnstructuredGridPiece {
+        points: flat(corners.into_iter()).into(),
+        cells: Cells {
+            cell_verts: VertexNumbers::XML {
+                connectivity: (0..8).collect(),
+                offsets: vec![8],
+            },
+            types: vec![CellType::Hexahedron],
+        },
+        data: Attributes {
+            point: Vec::new(),
+            cell: vec![
+                Attribute::scalars("volume_m3", 1).with_data(vec![cell.volume()]),
+                Attribute::tensors("velocity_gradient_1_s")
+                    .with_data(tensor(cell.velocity_gradient())),
+                Attribute::tensors("stress_Pa")
+                    .with_data(tensor(sim.stress().unwrap_or(DMat3::NAN))),
+            ],
+        },
+    };
+    let bytes = xml(path, DataSet::inline(piece), "UnstructuredGrid", ("", &[]))?;
+    atomic_write(path, &bytes)
+}
+
 /// Writes the files `files` names under `out`.
 pub fn write_snapshot(out: &Path, files: &Snapshot, frame: &Frame<'_>) -> Result<()> {
     write_particles(&out.join(&files.particles), frame)?;
@@ -315,17 +361,25 @@ pub fn write_snapshot(out: &Path, files: &Snapshot, frame: &Frame<'_>) -> Result
     if let Some(walls) = &files.walls {
         write_walls(&out.join(walls), frame)?;
     }
+    if let Some(cell) = &files.cell {
+        write_cell(&out.join(cell), frame)?;
+    }
     Ok(())
 }
 
 /// A `.pvd` collection at `path` (in `out/vtk/`): the snapshots as a time series, particles
-/// as part 0, contacts as part 1 and walls as part 2.
+/// as part 0, contacts as part 1, walls as part 2 and the periodic cell as part 3.
 pub fn write_pvd(path: &Path, snapshots: &[Snapshot]) -> Result<()> {
     let mut xml = String::from(
         "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n",
     );
     for s in snapshots {
-        let parts = [Some(&s.particles), s.contacts.as_ref(), s.walls.as_ref()];
+        let parts = [
+            Some(&s.particles),
+            s.contacts.as_ref(),
+            s.walls.as_ref(),
+            s.cell.as_ref(),
+        ];
         for (part, file) in parts.iter().enumerate() {
             let Some(file) = file else { continue };
             // Paths relative to the .pvd in vtk/.

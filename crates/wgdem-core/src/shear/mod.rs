@@ -29,13 +29,10 @@ mod servo;
 mod setup;
 mod writer;
 
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use glam::DVec3;
-use serde::{Deserialize, Serialize};
 
 pub use config::{
     BoxConfig, ConsolidationConfig, FrictionChange, Method, ShearConfig, ShearOutputConfig,
@@ -43,6 +40,7 @@ pub use config::{
 };
 pub use records::{DriverState, HEADER, Row, ShearProgress, ShearSummary, Stage};
 pub use servo::{Servo, ServoGains};
+pub(crate) use setup::stage_pairs;
 pub use writer::ShearWriter;
 
 use crate::analysis::{
@@ -51,7 +49,8 @@ use crate::analysis::{
 };
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
-use crate::output::{OutputLock, atomic_write};
+use crate::output::OutputLock;
+use crate::protocol::{CheckpointFile, RowFile};
 use crate::runner::Backend;
 use crate::wall::WallShape;
 
@@ -78,16 +77,9 @@ pub const ENTRIES: [&str; 12] = [
 /// checkpoint may hold it pending for the next step; 6: the snapshots are a `Series` with
 /// step numbers and wall files; 7: in the checksummed envelope of [`crate::checkpoint`], without
 /// the configuration's text; 8: a GPU engine's state holds the low parts of its velocities and
-/// radii; 9: the CPU reference's state ends with its periodic cell, if any).
-const CHECKPOINT_FORMAT: u32 = 9;
-
-#[derive(Serialize, Deserialize)]
-struct Checkpoint {
-    backend: String,
-    driver: DriverState,
-    sim: crate::cpu::SimState,
-    engine: Vec<u8>,
-}
+/// radii; 9: the CPU reference's state ends with its periodic cell, if any; 10: a snapshot
+/// names its cell file).
+const CHECKPOINT_FORMAT: u32 = 10;
 
 /// A direct shear test in progress.
 pub struct ShearRun {
@@ -96,7 +88,7 @@ pub struct ShearRun {
     sim: Simulation,
     state: DriverState,
     out: PathBuf,
-    csv: File,
+    csv: RowFile,
     writer: Box<dyn ShearWriter + Send>,
 }
 
@@ -199,54 +191,30 @@ impl ShearRun {
         writer: Box<dyn ShearWriter + Send>,
     ) -> Result<Self> {
         let lock = OutputLock::take(out)?;
-        let path = out.join(CHECKPOINT);
-        let bytes = crate::output::read_checkpoint(&path, "start the test again")?;
-        let refuse = |what: String| Error::Invalid {
-            file: path.display().to_string(),
-            field: "resume".to_owned(),
-            message: what,
-        };
-        let payload = crate::checkpoint::open(
-            &path,
-            &bytes,
-            crate::checkpoint::Kind::Shear,
-            CHECKPOINT_FORMAT,
-            &setup.text,
-            "start the test again",
-        )?;
-        let cp: Checkpoint = postcard::from_bytes(payload).map_err(|e| {
-            refuse(format!(
-                "not a readable checkpoint ({e}); start the test again"
-            ))
-        })?;
-        if cp.backend != backend.name() {
-            return Err(refuse(format!(
-                "was written by the {} backend; resume on that backend",
-                cp.backend
-            )));
-        }
+        let (driver, state, engine): (DriverState, _, _) =
+            checkpoint_file(&setup).load(&out.join(CHECKPOINT), backend.name())?;
         let mut sim = setup.scene.simulation.clone();
-        let switched = cp.driver.friction_switched;
+        let switched = driver.friction_switched;
         sim.set_pair_params(if switched {
             setup.shear_pairs.clone()
         } else {
             setup.preparation_pairs.clone()
         });
-        sim.restore(cp.sim);
-        backend.restore_state(&sim, &cp.engine)?;
-        let csv = rewrite_csv(out, &cp.driver.rows)?;
+        sim.restore(state);
+        backend.restore_state(&sim, &engine)?;
+        let csv = rewrite_csv(out, &driver.rows)?;
         log::info!(
             "resuming from the checkpoint at step {} (t = {:.6} s, {} rows, {})",
             sim.steps,
             sim.time,
-            cp.driver.rows.len(),
-            cp.driver.stage.name()
+            driver.rows.len(),
+            driver.stage.name()
         );
         let run = Self {
             _lock: lock,
             setup: std::sync::Arc::new(setup),
             sim,
-            state: cp.driver,
+            state: driver,
             out: out.to_path_buf(),
             csv,
             writer,
@@ -388,16 +356,7 @@ impl ShearRun {
     }
 
     fn append(&mut self, row: Row) -> Result<()> {
-        let path = self.out.join("shear.csv");
-        let mut w = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(Vec::new());
-        w.serialize(&row).map_err(|e| encode(&path, e))?;
-        let bytes = w.into_inner().map_err(|e| encode(&path, e))?;
-        // One write per row: a killed run leaves whole rows.
-        self.csv
-            .write_all(&bytes)
-            .map_err(|e| Error::io(&path, e))?;
+        self.csv.append(&row)?;
         self.state.rows.push(row);
         Ok(())
     }
@@ -640,21 +599,12 @@ impl ShearRun {
     }
 
     fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {
-        let path = self.out.join(CHECKPOINT);
-        let cp = Checkpoint {
-            backend: backend.name().to_owned(),
-            driver: self.state.clone(),
-            sim: self.sim.state(),
-            engine: backend.save_state()?,
-        };
-        let bytes = postcard::to_allocvec(&cp).map_err(|e| encode(&path, e))?;
-        let sealed = crate::checkpoint::seal(
-            crate::checkpoint::Kind::Shear,
-            CHECKPOINT_FORMAT,
-            &self.setup.text,
-            &bytes,
-        );
-        atomic_write(&path, &sealed)
+        checkpoint_file(&self.setup).save(
+            &self.out.join(CHECKPOINT),
+            backend,
+            &self.state,
+            &self.sim,
+        )
     }
 
     fn finish(&mut self, backend: &mut dyn Backend) -> Result<ShearSummary> {
@@ -666,27 +616,14 @@ impl ShearRun {
     }
 }
 
-fn rewrite_csv(out: &Path, rows: &[Row]) -> Result<File> {
-    let path = out.join("shear.csv");
-    let mut w = csv::Writer::from_writer(Vec::new());
-    if rows.is_empty() {
-        // Header only: serialize's header comes with the first record.
-        w.write_record(HEADER).map_err(|e| encode(&path, e))?;
-    }
-    for r in rows {
-        w.serialize(r).map_err(|e| encode(&path, e))?;
-    }
-    let bytes = w.into_inner().map_err(|e| encode(&path, e))?;
-    atomic_write(&path, &bytes)?;
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))
+fn rewrite_csv(out: &Path, rows: &[Row]) -> Result<RowFile> {
+    RowFile::rewrite(&out.join("shear.csv"), &HEADER, rows)
 }
 
-fn encode(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Encode {
-        path: path.to_path_buf(),
-        message: e.to_string(),
+fn checkpoint_file(setup: &ShearSetup) -> CheckpointFile<'_> {
+    CheckpointFile {
+        kind: crate::checkpoint::Kind::Shear,
+        format: CHECKPOINT_FORMAT,
+        input: &setup.text,
     }
 }

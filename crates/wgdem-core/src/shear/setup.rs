@@ -93,7 +93,8 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
         scene.simulation.dt,
         "the stages' longest times (specimen.max_time + consolidation.max_time + shear.displacement / shear.speed) over the time step; check shear.speed and the materials' density and young_modulus",
     )?;
-    let (preparation_pairs, shear_pairs) = stage_pairs(&config, &mut scene);
+    let (preparation_pairs, shear_pairs) =
+        stage_pairs(config.specimen.preparation_friction, &mut scene);
     if let Some(h) = geometry.expansion_height {
         squeeze_for_expansion(&mut scene.simulation, h, geometry.column);
     }
@@ -406,15 +407,19 @@ fn specimen_scene(config: &ShearConfig, g: &Geometry, walls: Vec<WallConfig>) ->
 
 /// The shear stage's pair table (the scene's, with any per-pair contact models) and the
 /// preparation's, which replaces the specimen's friction (a pair taking the smaller of its
-/// materials' values, as in `PairParams::new`); the scene starts with the preparation's.
-fn stage_pairs(config: &ShearConfig, scene: &mut Scene) -> (Vec<PairParams>, Vec<PairParams>) {
+/// materials' values, as in `PairParams::new`) with `preparation_friction` where given; the
+/// scene starts with the preparation's. The periodic-cell test's compaction uses it too.
+pub(crate) fn stage_pairs(
+    preparation_friction: Option<f64>,
+    scene: &mut Scene,
+) -> (Vec<PairParams>, Vec<PairParams>) {
     let sim = &mut scene.simulation;
     let p_mat = sim.particles.material[0];
     let n_mat = scene.materials.len();
     let shear_pairs: Vec<PairParams> = (0..n_mat * n_mat)
         .map(|k| *sim.pair(k / n_mat, k % n_mat))
         .collect();
-    let prep_friction = |m: usize| match config.specimen.preparation_friction {
+    let prep_friction = |m: usize| match preparation_friction {
         Some(mu) if m == p_mat => mu,
         _ => scene.materials[m].friction,
     };

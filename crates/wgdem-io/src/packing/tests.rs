@@ -232,15 +232,12 @@ fn specimens_read_back_exactly() {
 /// stricter `max_overlap`; files without the record keep the configured limit.
 #[test]
 fn specimens_record_their_largest_overlap() {
-    use wgdem_core::shear::ShearWriter;
     let sim = wgdem_core::bench::specimen(64, "hertz").expect("specimen");
     let largest =
         wgdem_core::packing::largest_overlap(&sim.particles.position, &sim.particles.radius);
     assert!((largest - 0.01).abs() < 1e-9, "{largest}");
     let dir = tempfile::tempdir().expect("dir");
-    crate::ShearFiles
-        .specimen(dir.path(), "s", &sim)
-        .expect("specimen files");
+    crate::write_specimen(dir.path(), "s", &sim).expect("specimen files");
     for ext in ["csv", "vtu"] {
         let p = read_packing(&dir.path().join(format!("s.{ext}"))).expect("read");
         assert_eq!(p.recorded_max_overlap, Some(largest), "{ext}");

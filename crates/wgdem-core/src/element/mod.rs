@@ -1,0 +1,629 @@
+//! Element tests in a periodic cell (`wgdem cell`): a gas of spheres compacted isotropically
+//! to a confining stress, then loaded along a path — drained or constant-p triaxial
+//! compression, biaxial plane strain, or simple shear at constant normal stress — with the
+//! series, summary, plots, ParaView snapshots and checkpoints of `wgdem shear`
+//! ([`crate::protocol`] holds what the two share).
+//!
+//! Stages, each advanced one output interval at a time on a [`Backend`]:
+//! 1. **compaction**: every normal stress held by [`crate::cell_servo`], first at half the
+//!    confining stress `p₀` at `compaction.gas_rate` (the gas has no stiffness to ring), then at
+//!    `p₀` at the servo's own bounded rate, with the preparation friction; once every normal
+//!    stress is within `tolerance` of `p₀` and the spheres are at rest for `settle_rows` rows,
+//!    the friction becomes the materials' own and the packing settles again;
+//! 2. **loading**: the path's modes ([`paths::LoadingPath::modes`]) set the velocity gradient
+//!    `L` every control interval from the last step's stress, until the loading strain is
+//!    reached.
+//!
+//! As in the shear test every decision depends only on step counts and the simulated state,
+//! so a resumed test gives the same bits as one never interrupted.
+
+mod config;
+mod paths;
+mod records;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use glam::DMat3;
+
+pub use config::{
+    CellServoConfig, CellSetup, CellSimulationConfig, CellSpecimenConfig, CellTestConfig,
+    CompactionConfig, LoadingConfig,
+};
+pub use paths::LoadingPath;
+pub use records::{CellProgress, CellSummary, DriverState, HEADER, Row, Stage};
+
+use crate::analysis::{
+    coordination_number, fabric_anisotropy, fabric_tensor, running_mean, touching_in,
+    windowed_slope,
+};
+use crate::cell_servo::CellServo;
+use crate::cpu::Simulation;
+use crate::error::{Error, Result};
+use crate::output::OutputLock;
+use crate::protocol::{CheckpointFile, RowFile, TestWriter};
+use crate::runner::Backend;
+
+const CHECKPOINT: &str = "checkpoint.bin";
+/// What a periodic-cell test writes in its output directory (besides the lock).
+pub const ENTRIES: [&str; 10] = [
+    "cell.csv",
+    "summary.json",
+    CHECKPOINT,
+    "vtk",
+    "plots",
+    "input.toml",
+    "specimen_compacted.csv",
+    "specimen_compacted.vtu",
+    crate::output::BLOWUP,
+    crate::output::MANIFEST,
+];
+/// Raised whenever a checkpoint's meaning changes, not only its layout.
+const CHECKPOINT_FORMAT: u32 = 1;
+
+/// Writes a periodic-cell test's snapshot files, plots and specimen: any [`TestWriter`] of
+/// its rows.
+pub trait CellWriter: TestWriter<Row> {}
+
+impl<T: TestWriter<Row> + ?Sized> CellWriter for T {}
+
+/// A periodic-cell test in progress.
+pub struct CellRun {
+    _lock: OutputLock,
+    setup: Arc<CellSetup>,
+    sim: Simulation,
+    state: DriverState,
+    out: PathBuf,
+    csv: RowFile,
+    writer: Box<dyn CellWriter + Send>,
+}
+
+impl CellRun {
+    /// Starts a test writing to `out` (created; a directory holding an earlier test is refused
+    /// unless `overwrite`), its snapshots and plots through `writer`.
+    pub fn create(
+        setup: CellSetup,
+        out: &Path,
+        overwrite: bool,
+        writer: Box<dyn CellWriter + Send>,
+    ) -> Result<Self> {
+        let lock = OutputLock::claim(out, &ENTRIES, overwrite)?;
+        std::fs::create_dir_all(out.join("vtk")).map_err(|e| Error::io(out, e))?;
+        setup.provenance.write_input(out)?;
+        let sim = setup.scene.simulation.clone();
+        let state = DriverState {
+            stage: Stage::Compaction,
+            stage_start: sim.time,
+            gas_compressed: false,
+            friction_switched: false,
+            settled_rows: 0,
+            strain: DMat3::ZERO,
+            shear_strain: 0.0,
+            stage_volume: sim.cell().map_or(f64::NAN, |c| c.volume()),
+            reference: (
+                sim.particles.position.clone(),
+                sim.particles.orientation.clone(),
+            ),
+            rows: Vec::new(),
+            series: crate::snapshot::Series::new("cell"),
+            compaction_timed_out: false,
+            wall_seconds: 0.0,
+            loading_start_steps: 0,
+        };
+        let csv = RowFile::rewrite(&out.join("cell.csv"), &HEADER, &state.rows)?;
+        Ok(Self {
+            _lock: lock,
+            setup: Arc::new(setup),
+            sim,
+            state,
+            out: out.to_path_buf(),
+            csv,
+            writer,
+        })
+    }
+
+    /// Reopens the test in `out` at its last checkpoint; `backend` (built for
+    /// [`CellRun::simulation`] of a fresh setup) takes over the saved engine state.
+    pub fn resume(
+        setup: CellSetup,
+        out: &Path,
+        backend: &mut dyn Backend,
+        writer: Box<dyn CellWriter + Send>,
+    ) -> Result<Self> {
+        let lock = OutputLock::take(out)?;
+        let (driver, state, engine): (DriverState, _, _) =
+            checkpoint_file(&setup).load(&out.join(CHECKPOINT), backend.name())?;
+        let mut sim = setup.scene.simulation.clone();
+        sim.set_pair_params(if driver.friction_switched {
+            setup.loading_pairs.clone()
+        } else {
+            setup.preparation_pairs.clone()
+        });
+        sim.restore(state);
+        backend.restore_state(&sim, &engine)?;
+        let csv = RowFile::rewrite(&out.join("cell.csv"), &HEADER, &driver.rows)?;
+        log::info!(
+            "resuming from the checkpoint at step {} (t = {:.6} s, {} rows, {})",
+            sim.steps,
+            sim.time,
+            driver.rows.len(),
+            driver.stage.name()
+        );
+        let run = Self {
+            _lock: lock,
+            setup: Arc::new(setup),
+            sim,
+            state: driver,
+            out: out.to_path_buf(),
+            csv,
+            writer,
+        };
+        run.state
+            .series
+            .write_collection(run.writer.as_ref(), &run.out)?;
+        Ok(run)
+    }
+
+    /// The simulation as it stands (build a backend from it before [`CellRun::run`]).
+    pub fn simulation(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// The setup.
+    pub fn setup(&self) -> &CellSetup {
+        &self.setup
+    }
+
+    /// The driver's state.
+    pub fn state(&self) -> &DriverState {
+        &self.state
+    }
+
+    /// Runs to the end (or to `stop_after_rows` more rows, for tests of interrupted runs),
+    /// writing outputs; returns the summary once the test is done.
+    pub fn run(
+        &mut self,
+        backend: &mut dyn Backend,
+        stop_after_rows: Option<usize>,
+        mut progress: impl FnMut(&CellProgress<'_>),
+    ) -> Result<Option<CellSummary>> {
+        let every = crate::scene::steps_per_output(
+            self.setup.config.simulation.output_interval,
+            self.sim.dt,
+        );
+        let mut rows_this_session = 0;
+        while self.state.stage != Stage::Done {
+            if stop_after_rows.is_some_and(|n| rows_this_session >= n) {
+                return Ok(None);
+            }
+            let t0 = Instant::now();
+            let advanced = self.advance(backend, every);
+            crate::output::guarded(&self.out, &self.sim, advanced)?;
+            self.state.wall_seconds += t0.elapsed().as_secs_f64();
+            let row = self.measure();
+            self.csv.append(&row)?;
+            self.state.rows.push(row);
+            rows_this_session += 1;
+            if let Some(row) = self.state.rows.last() {
+                let c = &self.setup.config;
+                progress(&CellProgress {
+                    stage: self.state.stage,
+                    row,
+                    stage_time: self.sim.time - self.state.stage_start,
+                    compaction_max_time: c.compaction.max_time,
+                    settled_rows: (self.state.settled_rows, c.compaction.settle_rows),
+                    mean_stress_target: c.compaction.mean_stress,
+                    target_strain: c.loading.strain,
+                });
+            }
+            let changed = self.advance_stage(backend)?;
+            let due = (self.state.rows.len() as u64)
+                .is_multiple_of(u64::from(self.setup.config.output.checkpoint_rows.max(1)));
+            if changed || due {
+                self.checkpoint(backend)?;
+            }
+        }
+        self.finish(backend).map(Some)
+    }
+
+    /// The servo of the current stage.
+    fn servo(&self) -> CellServo {
+        let c = &self.setup.config;
+        let fast = self.state.stage == Stage::Compaction && !self.state.gas_compressed;
+        CellServo {
+            max_rate: if fast {
+                c.compaction.gas_rate
+            } else {
+                c.servo.max_rate
+            },
+            band: c.servo.band,
+            reference: c.compaction.mean_stress,
+        }
+    }
+
+    /// The velocity gradient the stage sets from the last step's stress.
+    fn velocity_gradient(&self) -> DMat3 {
+        let c = &self.setup.config;
+        let p0 = c.compaction.mean_stress;
+        let stress = self.sim.stress().unwrap_or(DMat3::ZERO);
+        let modes = match self.state.stage {
+            Stage::Compaction if self.state.gas_compressed => LoadingPath::isotropic(p0),
+            Stage::Compaction => LoadingPath::isotropic(0.5 * p0),
+            Stage::Loading => c.loading.path.modes(c.loading.strain_rate, p0, stress),
+            Stage::Done => return DMat3::ZERO,
+        };
+        self.servo().velocity_gradient(&modes, stress)
+    }
+
+    /// `steps` steps, the velocity gradient set every control interval; the strain
+    /// accumulated exactly (`L` is constant over an interval).
+    fn advance(&mut self, backend: &mut dyn Backend, steps: u64) -> Result<()> {
+        let interval = self.setup.config.simulation.control_interval_steps;
+        let mut done = 0;
+        while done < steps {
+            let n = interval.min(steps - done);
+            let l = self.velocity_gradient();
+            self.sim
+                .set_velocity_gradient(l)
+                .map_err(|e| Error::BlowUp(format!("the cell's servo: {e}")))?;
+            backend.advance(&mut self.sim, n)?;
+            let h = n as f64 * self.sim.dt;
+            self.state.strain -= (l + l.transpose()) * (0.5 * h);
+            self.state.shear_strain += l.z_axis.x * h;
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn mean_speed(&self) -> f64 {
+        let p = &self.sim.particles;
+        let mass: f64 = p.mass.iter().sum();
+        (2.0 * p.kinetic_energy() / mass).sqrt()
+    }
+
+    fn measure(&self) -> Row {
+        let sim = &self.sim;
+        let s = &self.state;
+        let path = self.setup.config.loading.path;
+        let stress = sim.stress().unwrap_or(DMat3::NAN);
+        let sym = (stress + stress.transpose()) * 0.5;
+        let (p, q) = crate::analysis::invariants(sym);
+        let volume = sim.cell().map_or(f64::NAN, |c| c.volume());
+        let touches = touching_in(&sim.particles, sim.cell());
+        let n = sim.particles.len();
+        let e = &s.strain;
+        let loading = matches!(s.stage, Stage::Loading | Stage::Done);
+        Row {
+            step: sim.steps,
+            time_s: crate::cpu::step_time(sim.steps, sim.dt),
+            stage: s.stage.name().to_owned(),
+            strain_xx: e.x_axis.x,
+            strain_yy: e.y_axis.y,
+            strain_zz: e.z_axis.z,
+            strain_yz: e.z_axis.y,
+            strain_xz: e.z_axis.x,
+            strain_xy: e.y_axis.x,
+            volumetric_strain: -(volume / s.stage_volume).ln(),
+            loading_strain: if loading {
+                path.loading_strain(s.strain, s.shear_strain)
+            } else {
+                0.0
+            },
+            stress_xx_pa: sym.x_axis.x,
+            stress_yy_pa: sym.y_axis.y,
+            stress_zz_pa: sym.z_axis.z,
+            stress_yz_pa: sym.z_axis.y,
+            stress_xz_pa: sym.z_axis.x,
+            stress_xy_pa: sym.y_axis.x,
+            p_pa: p,
+            q_pa: q,
+            stress_ratio: path.stress_ratio(sym),
+            friction_angle_deg: path.friction_angle_deg(sym),
+            void_ratio: volume / self.setup.solid_volume - 1.0,
+            coordination_number: coordination_number(touches.len(), n),
+            sliding_fraction: if sim.stats.contacts == 0 {
+                0.0
+            } else {
+                sim.stats.sliding as f64 / sim.stats.contacts as f64
+            },
+            fabric_anisotropy: fabric_anisotropy(&fabric_tensor(&touches)),
+            contact_dissipated_work_j: if sim.accounts_work() {
+                sim.work.dissipated
+            } else {
+                f64::NAN
+            },
+            kinetic_energy_j: sim.particles.kinetic_energy(),
+            cell_volume_m3: volume,
+        }
+    }
+
+    /// Checks the current stage's end; returns whether the stage changed.
+    fn advance_stage(&mut self, backend: &mut dyn Backend) -> Result<bool> {
+        let setup = Arc::clone(&self.setup);
+        let c = &setup.config;
+        let t = self.sim.time;
+        let speed = self.mean_speed();
+        if !speed.is_finite() {
+            return Err(Error::BlowUp(format!(
+                "the mean sphere speed is {speed} m/s at t = {t:e} s in the {} stage: the simulation blew up; lower the time step (simulation.safety_factor) or the servo's rates",
+                self.state.stage.name()
+            )));
+        }
+        let Some(row) = self.state.rows.last() else {
+            return Ok(false);
+        };
+        match self.state.stage {
+            Stage::Compaction => {
+                let p0 = c.compaction.mean_stress;
+                if !self.state.gas_compressed {
+                    // Within the servo's band below half the target: on to the target at the
+                    // servo's own rate.
+                    if row.p_pa >= 0.5 * p0 * (1.0 - c.servo.band) {
+                        self.state.gas_compressed = true;
+                    }
+                    return Ok(false);
+                }
+                let tol = c.compaction.tolerance * p0;
+                let ok = [row.stress_xx_pa, row.stress_yy_pa, row.stress_zz_pa]
+                    .iter()
+                    .all(|s| (s - p0).abs() < tol)
+                    && speed < setup.settle_speed();
+                self.state.settled_rows = if ok { self.state.settled_rows + 1 } else { 0 };
+                let timed_out = t - self.state.stage_start >= c.compaction.max_time;
+                if self.state.settled_rows < c.compaction.settle_rows && !timed_out {
+                    return Ok(false);
+                }
+                if timed_out && self.state.settled_rows < c.compaction.settle_rows {
+                    log::warn!(
+                        "compaction reached compaction.max_time = {} s (p = {:.4e} Pa, target {p0:.4e} Pa, mean speed {speed:.3e} m/s, settle_speed {:.3e}); loading anyway",
+                        c.compaction.max_time,
+                        row.p_pa,
+                        setup.settle_speed()
+                    );
+                    self.state.compaction_timed_out = true;
+                }
+                let void_ratio = row.void_ratio;
+                if self.switch_to_loading_friction(backend)? {
+                    // Settle again with the materials' friction before loading.
+                    log::info!(
+                        "t = {t:.4} s: compacted with the preparation friction (void ratio {void_ratio:.4}); the materials' friction from here, settling again"
+                    );
+                    self.state.settled_rows = 0;
+                    return Ok(true);
+                }
+                self.snapshot(backend)?;
+                self.writer
+                    .specimen(&self.out, "specimen_compacted", &self.sim)?;
+                self.state.strain = DMat3::ZERO;
+                self.state.shear_strain = 0.0;
+                self.state.stage_volume = self.sim.cell().map_or(f64::NAN, |c| c.volume());
+                self.state.reference = (
+                    self.sim.particles.position.clone(),
+                    self.sim.particles.orientation.clone(),
+                );
+                self.state.loading_start_steps = self.sim.steps;
+                self.enter(Stage::Loading);
+                Ok(true)
+            }
+            Stage::Loading => {
+                let target = c.loading.strain;
+                let strain = row.loading_strain;
+                if strain >= target * 0.999_999 {
+                    self.sim
+                        .set_velocity_gradient(DMat3::ZERO)
+                        .map_err(|e| Error::BlowUp(format!("the cell's servo: {e}")))?;
+                    self.snapshot(backend)?;
+                    self.enter(Stage::Done);
+                    return Ok(true);
+                }
+                let n = c.output.vtk_snapshots.max(1) as f64;
+                let start = self.state.loading_start_steps;
+                let done = (self.state.series.snapshots.iter())
+                    .filter(|p| p.step > start)
+                    .count() as f64;
+                if strain >= target * (done + 1.0) / (n + 1.0) {
+                    self.snapshot(backend)?;
+                }
+                Ok(false)
+            }
+            Stage::Done => Ok(false),
+        }
+    }
+
+    /// Puts the materials' own friction in place of the preparation friction, once; returns
+    /// whether the pair table changed.
+    fn switch_to_loading_friction(&mut self, backend: &mut dyn Backend) -> Result<bool> {
+        if self.state.friction_switched {
+            return Ok(false);
+        }
+        self.state.friction_switched = true;
+        if self.setup.preparation_pairs == self.setup.loading_pairs {
+            return Ok(false);
+        }
+        self.sim.set_pair_params(self.setup.loading_pairs.clone());
+        backend.update_pair_params(&self.sim)?;
+        Ok(true)
+    }
+
+    fn enter(&mut self, stage: Stage) {
+        let current = self.state.stage.name();
+        let before = (self.state.rows.iter().rev())
+            .find(|r| r.stage != current)
+            .map_or(0, |r| r.step);
+        log::info!(
+            "t = {:.4} s: {current} → {} after {} steps of {current} (mean speed {:.3e} m/s)",
+            self.sim.time,
+            stage.name(),
+            self.sim.steps.saturating_sub(before),
+            self.mean_speed()
+        );
+        self.state.stage = stage;
+        self.state.stage_start = self.sim.time;
+        self.state.settled_rows = 0;
+    }
+
+    fn snapshot(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        let setup = Arc::clone(&self.setup);
+        let names: Vec<String> = (setup.scene.materials.iter())
+            .map(|m| m.name.clone())
+            .collect();
+        self.state.series.take(
+            self.writer.as_ref(),
+            &self.out,
+            &mut self.sim,
+            backend,
+            (&self.state.reference.0, &self.state.reference.1),
+            &names,
+            &setup.config.output.vtk,
+        )
+    }
+
+    fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        checkpoint_file(&self.setup).save(
+            &self.out.join(CHECKPOINT),
+            backend,
+            &self.state,
+            &self.sim,
+        )
+    }
+
+    fn finish(&mut self, backend: &mut dyn Backend) -> Result<CellSummary> {
+        let summary = self.summary(backend);
+        crate::output::write_json(&self.out.join("summary.json"), &summary)?;
+        self.writer
+            .plots(&self.out.join("plots"), &self.state.rows)?;
+        Ok(summary)
+    }
+
+    /// The summary of the rows so far.
+    pub fn summary(&self, backend: &dyn Backend) -> CellSummary {
+        let s = &self.setup;
+        let c = &s.config;
+        let rows = &self.state.rows;
+        let loading: Vec<&Row> = rows.iter().filter(|r| r.stage != "compaction").collect();
+        let ratio: Vec<f64> = loading.iter().map(|r| r.stress_ratio).collect();
+        let angle: Vec<f64> = loading.iter().map(|r| r.friction_angle_deg).collect();
+        let (ratio_mean, angle_mean) = (running_mean(&ratio, 3), running_mean(&angle, 3));
+        let peak = (0..ratio_mean.len())
+            .filter(|&k| ratio_mean[k].is_finite())
+            .max_by(|&a, &b| ratio_mean[a].total_cmp(&ratio_mean[b]));
+        let strain: Vec<f64> = loading.iter().map(|r| r.loading_strain).collect();
+        let dilation: Vec<f64> = loading.iter().map(|r| -r.volumetric_strain).collect();
+        let window = (loading.len() / 10).max(3);
+        let dilatancy = windowed_slope(&strain, &dilation, window)
+            .into_iter()
+            .flatten()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let p0 = c.compaction.mean_stress;
+        let errors: Vec<f64> = (loading.iter())
+            .filter(|r| r.loading_strain > 0.1 * c.loading.strain)
+            .flat_map(|r| {
+                let sigma = DMat3::from_cols_array(&[
+                    r.stress_xx_pa,
+                    r.stress_xy_pa,
+                    r.stress_xz_pa,
+                    r.stress_xy_pa,
+                    r.stress_yy_pa,
+                    r.stress_yz_pa,
+                    r.stress_xz_pa,
+                    r.stress_yz_pa,
+                    r.stress_zz_pa,
+                ]);
+                c.loading
+                    .path
+                    .held(p0, sigma)
+                    .into_iter()
+                    .map(move |(k, target)| (sigma.col(k)[k] / target - 1.0).abs())
+            })
+            .collect();
+        let compacted = rows.iter().rev().find(|r| r.stage == "compaction");
+        let compaction_end = compacted.map_or(0, |r| r.step);
+        let steps = self.sim.steps;
+        let n = self.sim.particles.len();
+        CellSummary {
+            provenance: s.provenance.clone(),
+            n_particles: n,
+            backend: backend.name().to_owned(),
+            contact_law: format!("{:?}", self.sim.model.law).to_lowercase(),
+            history: format!("{:?}", self.sim.model.history).to_lowercase(),
+            path: c.loading.path.name().to_owned(),
+            mean_stress_target_pa: p0,
+            initial_void_ratio: compacted.map_or(f64::NAN, |r| r.void_ratio),
+            initial_coordination_number: compacted.map_or(f64::NAN, |r| r.coordination_number),
+            peak_stress_ratio: peak.map_or(f64::NAN, |k| ratio_mean[k]),
+            peak_friction_angle_deg: peak.map_or(f64::NAN, |k| angle_mean[k]),
+            strain_at_peak: peak.map_or(f64::NAN, |k| strain[k]),
+            final_stress_ratio: ratio.last().copied().unwrap_or(f64::NAN),
+            final_volumetric_strain: loading.last().map_or(f64::NAN, |r| r.volumetric_strain),
+            max_dilatancy_rate: dilatancy,
+            held_stress_error_mean_fraction: errors.iter().sum::<f64>()
+                / errors.len().max(1) as f64,
+            held_stress_error_max_fraction: errors.iter().copied().fold(0.0, f64::max),
+            compaction_timed_out: self.state.compaction_timed_out,
+            compaction_steps: compaction_end,
+            loading_steps: if loading.is_empty() {
+                0
+            } else {
+                steps.saturating_sub(compaction_end)
+            },
+            steps,
+            dt_s: self.sim.dt,
+            wall_clock_s: self.state.wall_seconds,
+            particle_steps_per_s: (steps as f64 * n as f64)
+                / self.state.wall_seconds.max(f64::MIN_POSITIVE),
+        }
+    }
+}
+
+fn checkpoint_file(setup: &CellSetup) -> CheckpointFile<'_> {
+    CheckpointFile {
+        kind: crate::checkpoint::Kind::Cell,
+        format: CHECKPOINT_FORMAT,
+        input: &setup.text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `HEADER` names `Row`'s columns in its order.
+    #[test]
+    fn the_header_matches_the_row() {
+        let row = Row {
+            step: 0,
+            time_s: 0.0,
+            stage: "x".to_owned(),
+            strain_xx: 0.0,
+            strain_yy: 0.0,
+            strain_zz: 0.0,
+            strain_yz: 0.0,
+            strain_xz: 0.0,
+            strain_xy: 0.0,
+            volumetric_strain: 0.0,
+            loading_strain: 0.0,
+            stress_xx_pa: 0.0,
+            stress_yy_pa: 0.0,
+            stress_zz_pa: 0.0,
+            stress_yz_pa: 0.0,
+            stress_xz_pa: 0.0,
+            stress_xy_pa: 0.0,
+            p_pa: 0.0,
+            q_pa: 0.0,
+            stress_ratio: 0.0,
+            friction_angle_deg: 0.0,
+            void_ratio: 0.0,
+            coordination_number: 0.0,
+            sliding_fraction: 0.0,
+            fabric_anisotropy: 0.0,
+            contact_dissipated_work_j: 0.0,
+            kinetic_energy_j: 0.0,
+            cell_volume_m3: 0.0,
+        };
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.serialize(&row).expect("a row serializes");
+        let text = String::from_utf8(w.into_inner().expect("flushes")).expect("utf-8");
+        assert_eq!(text.lines().next(), Some(HEADER.join(",").as_str()));
+    }
+}

@@ -1,0 +1,152 @@
+//! What the laboratory protocols (`wgdem shear`, [`crate::shear`]; `wgdem cell`,
+//! [`crate::element`]) share: the CSV of rows appended one whole row at a time, the checkpoint
+//! that holds a driver's state beside the simulation's and the engine's, and the writer of
+//! snapshots, plots and saved specimens. Each protocol keeps its own stages, rows and summary.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::Kind;
+use crate::cpu::{SimState, Simulation};
+use crate::error::{Error, Result};
+use crate::output::atomic_write;
+use crate::runner::Backend;
+use crate::snapshot::SnapshotWriter;
+
+/// Writes a protocol's snapshot files, plots and saved specimens; each file atomically. Core
+/// declares it; `wgdem-io` implements it (VTK through `vtkio`, plots through `plotters`), so
+/// that the physics depends on no file-format crate.
+pub trait TestWriter<R>: SnapshotWriter {
+    /// The plots of `rows` into the directory `dir`.
+    fn plots(&self, dir: &Path, rows: &[R]) -> Result<()>;
+    /// The specimen of `sim` as a packing, `out/NAME.csv` and `out/NAME.vtu`, which
+    /// `--specimen` and scenes' `kind = "file"` groups read back.
+    fn specimen(&self, out: &Path, name: &str, sim: &Simulation) -> Result<()>;
+}
+
+/// A protocol's CSV of rows (`shear.csv`, `cell.csv`), appended one whole row per write so
+/// that a killed run leaves whole rows.
+pub struct RowFile {
+    path: PathBuf,
+    file: File,
+}
+
+impl RowFile {
+    /// Writes `path` afresh with `header` and `rows` (a new test, or a resumed one's rows up
+    /// to its checkpoint), then opens it for appending.
+    pub fn rewrite<R: Serialize>(path: &Path, header: &[&str], rows: &[R]) -> Result<Self> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        if rows.is_empty() {
+            // Header only: serialize's header comes with the first record.
+            w.write_record(header).map_err(|e| encode(path, e))?;
+        }
+        for r in rows {
+            w.serialize(r).map_err(|e| encode(path, e))?;
+        }
+        let bytes = w.into_inner().map_err(|e| encode(path, e))?;
+        atomic_write(path, &bytes)?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Appends `row`.
+    pub fn append<R: Serialize>(&mut self, row: &R) -> Result<()> {
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        w.serialize(row).map_err(|e| encode(&self.path, e))?;
+        let bytes = w.into_inner().map_err(|e| encode(&self.path, e))?;
+        self.file
+            .write_all(&bytes)
+            .map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// A checkpoint's payload: the backend's name, the protocol's driver state, the simulation and
+/// the engine's own state.
+#[derive(Serialize, Deserialize)]
+struct Checkpoint<D> {
+    backend: String,
+    driver: D,
+    sim: SimState,
+    engine: Vec<u8>,
+}
+
+/// How a protocol's checkpoints are told apart: the envelope's kind, the payload's format and
+/// the input the test runs.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckpointFile<'a> {
+    /// The envelope's kind.
+    pub kind: Kind,
+    /// The payload's format, raised whenever its meaning changes.
+    pub format: u32,
+    /// The configuration's text as run (`input.toml`).
+    pub input: &'a str,
+}
+
+impl CheckpointFile<'_> {
+    /// Writes `path` atomically: `driver`, `sim`'s state and `backend`'s.
+    pub fn save<D: Serialize>(
+        &self,
+        path: &Path,
+        backend: &mut dyn Backend,
+        driver: &D,
+        sim: &Simulation,
+    ) -> Result<()> {
+        let cp = Checkpoint {
+            backend: backend.name().to_owned(),
+            driver,
+            sim: sim.state(),
+            engine: backend.save_state()?,
+        };
+        let bytes = postcard::to_allocvec(&cp).map_err(|e| encode(path, e))?;
+        let sealed = crate::checkpoint::seal(self.kind, self.format, self.input, &bytes);
+        atomic_write(path, &sealed)
+    }
+
+    /// Reads `path`: the driver's state, the simulation's and the engine's, refused with one
+    /// line (ending "start the test again") if it is not this test's, is damaged, or was
+    /// written by another backend than `backend`.
+    pub fn load<D: DeserializeOwned>(
+        &self,
+        path: &Path,
+        backend: &str,
+    ) -> Result<(D, SimState, Vec<u8>)> {
+        let again = "start the test again";
+        let bytes = crate::output::read_checkpoint(path, again)?;
+        let refuse = |what: String| Error::Invalid {
+            file: path.display().to_string(),
+            field: "resume".to_owned(),
+            message: what,
+        };
+        let payload =
+            crate::checkpoint::open(path, &bytes, self.kind, self.format, self.input, again)?;
+        let cp: Checkpoint<D> = postcard::from_bytes(payload)
+            .map_err(|e| refuse(format!("not a readable checkpoint ({e}); {again}")))?;
+        if cp.backend != backend {
+            return Err(refuse(format!(
+                "was written by the {} backend; resume on that backend",
+                cp.backend
+            )));
+        }
+        Ok((cp.driver, cp.sim, cp.engine))
+    }
+}
+
+/// An encoding error of `path`.
+pub fn encode(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Encode {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}

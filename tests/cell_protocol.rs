@@ -1,0 +1,315 @@
+//! `wgdem cell` (`wgdem_core::element`) on a shortened quick preset
+//! (`assets/cell/quick_triaxial.toml` with 64 spheres and 0.2 % strain, about 10 s each):
+//!
+//! - the stages run in order and end on their criteria, each held stress within the servo's
+//!   tolerance, and the volumetric strain is the trace of the accumulated strain;
+//! - each path prescribes what it says (plane strain keeps `ε_zz = 0`, simple shear keeps
+//!   the x and y edges) and holds what it says;
+//! - a test stopped mid-compaction and resumed from its checkpoint gives the same bits;
+//! - bad configurations are refused with the field named.
+
+use std::path::Path;
+
+use wgdem_core::element::{CellRun, CellSetup, CellSummary};
+use wgdem_core::overrides::{Override, apply};
+use wgdem_core::runner::CpuBackend;
+
+const PRESET: &str = "assets/cell/quick_triaxial.toml";
+
+/// The quick preset shortened for the tests: 64 spheres from a more dilute gas compressed
+/// faster, a looser compaction criterion, a larger step, 0.2 % strain at 0.05 /s. (The
+/// servo keeps its default rate: at twice it, simple shear's held stresses rang by 2 %.)
+fn short(extra: &[&str]) -> String {
+    let text = std::fs::read_to_string(PRESET).expect("the quick preset");
+    let sets: Vec<Override> = [
+        "specimen.count=64",
+        "specimen.solid_fraction=0.12",
+        "compaction.gas_rate=3.0",
+        "compaction.tolerance=0.02",
+        "compaction.settle_rows=3",
+        "loading.strain=0.002",
+        "loading.strain_rate=0.05",
+        "simulation.output_interval=0.005",
+        "simulation.safety_factor=0.1",
+        "output.checkpoint_rows=7",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| Override::parse(s).unwrap_or_else(|e| panic!("{s}: {e}")))
+    .collect();
+    apply(&text, PRESET, &sets).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn setup(text: &str) -> CellSetup {
+    CellSetup::parse(text, "short.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(text: &str, dir: &Path) -> CellSummary {
+    let mut run = CellRun::create(setup(text), dir, false, Box::new(wgdem_io::TestFiles))
+        .unwrap_or_else(|e| panic!("{e}"));
+    run.run(&mut CpuBackend, None, |_| {})
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("ran to the end")
+}
+
+/// `cell.csv`'s rows: the stage, and a map of column to number (its fields hold no commas).
+fn rows(dir: &Path) -> Vec<(String, std::collections::HashMap<String, f64>)> {
+    let text = std::fs::read_to_string(dir.join("cell.csv")).expect("cell.csv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    assert_eq!(header, wgdem_core::element::HEADER);
+    lines
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            let values = header
+                .iter()
+                .zip(&fields)
+                .filter_map(|(k, v)| Some(((*k).to_owned(), v.parse::<f64>().ok()?)))
+                .collect();
+            (fields[2].to_owned(), values)
+        })
+        .collect()
+}
+
+/// The drained triaxial test of the short preset: compaction ends with every normal stress
+/// within its 2 % tolerance of p₀ = 50 kPa; the loading reaches its strain with σ_yy and
+/// σ_zz held within 1 % (the servo's lag is its band times the lateral rate over its
+/// largest, a fraction of a percent here) and the axial stress rising; the volumetric strain
+/// `−ln(V/V₀)` equals the trace of `−∫ D dt` to rounding (the cell maps by `exp(L Δt)`, whose
+/// determinant is `exp(tr L Δt)`); the files are all there.
+#[test]
+fn a_drained_triaxial_test_compacts_then_loads_holding_its_stresses() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = run(&short(&[]), dir.path());
+    let rows = rows(dir.path());
+    let p0 = 5e4;
+    let last_compaction = rows
+        .iter()
+        .rev()
+        .find(|(stage, _)| stage == "compaction")
+        .expect("compaction rows");
+    for k in ["stress_xx_Pa", "stress_yy_Pa", "stress_zz_Pa"] {
+        let v = last_compaction.1[k];
+        assert!(
+            (v / p0 - 1.0).abs() < 0.02,
+            "compaction ended with {k} = {v}"
+        );
+    }
+    let loading: Vec<_> = rows.iter().filter(|(s, _)| s != "compaction").collect();
+    assert!(loading.len() >= 5, "{} loading rows", loading.len());
+    for (_, r) in &loading {
+        let trace = r["strain_xx"] + r["strain_yy"] + r["strain_zz"];
+        assert!(
+            (r["volumetric_strain"] - trace).abs() < 1e-9,
+            "ε_v {} against tr ε {trace}",
+            r["volumetric_strain"]
+        );
+        for k in ["stress_yy_Pa", "stress_zz_Pa"] {
+            assert!((r[k] / p0 - 1.0).abs() < 0.01, "{k} = {}", r[k]);
+        }
+    }
+    let end = &loading.last().expect("a last row").1;
+    assert!((end["loading_strain"] - 0.002).abs() < 1e-4);
+    assert!(
+        end["stress_xx_Pa"] > 1.05 * p0,
+        "σ_xx {}",
+        end["stress_xx_Pa"]
+    );
+    assert!(s.held_stress_error_max_fraction < 0.01, "{s:?}");
+    assert_eq!(s.path, "drained_triaxial");
+    assert!(
+        s.peak_stress_ratio > 0.05 && s.initial_void_ratio > 0.3,
+        "{s:?}"
+    );
+    assert_eq!(s.steps, s.compaction_steps + s.loading_steps);
+    for f in [
+        "summary.json",
+        "input.toml",
+        "specimen_compacted.csv",
+        "specimen_compacted.vtu",
+        "plots/stress_ratio.svg",
+        "plots/volumetric_strain.png",
+        "vtk/cell.pvd",
+        "vtk/cell_0000.vtu",
+    ] {
+        assert!(dir.path().join(f).is_file(), "{f} missing");
+    }
+    let pvd = std::fs::read_to_string(dir.path().join("vtk/cell.pvd")).expect("pvd");
+    assert!(pvd.contains("part=\"3\" file=\"cell_0000.vtu\""), "{pvd}");
+    // The saved specimen is a packing the readers take back.
+    let packing = wgdem_io::read_packing(&dir.path().join("specimen_compacted.csv"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(packing.spheres.len(), 64);
+}
+
+/// The other paths from the same compacted packing (same seed): constant p holds the mean
+/// stress within 1 % while σ_xx rises (its lateral stresses within 2 %: they follow a moving
+/// target); plane strain keeps `ε_zz` at exactly zero and σ_yy at
+/// p₀; simple shear keeps `ε_xx = ε_yy = 0`, reaches `γ`, holds σ_zz, and the shear stress
+/// `τ = −σ_xz` resisting it grows (x moves with z).
+#[test]
+fn each_path_prescribes_and_holds_what_it_says() {
+    let p0 = 5e4;
+    for path in ["constant_p", "biaxial", "simple_shear"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let set = format!("loading.path=\"{path}\"");
+        let s = run(&short(&[&set]), dir.path());
+        assert_eq!(s.path, path);
+        let rows = rows(dir.path());
+        let loading: Vec<_> = rows.iter().filter(|(s, _)| s != "compaction").collect();
+        let end = &loading.last().expect("a last row").1;
+        assert!((end["loading_strain"] - 0.002).abs() < 1e-4, "{path}");
+        for (_, r) in &loading {
+            match path {
+                "constant_p" => assert!((r["p_Pa"] / p0 - 1.0).abs() < 0.01, "p {}", r["p_Pa"]),
+                "biaxial" => {
+                    assert_eq!(r["strain_zz"], 0.0);
+                    assert!((r["stress_yy_Pa"] / p0 - 1.0).abs() < 0.01);
+                }
+                _ => {
+                    assert_eq!((r["strain_xx"], r["strain_yy"]), (0.0, 0.0));
+                    assert!((r["stress_zz_Pa"] / p0 - 1.0).abs() < 0.01);
+                }
+            }
+        }
+        match path {
+            "simple_shear" => {
+                // Compression positive: the specimen pulls back with σ_xz < 0.
+                assert!(
+                    end["stress_xz_Pa"] < -0.02 * p0,
+                    "σ_xz {}",
+                    end["stress_xz_Pa"]
+                );
+                assert!(
+                    (end["stress_ratio"] + end["stress_xz_Pa"] / end["stress_zz_Pa"]).abs() < 1e-12
+                );
+                // γ = 2 |ε_xz| for L_xz alone.
+                assert!((2.0 * end["strain_xz"].abs() - end["loading_strain"]).abs() < 1e-12);
+            }
+            _ => assert!(
+                end["stress_xx_Pa"] > 1.05 * p0,
+                "{path}: {}",
+                end["stress_xx_Pa"]
+            ),
+        }
+        // Constant p's lateral target falls as σ_xx rises, so the servo lags by its band times
+        // the lateral rate over its largest: 5 % × (0.05 / 2) / 0.1 = 1.25 % here.
+        let limit = if path == "constant_p" { 0.02 } else { 0.01 };
+        assert!(s.held_stress_error_max_fraction < limit, "{path}: {s:?}");
+    }
+}
+
+/// Stopped a few rows after a checkpoint in the middle of the compaction and resumed: the
+/// same `cell.csv`, summary figures and snapshots as one run straight through.
+#[test]
+fn a_stopped_cell_test_resumes_to_the_same_bits() {
+    let text = short(&[]);
+    let straight = tempfile::tempdir().expect("temp dir");
+    let full = run(&text, straight.path());
+    let csv = std::fs::read_to_string(straight.path().join("cell.csv")).expect("csv");
+    let compaction_rows = csv.lines().filter(|l| l.contains(",compaction,")).count();
+    let stop = compaction_rows / 2 + 3;
+    let stopped = tempfile::tempdir().expect("temp dir");
+    let mut run1 = CellRun::create(
+        setup(&text),
+        stopped.path(),
+        false,
+        Box::new(wgdem_io::TestFiles),
+    )
+    .expect("create");
+    assert!(
+        run1.run(&mut CpuBackend, Some(stop), |_| {})
+            .expect("first part")
+            .is_none()
+    );
+    drop(run1);
+    let mut backend = CpuBackend;
+    let mut run2 = CellRun::resume(
+        setup(&text),
+        stopped.path(),
+        &mut backend,
+        Box::new(wgdem_io::TestFiles),
+    )
+    .expect("resume");
+    // At the last checkpoint before the stop (every 7 rows), not at the start.
+    let at = run2.state().rows.len();
+    assert!(at <= stop && at + 7 > stop && at > 0, "resumed at row {at}");
+    let resumed = run2
+        .run(&mut backend, None, |_| {})
+        .expect("second part")
+        .expect("done");
+    let csv2 = std::fs::read_to_string(stopped.path().join("cell.csv")).expect("csv");
+    assert!(csv == csv2, "cell.csv differs after resuming");
+    drop(run2);
+    assert_eq!(
+        full.peak_stress_ratio.to_bits(),
+        resumed.peak_stress_ratio.to_bits()
+    );
+    for f in [
+        "vtk/particles_0001.vtu",
+        "vtk/cell_0001.vtu",
+        "vtk/cell.pvd",
+    ] {
+        let a = std::fs::read(straight.path().join(f)).expect(f);
+        let b = std::fs::read(stopped.path().join(f)).expect(f);
+        assert!(a == b, "{f} differs after resuming");
+    }
+    // Another test's configuration does not resume it.
+    let other = short(&["loading.strain=0.003"]);
+    let err = CellRun::resume(
+        setup(&other),
+        stopped.path(),
+        &mut CpuBackend,
+        Box::new(wgdem_io::TestFiles),
+    )
+    .err()
+    .expect("refused");
+    assert!(err.to_string().contains("different input"), "{err}");
+}
+
+/// Bad configurations are refused with the field named, never a panic: values at f64's
+/// extremes included.
+#[test]
+fn bad_cell_configurations_are_refused_with_the_field_named() {
+    for (set, field) in [
+        ("compaction.mean_stress=0.0", "compaction.mean_stress"),
+        ("compaction.mean_stress=nan", "compaction.mean_stress"),
+        ("compaction.mean_stress=inf", "compaction.mean_stress"),
+        ("loading.strain_rate=-0.01", "loading.strain_rate"),
+        ("loading.strain=0.6", "loading.strain"),
+        ("loading.strain=1e308", "loading.strain"),
+        ("loading.strain_rate=1e-300", "simulation.dt"),
+        ("servo.max_rate=inf", "servo.max_rate"),
+        ("servo.band=0.0", "servo.band"),
+        ("specimen.count=8", "specimen.count"),
+        ("specimen.solid_fraction=0.5", "specimen.solid_fraction"),
+        ("specimen.solid_fraction=0.3", "specimen.solid_fraction"),
+        (
+            "simulation.control_interval_steps=0",
+            "simulation.control_interval_steps",
+        ),
+        ("loading.path=\"triaxial\"", "loading.path"),
+    ] {
+        let text = short(&[set]);
+        let err = CellSetup::parse(&text, "bad.toml")
+            .err()
+            .unwrap_or_else(|| panic!("{set} was accepted"));
+        assert!(
+            err.to_string().contains(field),
+            "{set}: the error names no {field}: {err}"
+        );
+    }
+}
+
+/// Every bundled periodic-cell preset loads.
+#[test]
+fn every_bundled_cell_preset_loads() {
+    let mut n = 0;
+    for entry in std::fs::read_dir("assets/cell").expect("assets/cell") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("text");
+        CellSetup::parse(&text, &path.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+        n += 1;
+    }
+    assert!(n >= 1);
+}
