@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use pyo3::prelude::*;
 use wgdem_core::contact_case::{CaseEvaluator, CpuEvaluator, run_case};
 use wgdem_core::runner::{Backend, CpuBackend};
+use wgdem_core::element::{CellRun, CellSetup};
 use wgdem_core::shear::{ShearRun, ShearSetup};
 use wgdem_gpu::{GpuContext, GpuOptions};
 
@@ -195,6 +196,62 @@ pub fn shear_json(
                 run.run(engine.as_mut(), Some(1), |p| {
                     if let Some(line) = line.as_mut() {
                         line.shear(p);
+                    }
+                })
+            })
+            .map_err(to_py)?;
+        if let Some(summary) = done {
+            break summary;
+        }
+        py.check_signals()?;
+    };
+    if let Some(line) = line {
+        line.finish();
+    }
+    Ok((json(&summary)?, json(&run.state().rows)?, output.kept()))
+}
+
+/// Runs an element test in a periodic cell (see `wgdem.cell` in `wgdem/__init__.py`) on the
+/// CPU reference; returns the summary and the rows as JSON, and the output directory if it is
+/// kept.
+#[pyfunction]
+#[pyo3(signature = (config, backend = "auto", out = None, progress = true, overwrite = false, overrides = None, resume = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn cell_json(
+    py: Python<'_>,
+    config: &Bound<'_, PyAny>,
+    backend: &str,
+    out: Option<PathBuf>,
+    progress: bool,
+    overwrite: bool,
+    overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
+    resume: bool,
+) -> PyResult<(String, String, Option<String>)> {
+    let what = "wgdem.cell";
+    let out = resume_dir(what, out, resume, overwrite)?;
+    let choice = crate::errors::choice(what, backend)?;
+    let _quiet = (!progress).then(Quiet::new);
+    let (text, file) = overridden_argument(config, "<cell config text>", what, overrides)?;
+    let setup = CellSetup::parse(&text, &file).map_err(to_py)?;
+    let output = Output::new(out)?;
+    let dir = output.dir().to_owned();
+    let mut engine = job_engine(py, choice, None, &setup.scene.simulation, GpuOptions::default())?;
+    let files = || Box::new(wgdem_io::TestFiles);
+    let mut run = if resume {
+        CellRun::resume(setup, &dir, engine.as_mut(), files())
+    } else {
+        CellRun::create(setup, &dir, overwrite, files())
+    }
+    .map_err(to_py)?;
+    let mut line = progress.then(wgdem_io::progress::StageLine::new);
+    // One row per call, so that Ctrl-C stops the test between rows (the output directory
+    // keeps its last checkpoint, from which `wgdem cell --resume` continues).
+    let summary = loop {
+        let done = py
+            .detach(|| {
+                run.run(engine.as_mut(), Some(1), |p| {
+                    if let Some(line) = line.as_mut() {
+                        line.cell(p);
                     }
                 })
             })

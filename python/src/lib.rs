@@ -28,6 +28,7 @@ fn _wgdem(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<simulation::Simulation>()?;
     m.add_class::<series::Series>()?;
     m.add_function(wrap_pyfunction!(jobs::shear_json, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::cell_json, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::run_json, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::contact_json, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::member_input, m)?)?;

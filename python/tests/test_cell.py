@@ -179,3 +179,42 @@ def test_a_deforming_cell_checkpoints_and_restores_to_the_same_bits(tmp_path):
     for name in ["positions", "velocities", "unwrapped_positions", "cell_stress"]:
         np.testing.assert_array_equal(getattr(again, name)(), getattr(sim, name)(), err_msg=name)
     np.testing.assert_array_equal(again.cell_edges, sim.cell_edges)
+
+
+# The quick preset shortened as tests/cell_protocol.rs does (64 spheres, 0.2 % strain).
+SHORT = {
+    "specimen.count": 64,
+    "specimen.solid_fraction": 0.12,
+    "compaction.gas_rate": 3.0,
+    "compaction.tolerance": 0.02,
+    "compaction.settle_rows": 3,
+    "loading.strain": 0.002,
+    "loading.strain_rate": 0.05,
+    "simulation.output_interval": 0.005,
+    "simulation.safety_factor": 0.1,
+}
+
+
+def test_wgdem_cell_runs_a_constant_p_test_and_refuses_bad_input(tmp_path):
+    from conftest import ASSETS
+
+    preset = ASSETS / "cell" / "quick_triaxial.toml"
+    summary, rows = wgdem.cell(
+        preset, out=tmp_path / "cell", progress=False,
+        overrides={**SHORT, "loading.path": "constant_p"},
+    )
+    assert summary["path"] == "constant_p"
+    assert summary["n_particles"] == 64
+    loading = np.asarray(rows["stage"]) != "compaction"
+    strain = np.asarray(rows["loading_strain"])[loading]
+    assert strain[-1] == pytest.approx(0.002, abs=1e-4)
+    # Constant p: the mean stress held within 1 % of p0 while the axial stress rises.
+    assert np.all(np.abs(np.asarray(rows["p_Pa"])[loading] / 5e4 - 1) < 0.01)
+    assert np.asarray(rows["stress_xx_Pa"])[loading][-1] > 1.05 * 5e4
+    assert (tmp_path / "cell" / "cell.csv").is_file()
+    assert (tmp_path / "cell" / "vtk" / "cell.pvd").is_file()
+    # A finished test's directory is not overwritten by accident; a bad key names itself.
+    with pytest.raises(wgdem.FileError, match="overwrite"):
+        wgdem.cell(preset, out=tmp_path / "cell", progress=False, overrides=SHORT)
+    with pytest.raises(wgdem.ConfigError, match="loading.strain_rate"):
+        wgdem.cell(preset, progress=False, overrides={**SHORT, "loading.strain_rate": 0.0})

@@ -26,6 +26,7 @@ import numpy as np
 
 from ._wgdem import Scene, Series, Simulation, __version__
 from ._wgdem import adapters as _adapters
+from ._wgdem import cell_json as _cell_json
 from ._wgdem import contact_json as _contact_json
 from ._wgdem import run_json as _run_json
 from ._wgdem import shear_json as _shear_json
@@ -38,6 +39,7 @@ __all__ = [
     "Series",
     "run",
     "shear",
+    "cell",
     "contact",
     "sweep",
     "adapters",
@@ -205,6 +207,50 @@ def shear(
         overwrite=overwrite,
         specimen=None if specimen is None else str(specimen),
         gpu_path=gpu_path,
+        overrides=overrides,
+        resume=resume,
+    )
+    return JobResult(json.loads(summary), _series(rows))
+
+
+def cell(
+    config: PathOrText,
+    backend: str = "auto",
+    out: Optional[PathOrText] = None,
+    progress: bool = True,
+    overwrite: bool = False,
+    overrides: Optional[dict] = None,
+    resume: bool = False,
+) -> JobResult:
+    """Runs an element test in a periodic cell, as ``wgdem cell`` does: a gas of spheres
+    compacted isotropically to ``compaction.mean_stress``, then loaded along
+    ``loading.path`` (``"drained_triaxial"``, ``"constant_p"``, ``"biaxial"`` or
+    ``"simple_shear"``).
+
+    config: a periodic-cell test file (``assets/cell/*.toml``, reference in docs/cell.md) or its
+        TOML text.
+    backend: ``"auto"`` or ``"cpu"``: the periodic cell runs on the CPU reference (the GPU
+        engine refuses it).
+    out: the output directory (``cell.csv``, ``summary.json``, plots, ParaView files,
+        checkpoint); None writes to a temporary directory removed afterwards. A directory that
+        holds results is refused unless ``overwrite=True``.
+    progress: shows a line per stage on stderr; ``False`` also leaves out the INFO log lines.
+    overrides: values of the configuration changed by dotted key, as ``--set`` does
+        (``{"loading.path": "constant_p", "specimen.count": 500}``).
+    resume: continues the test in ``out`` from its last checkpoint, as ``wgdem cell --resume
+        OUT`` (the same configuration and overrides).
+
+    Returns ``(summary, series)``: ``summary.json`` as a dict (peak stress ratio and friction
+    angle, strain at the peak, dilatancy, the held stresses' error, ...) and the rows of
+    ``cell.csv`` (strain and stress tensors, p, q, void ratio, coordination, sliding fraction,
+    contact work). Ctrl-C stops between rows with ``KeyboardInterrupt``.
+    """
+    summary, rows, _ = _cell_json(
+        config,
+        backend=backend,
+        out=None if out is None else str(out),
+        progress=progress,
+        overwrite=overwrite,
         overrides=overrides,
         resume=resume,
     )

@@ -241,6 +241,15 @@ def shear_json(
     overrides: Optional[Dict[str, object]] = None,
     resume: bool = False,
 ) -> Tuple[str, str, Optional[str]]: ...
+def cell_json(
+    config: PathLike,
+    backend: str = "auto",
+    out: Optional[PathLike] = None,
+    progress: bool = True,
+    overwrite: bool = False,
+    overrides: Optional[Dict[str, object]] = None,
+    resume: bool = False,
+) -> Tuple[str, str, Optional[str]]: ...
 def contact_json(
     case: PathLike,
     backend: str = "cpu",
