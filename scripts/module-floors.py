@@ -24,7 +24,7 @@ FLOORS = [
     ("stepper", ["cpu", "guard", "backend"]),
     ("output", ["output", "provenance", "checkpoint", "snapshot"]),
     ("scene", ["scene"]),
-    ("protocols", ["runner", "shear", "contact_case", "bench", "overrides", "lib"]),
+    ("protocols", ["runner", "protocol", "shear", "element", "contact_case", "bench", "overrides", "lib"]),
 ]
 FLOOR_OF = {m: i for i, (_, ms) in enumerate(FLOORS) for m in ms}
 

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
 use wgdem_core::contact_case::{CaseEvaluator, CpuEvaluator, run_case};
-use wgdem_core::runner::{Backend, CpuBackend};
 use wgdem_core::element::{CellRun, CellSetup};
+use wgdem_core::runner::{Backend, CpuBackend};
 use wgdem_core::shear::{ShearRun, ShearSetup};
 use wgdem_gpu::{GpuContext, GpuOptions};
 
@@ -235,7 +235,13 @@ pub fn cell_json(
     let setup = CellSetup::parse(&text, &file).map_err(to_py)?;
     let output = Output::new(out)?;
     let dir = output.dir().to_owned();
-    let mut engine = job_engine(py, choice, None, &setup.scene.simulation, GpuOptions::default())?;
+    let mut engine = job_engine(
+        py,
+        choice,
+        None,
+        &setup.scene.simulation,
+        GpuOptions::default(),
+    )?;
     let files = || Box::new(wgdem_io::TestFiles);
     let mut run = if resume {
         CellRun::resume(setup, &dir, engine.as_mut(), files())
