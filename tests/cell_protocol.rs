@@ -6,6 +6,7 @@
 //! - each path prescribes what it says (plane strain keeps `ε_zz = 0`, simple shear keeps
 //!   the x and y edges) and holds what it says;
 //! - a test stopped mid-compaction and resumed from its checkpoint gives the same bits;
+//! - strain probes split the response into its reversible and irreversible parts;
 //! - bad configurations are refused with the field named.
 
 use std::path::Path;
@@ -271,6 +272,10 @@ fn a_stopped_cell_test_resumes_to_the_same_bits() {
 /// extremes included.
 #[test]
 fn bad_cell_configurations_are_refused_with_the_field_named() {
+    // Probes are axisymmetric: a plane-strain test refuses them.
+    let text = short(&["loading.path=\"biaxial\"", "probes.at_stress_ratio=0.8"]);
+    let err = CellSetup::parse(&text, "bad.toml").expect_err("refused");
+    assert!(err.to_string().contains("`probes`"), "{err}");
     for (set, field) in [
         ("compaction.mean_stress=0.0", "compaction.mean_stress"),
         ("compaction.mean_stress=nan", "compaction.mean_stress"),
@@ -289,8 +294,17 @@ fn bad_cell_configurations_are_refused_with_the_field_named() {
             "simulation.control_interval_steps",
         ),
         ("loading.path=\"triaxial\"", "loading.path"),
+        ("probes.at_stress_ratio=-1.0", "probes.at_stress_ratio"),
+        ("probes.directions=5", "probes.directions"),
+        ("probes.magnitude=0.1", "probes.magnitude"),
+        ("probes.steps=0", "probes.steps"),
     ] {
-        let text = short(&[set]);
+        // Probes need their stress ratio beside the key under test.
+        let text = if set.starts_with("probes.") && !set.contains("at_stress_ratio") {
+            short(&["probes.at_stress_ratio=0.8", set])
+        } else {
+            short(&[set])
+        };
         let err = CellSetup::parse(&text, "bad.toml")
             .err()
             .unwrap_or_else(|| panic!("{set} was accepted"));
@@ -312,4 +326,67 @@ fn every_bundled_cell_preset_loads() {
         n += 1;
     }
     assert!(n >= 1);
+}
+
+/// Strain probes at q/p = 0.15 of the drained triaxial test (24 directions of 6·10⁻⁶, the
+/// default time step: with every contact locked a tenth of the critical step is unstable, and
+/// the probes say so): the loading stops there; the reversible probes are linear (opposite
+/// probes give opposite stresses within 5 % of the largest) and nearly symmetric (the
+/// off-diagonal terms of `D` agree within a tenth of its diagonal's geometric mean, as for a
+/// hyperelastic packing); the irreversible strain of loading (deviatoric increase) exceeds that
+/// of unloading, so the fitted circle leans towards `+dev` (Kuhn et al. Fig. 5b).
+#[test]
+fn strain_probes_split_reversible_and_irreversible_strain() {
+    let text = short(&[
+        "simulation.safety_factor=0.05",
+        "loading.strain=0.004",
+        "probes.at_stress_ratio=0.15",
+        "probes.directions=24",
+    ]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = run(&text, dir.path());
+    let p = s.probes.expect("the probes' summary");
+    assert!(p.stress_ratio >= 0.15 && p.stress_ratio < 0.25, "{p:?}");
+    assert!(
+        s.final_stress_ratio >= 0.15,
+        "the loading went on past the probes"
+    );
+    assert_eq!(p.count, 24);
+    assert!(p.reversible_asymmetry < 0.05, "{p:?}");
+    let d = p.reversible_stiffness_pa;
+    assert!(d[0][0] > 0.0 && d[1][1] > 0.0, "{d:?}");
+    assert!(
+        (d[0][1] - d[1][0]).abs() < 0.1 * (d[0][0] * d[1][1]).sqrt(),
+        "{d:?}"
+    );
+    assert!(p.plastic_modulus_pa.is_finite() && p.plastic_modulus_pa > 0.0);
+    assert!(
+        p.yield_direction_deg > 0.0 && p.yield_direction_deg < 180.0,
+        "{p:?}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("probes.csv")).expect("probes.csv");
+    assert_eq!(csv.lines().count(), 25);
+    assert_eq!(
+        csv.lines().next(),
+        Some(wgdem_core::element::PROBE_HEADER.join(",").as_str())
+    );
+    assert!(dir.path().join("plots/probes.png").is_file());
+    // A time step too large for locked contacts is refused, not measured.
+    let unstable = short(&[
+        "loading.strain=0.004",
+        "probes.at_stress_ratio=0.15",
+        "probes.directions=24",
+    ]);
+    let d2 = tempfile::tempdir().expect("temp dir");
+    let mut run2 = CellRun::create(
+        setup(&unstable),
+        d2.path(),
+        false,
+        Box::new(wgdem_io::TestFiles),
+    )
+    .expect("create");
+    let err = run2
+        .run(&mut CpuBackend, None, |_| {})
+        .expect_err("refused");
+    assert!(err.to_string().contains("safety_factor"), "{err}");
 }

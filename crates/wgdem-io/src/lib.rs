@@ -74,6 +74,17 @@ impl TestWriter<CellRow> for TestFiles {
     }
 }
 
+impl wgdem_core::element::CellWriter for TestFiles {
+    fn probe_plot(
+        &self,
+        dir: &Path,
+        rows: &[wgdem_core::element::ProbeRow],
+        centre: Option<[f64; 2]>,
+    ) -> Result<()> {
+        plots::write_probe_plot(dir, rows, centre)
+    }
+}
+
 /// `out/NAME.csv` and `out/NAME.vtu`: the spheres of `sim` as a packing, with its largest
 /// overlap recorded in both files: a specimen saved under load is read back by its own test
 /// (`Packing::overlap_limit`).

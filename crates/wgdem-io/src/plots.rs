@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use plotters::prelude::*;
-use wgdem_core::element::Row as CellRow;
+use wgdem_core::element::{ProbeRow, Row as CellRow};
 use wgdem_core::error::{Error, Result};
 use wgdem_core::output::atomic_write;
 use wgdem_core::shear::Row;
@@ -81,6 +81,95 @@ pub fn write_cell_plots(dir: &Path, rows: &[CellRow]) -> Result<()> {
             ),
         ],
     )
+}
+
+/// Strain probes in the Rendulic plane (Kuhn, Suzuki & Daouadji, Fig. 5): each probe's point
+/// (along its stress increment, at its irreversible strain over its stress increment, in
+/// 1/MPa) and the fitted circle through the origin, as `dir/probes.{png,svg}`.
+pub fn write_probe_plot(dir: &Path, rows: &[ProbeRow], centre: Option<[f64; 2]>) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    register_font();
+    let points: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (1e6 * r.point_vol, 1e6 * r.point_dev))
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    let circle: Vec<(f64, f64)> = centre
+        .map(|[cx, cy]| {
+            let (cx, cy) = (1e6 * cx, 1e6 * cy);
+            let r = cx.hypot(cy);
+            (0..=180)
+                .map(|k| {
+                    let a = std::f64::consts::TAU * f64::from(k) / 180.0;
+                    (cx + r * a.cos(), cy + r * a.sin())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let draw_into =
+        |root: DrawingArea<_, plotters::coord::Shift>| -> std::result::Result<(), String> {
+            scatter(root, &points, &circle)
+        };
+    let png = dir.join("probes.png");
+    let mut buf = vec![0u8; 700 * 700 * 3];
+    draw_into(BitMapBackend::with_buffer(&mut buf, (700, 700)).into_drawing_area())
+        .map_err(|e| encode_error(&png, e))?;
+    let mut encoded = Vec::new();
+    image_png(&mut encoded, &buf, 700, 700).map_err(|e| encode_error(&png, e))?;
+    atomic_write(&png, &encoded)?;
+    let svg_path = dir.join("probes.svg");
+    let mut svg = String::new();
+    scatter(
+        SVGBackend::with_string(&mut svg, (700, 700)).into_drawing_area(),
+        &points,
+        &circle,
+    )
+    .map_err(|e| encode_error(&svg_path, e))?;
+    atomic_write(&svg_path, svg.as_bytes())
+}
+
+/// The probes' points (blue) and their circle (red), on equal axes about the origin.
+fn scatter<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    points: &[(f64, f64)],
+    circle: &[(f64, f64)],
+) -> std::result::Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |err: &dyn std::fmt::Display| err.to_string();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let reach = points
+        .iter()
+        .chain(circle)
+        .map(|(x, y)| x.abs().max(y.abs()))
+        .fold(1e-12, f64::max)
+        * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Strain probes: irreversible strain / stress increment",
+            ("sans-serif", 20),
+        )
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-reach..reach, -reach..reach)
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .x_desc("volumetric, along dσ (1/MPa)")
+        .y_desc("deviatoric, along dσ (1/MPa)")
+        .label_style(("sans-serif", 16))
+        .draw()
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(circle.iter().copied(), RED.stroke_width(2)))
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(points.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
 }
 
 /// Each of `curves` (file name, title, y label, y) against `x`, as `dir/NAME.png` and

@@ -15,6 +15,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::paths::LoadingPath;
+use super::probes::ProbesConfig;
 
 /// A whole periodic-cell test file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -35,6 +36,9 @@ pub struct CellTestConfig {
     pub servo: CellServoConfig,
     /// The loading path.
     pub loading: LoadingConfig,
+    /// Strain probes at a stress ratio of the loading (triaxial paths).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<ProbesConfig>,
     /// VTK snapshots and checkpoints (as a shear file's `[output]`).
     #[serde(default)]
     pub output: ShearOutputConfig,
@@ -322,6 +326,48 @@ fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
                 l.strain
             ),
         ));
+    }
+    if let Some(p) = &config.probes {
+        if !matches!(
+            l.path,
+            LoadingPath::DrainedTriaxial | LoadingPath::ConstantP
+        ) {
+            return Err(v.err(
+                "probes",
+                format!(
+                    "are axisymmetric probes in the Rendulic plane, made from a triaxial state; loading.path = \"{}\" is not one (use \"drained_triaxial\" or \"constant_p\")",
+                    l.path.name()
+                ),
+            ));
+        }
+        v.positive("probes.at_stress_ratio", p.at_stress_ratio, "1")?;
+        if p.directions < 4 || !p.directions.is_multiple_of(2) {
+            return Err(v.err(
+                "probes.directions",
+                format!(
+                    "{} must be even (each probe has its opposite) and at least 4; use e.g. 72 (the default)",
+                    p.directions
+                ),
+            ));
+        }
+        v.positive("probes.magnitude", p.magnitude, "1")?;
+        if p.magnitude > 1e-3 {
+            return Err(v.err(
+                "probes.magnitude",
+                format!(
+                    "{} is no small probe; use e.g. 6e-6 (the default)",
+                    p.magnitude
+                ),
+            ));
+        }
+        for (field, steps) in [
+            ("probes.steps", p.steps),
+            ("probes.hold_steps", p.hold_steps),
+        ] {
+            if steps == Some(0) {
+                return Err(v.err(field, "must be at least 1".to_owned()));
+            }
+        }
     }
     let sim = &config.simulation;
     v.positive("simulation.output_interval", sim.output_interval, "s")?;

@@ -19,6 +19,7 @@
 
 mod config;
 mod paths;
+mod probes;
 mod records;
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,7 @@ pub use config::{
     CompactionConfig, LoadingConfig,
 };
 pub use paths::LoadingPath;
+pub use probes::{PROBE_HEADER, ProbeRow, ProbeSummary, ProbesConfig};
 pub use records::{CellProgress, CellSummary, DriverState, HEADER, Row, Stage};
 
 use crate::analysis::{
@@ -47,7 +49,7 @@ use crate::runner::Backend;
 
 const CHECKPOINT: &str = "checkpoint.bin";
 /// What a periodic-cell test writes in its output directory (besides the lock).
-pub const ENTRIES: [&str; 10] = [
+pub const ENTRIES: [&str; 11] = [
     "cell.csv",
     "summary.json",
     CHECKPOINT,
@@ -56,17 +58,19 @@ pub const ENTRIES: [&str; 10] = [
     "input.toml",
     "specimen_compacted.csv",
     "specimen_compacted.vtu",
+    "probes.csv",
     crate::output::BLOWUP,
     crate::output::MANIFEST,
 ];
 /// Raised whenever a checkpoint's meaning changes, not only its layout.
 const CHECKPOINT_FORMAT: u32 = 1;
 
-/// Writes a periodic-cell test's snapshot files, plots and specimen: any [`TestWriter`] of
-/// its rows.
-pub trait CellWriter: TestWriter<Row> {}
-
-impl<T: TestWriter<Row> + ?Sized> CellWriter for T {}
+/// Writes a periodic-cell test's snapshot files, plots and specimen, and its probes' plot.
+pub trait CellWriter: TestWriter<Row> {
+    /// The probes' points in the Rendulic plane with their fitted circle (`centre`, through
+    /// the origin), into the directory `dir` (Kuhn, Suzuki & Daouadji, Fig. 5).
+    fn probe_plot(&self, dir: &Path, rows: &[ProbeRow], centre: Option<[f64; 2]>) -> Result<()>;
+}
 
 /// A periodic-cell test in progress.
 pub struct CellRun {
@@ -110,6 +114,7 @@ impl CellRun {
             compaction_timed_out: false,
             wall_seconds: 0.0,
             loading_start_steps: 0,
+            probes: None,
         };
         let csv = RowFile::rewrite(&out.join("cell.csv"), &HEADER, &state.rows)?;
         Ok(Self {
@@ -409,7 +414,14 @@ impl CellRun {
             Stage::Loading => {
                 let target = c.loading.strain;
                 let strain = row.loading_strain;
-                if strain >= target * 0.999_999 {
+                let probe_now = c
+                    .probes
+                    .as_ref()
+                    .is_some_and(|p| row.stress_ratio >= p.at_stress_ratio);
+                if probe_now || strain >= target * 0.999_999 {
+                    if c.probes.is_some() {
+                        self.probe()?;
+                    }
                     self.sim
                         .set_velocity_gradient(DMat3::ZERO)
                         .map_err(|e| Error::BlowUp(format!("the cell's servo: {e}")))?;
@@ -444,6 +456,53 @@ impl CellRun {
         self.sim.set_pair_params(self.setup.loading_pairs.clone());
         backend.update_pair_params(&self.sim)?;
         Ok(true)
+    }
+
+    /// The strain probes from the current state (on copies of it: the test's own state does
+    /// not move), written to `probes.csv` and plotted.
+    fn probe(&mut self) -> Result<()> {
+        let setup = Arc::clone(&self.setup);
+        let c = &setup.config;
+        let Some(p) = &c.probes else {
+            return Ok(());
+        };
+        let ratio = self.state.rows.last().map_or(f64::NAN, |r| r.stress_ratio);
+        let steps = p.steps.unwrap_or_else(|| {
+            (p.magnitude / (c.loading.strain_rate * self.sim.dt))
+                .round()
+                .max(1.0) as u64
+        });
+        let hold = p.hold_steps.unwrap_or(steps);
+        log::info!(
+            "probing at q/p = {ratio:.4}: {} directions of strain {:e}, {steps} steps each and {hold} held, with and without sliding",
+            p.directions,
+            p.magnitude
+        );
+        let (rows, summary) = probes::probe(
+            &self.sim,
+            probes::locked(&setup.loading_pairs),
+            p.directions,
+            p.magnitude,
+            (steps, hold),
+            ratio,
+        )
+        .map_err(|e| Error::BlowUp(format!("the strain probes: {e}")))?;
+        RowFile::rewrite(&self.out.join("probes.csv"), &PROBE_HEADER, &rows)?;
+        log::info!(
+            "probes: plastic modulus {:.4e} Pa, yield direction {:.1}° from the volumetric axis, points off their circle by {:.1} % of its diameter (RMS)",
+            summary.plastic_modulus_pa,
+            summary.yield_direction_deg,
+            100.0 * summary.circle_misfit
+        );
+        let centre = 0.5 / summary.plastic_modulus_pa;
+        let direction = summary.yield_direction_deg.to_radians();
+        let circle = centre
+            .is_finite()
+            .then(|| [centre * direction.cos(), centre * direction.sin()]);
+        self.writer
+            .probe_plot(&self.out.join("plots"), &rows, circle)?;
+        self.state.probes = Some(summary);
+        Ok(())
     }
 
     fn enter(&mut self, stage: Stage) {
@@ -560,6 +619,7 @@ impl CellRun {
             held_stress_error_mean_fraction: errors.iter().sum::<f64>()
                 / errors.len().max(1) as f64,
             held_stress_error_max_fraction: errors.iter().copied().fold(0.0, f64::max),
+            probes: self.state.probes.clone(),
             compaction_timed_out: self.state.compaction_timed_out,
             compaction_steps: compaction_end,
             loading_steps: if loading.is_empty() {

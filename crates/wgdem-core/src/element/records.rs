@@ -169,6 +169,8 @@ pub struct DriverState {
     pub wall_seconds: f64,
     /// Steps at the start of loading.
     pub loading_start_steps: u64,
+    /// What the probes found, once made.
+    pub probes: Option<super::probes::ProbeSummary>,
 }
 
 /// What a finished test reports (`summary.json`; keys in `docs/cell.md`).
@@ -212,6 +214,8 @@ pub struct CellSummary {
     pub held_stress_error_mean_fraction: f64,
     /// The largest of the same.
     pub held_stress_error_max_fraction: f64,
+    /// The strain probes' findings (`[probes]`), `null` without them.
+    pub probes: Option<super::probes::ProbeSummary>,
     /// The compaction ended on its time limit.
     pub compaction_timed_out: bool,
     /// Steps of the compaction (the friction switch's resettling included).
