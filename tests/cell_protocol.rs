@@ -137,10 +137,52 @@ fn a_drained_triaxial_test_compacts_then_loads_holding_its_stresses() {
     }
     let pvd = std::fs::read_to_string(dir.path().join("vtk/cell.pvd")).expect("pvd");
     assert!(pvd.contains("part=\"3\" file=\"cell_0000.vtu\""), "{pvd}");
-    // The saved specimen is a packing the readers take back.
+    // The saved specimen is a packing the readers take back, with its cell; a test started from
+    // it (`--specimen`) skips the gas and only settles again under p₀ before loading.
     let packing = wgdem_io::read_packing(&dir.path().join("specimen_compacted.csv"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(packing.spheres.len(), 64);
+    assert!(
+        packing.recorded_cell.is_some(),
+        "the specimen records no cell"
+    );
+    let again = tempfile::tempdir().expect("temp dir");
+    let text = short(&["loading.path=\"constant_p\""]);
+    let mut run2 = CellRun::create_from_specimen(
+        setup(&text),
+        &packing,
+        again.path(),
+        false,
+        Box::new(wgdem_io::TestFiles),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s2 = run2
+        .run(&mut CpuBackend, None, |_| {})
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("ran to the end");
+    assert!(
+        s2.compaction_steps < s.compaction_steps / 3,
+        "{} compaction steps from the specimen, {} from the gas",
+        s2.compaction_steps,
+        s.compaction_steps
+    );
+    assert!((s2.initial_void_ratio / s.initial_void_ratio - 1.0).abs() < 0.01);
+    // A packing that records no cell (a box's specimen) is refused, naming why.
+    let mut boxed = packing.clone();
+    boxed.recorded_cell = None;
+    let err = CellRun::create_from_specimen(
+        setup(&text),
+        &boxed,
+        tempfile::tempdir().expect("temp dir").path(),
+        false,
+        Box::new(wgdem_io::TestFiles),
+    )
+    .err()
+    .expect("refused");
+    assert!(
+        err.to_string().contains("records no periodic cell"),
+        "{err}"
+    );
 }
 
 /// The other paths from the same compacted packing (same seed): constant p holds the mean

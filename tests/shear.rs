@@ -508,6 +508,7 @@ fn the_preparation_friction_gives_way_when_friction_change_says() {
         spheres,
         lammps_types: false,
         recorded_max_overlap: None,
+        recorded_cell: None,
     };
     let preset =
         std::fs::read_to_string(common::shear_preset("he_quick_loose.toml")).expect("preset");

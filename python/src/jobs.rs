@@ -215,7 +215,7 @@ pub fn shear_json(
 /// CPU reference; returns the summary and the rows as JSON, and the output directory if it is
 /// kept.
 #[pyfunction]
-#[pyo3(signature = (config, backend = "auto", out = None, progress = true, overwrite = false, overrides = None, resume = false))]
+#[pyo3(signature = (config, backend = "auto", out = None, progress = true, overwrite = false, overrides = None, resume = false, specimen = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn cell_json(
     py: Python<'_>,
@@ -226,29 +226,46 @@ pub fn cell_json(
     overwrite: bool,
     overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
     resume: bool,
+    specimen: Option<PathBuf>,
 ) -> PyResult<(String, String, Option<String>)> {
     let what = "wgdem.cell";
     let out = resume_dir(what, out, resume, overwrite)?;
+    if resume && specimen.is_some() {
+        return Err(crate::errors::bad_argument(
+            what,
+            "specimen",
+            "a resumed test continues from its checkpoint, not from a specimen; leave one of them out",
+        ));
+    }
     let choice = crate::errors::choice(what, backend)?;
     let _quiet = (!progress).then(Quiet::new);
     let (text, file) = overridden_argument(config, "<cell config text>", what, overrides)?;
     let setup = CellSetup::parse(&text, &file).map_err(to_py)?;
     let output = Output::new(out)?;
     let dir = output.dir().to_owned();
-    let mut engine = job_engine(
-        py,
-        choice,
-        None,
-        &setup.scene.simulation,
-        GpuOptions::default(),
-    )?;
     let files = || Box::new(wgdem_io::TestFiles);
-    let mut run = if resume {
-        CellRun::resume(setup, &dir, engine.as_mut(), files())
+    let (mut run, mut engine) = if resume {
+        let mut engine = job_engine(
+            py,
+            choice,
+            None,
+            &setup.scene.simulation,
+            GpuOptions::default(),
+        )?;
+        let run = CellRun::resume(setup, &dir, engine.as_mut(), files()).map_err(to_py)?;
+        (run, engine)
     } else {
-        CellRun::create(setup, &dir, overwrite, files())
-    }
-    .map_err(to_py)?;
+        let run = match specimen {
+            Some(path) => {
+                let packing = wgdem_io::read_packing(&path).map_err(to_py)?;
+                CellRun::create_from_specimen(setup, &packing, &dir, overwrite, files())
+            }
+            None => CellRun::create(setup, &dir, overwrite, files()),
+        }
+        .map_err(to_py)?;
+        let engine = job_engine(py, choice, None, run.simulation(), GpuOptions::default())?;
+        (run, engine)
+    };
     let mut line = progress.then(wgdem_io::progress::StageLine::new);
     // One row per call, so that Ctrl-C stops the test between rows (the output directory
     // keeps its last checkpoint, from which `wgdem cell --resume` continues).

@@ -213,6 +213,13 @@ def test_wgdem_cell_runs_a_constant_p_test_and_refuses_bad_input(tmp_path):
     assert np.asarray(rows["stress_xx_Pa"])[loading][-1] > 1.05 * 5e4
     assert (tmp_path / "cell" / "cell.csv").is_file()
     assert (tmp_path / "cell" / "vtk" / "cell.pvd").is_file()
+    # The compacted specimen starts another test (it records its cell): drained this time.
+    again, _ = wgdem.cell(
+        preset, progress=False, specimen=tmp_path / "cell" / "specimen_compacted.csv",
+        overrides=SHORT,
+    )
+    assert again["path"] == "drained_triaxial"
+    assert again["compaction_steps"] < summary["compaction_steps"] / 3
     # A finished test's directory is not overwritten by accident; a bad key names itself.
     with pytest.raises(wgdem.FileError, match="overwrite"):
         wgdem.cell(preset, out=tmp_path / "cell", progress=False, overrides=SHORT)

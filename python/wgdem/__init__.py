@@ -221,6 +221,7 @@ def cell(
     overwrite: bool = False,
     overrides: Optional[dict] = None,
     resume: bool = False,
+    specimen: Optional[PathOrText] = None,
 ) -> JobResult:
     """Runs an element test in a periodic cell, as ``wgdem cell`` does: a gas of spheres
     compacted isotropically to ``compaction.mean_stress``, then loaded along
@@ -239,6 +240,8 @@ def cell(
         (``{"loading.path": "constant_p", "specimen.count": 500}``).
     resume: continues the test in ``out`` from its last checkpoint, as ``wgdem cell --resume
         OUT`` (the same configuration and overrides).
+    specimen: starts from a saved specimen (``specimen_compacted.csv`` of an earlier test, which
+        records its cell) instead of a gas, as ``--specimen``.
 
     Returns ``(summary, series)``: ``summary.json`` as a dict (peak stress ratio and friction
     angle, strain at the peak, dilatancy, the held stresses' error, ...) and the rows of
@@ -253,6 +256,7 @@ def cell(
         overwrite=overwrite,
         overrides=overrides,
         resume=resume,
+        specimen=None if specimen is None else str(specimen),
     )
     return JobResult(json.loads(summary), _series(rows))
 

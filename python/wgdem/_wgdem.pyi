@@ -249,6 +249,7 @@ def cell_json(
     overwrite: bool = False,
     overrides: Optional[Dict[str, object]] = None,
     resume: bool = False,
+    specimen: Optional[PathLike] = None,
 ) -> Tuple[str, str, Optional[str]]: ...
 def contact_json(
     case: PathLike,

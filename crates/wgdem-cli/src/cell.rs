@@ -29,6 +29,11 @@ pub struct CellArgs {
     /// `--set loading.path=constant_p --set simulation.seed=7`. input.toml records the result.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Start from a saved specimen instead of a gas: the specimen_compacted.csv of an earlier
+    /// test (it records its periodic cell), of specimen.count spheres; the confining stress is
+    /// held until the packing settles again, then the loading starts.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    specimen: Option<PathBuf>,
 }
 
 /// Runs `wgdem cell`.
@@ -40,22 +45,37 @@ pub fn cell(args: CellArgs) -> Result<(), String> {
         resume,
         overwrite,
         set,
+        specimen,
     } = args;
     let (text, file) = overridden(&config, &set)?;
     let setup = CellSetup::parse(&text, &file).map_err(cli_error)?;
+    let files = || Box::new(wgdem_io::TestFiles);
+    // The engine is built from the spheres the test starts with.
+    let start = match specimen {
+        Some(path) => {
+            let packing = wgdem_io::read_packing(&path).map_err(cli_error)?;
+            Some(
+                CellRun::create_from_specimen(setup.clone(), &packing, &out, overwrite, files())
+                    .map_err(cli_error)?,
+            )
+        }
+        None => None,
+    };
     let mut engine = make_backend(
         backend,
         None,
-        &setup.scene.simulation,
+        start
+            .as_ref()
+            .map_or(&setup.scene.simulation, |run| run.simulation()),
         GpuSettings::default(),
     )?;
-    let files = || Box::new(wgdem_io::TestFiles);
-    let (mut run, dir) = match resume {
-        Some(dir) => (
+    let (mut run, dir) = match (resume, start) {
+        (_, Some(run)) => (run, out),
+        (Some(dir), None) => (
             CellRun::resume(setup, &dir, engine.as_mut(), files()).map_err(cli_error)?,
             dir,
         ),
-        None => (
+        (None, None) => (
             CellRun::create(setup, &out, overwrite, files()).map_err(cli_error)?,
             out,
         ),

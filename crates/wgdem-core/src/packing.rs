@@ -108,7 +108,14 @@ pub struct Packing {
     /// wgdem's specimen files record theirs ([`RECORDED_OVERLAP_KEY`]), so that a specimen
     /// saved under load is read back by the test that wrote it (see [`Packing::overlap_limit`]).
     pub recorded_max_overlap: Option<f64>,
+    /// The periodic cell the file records the spheres were in (wgdem's specimen CSV of a
+    /// periodic scene, [`RECORDED_CELL_KEY`]): its edges `a`, `b`, `c` and its origin (m).
+    pub recorded_cell: Option<[DVec3; 4]>,
 }
+
+/// The key under which wgdem's specimen CSV of a periodic scene records its cell: a comment line
+/// `# cell = ax ay az bx by bz cx cy cz ox oy oz` (edges, then origin; m) before the header.
+pub const RECORDED_CELL_KEY: &str = "cell";
 
 /// The key under which wgdem's specimen files record their largest overlap: a CSV comment
 /// line `# max_overlap = X` before the header, a `.vtu` field-data array of that name.

@@ -248,7 +248,7 @@ fn build(config: CellTestConfig, text: &str, file: &str) -> Result<CellSetup> {
     // The spheres are placed a largest diameter clear of the far faces: the region they are
     // placed in holds them at a higher solid fraction than the cell's.
     let placed = s.solid_fraction * (side / (side - d_max)).powi(3);
-    if placed.is_nan() || placed > 0.35 {
+    if placed.is_nan() || placed > 0.3 {
         return Err(v.err(
             "specimen.solid_fraction",
             format!(

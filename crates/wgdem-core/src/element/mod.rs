@@ -170,6 +170,77 @@ impl CellRun {
         Ok(run)
     }
 
+    /// Starts a test from a saved packing (`wgdem cell --specimen`): a specimen CSV that
+    /// records its periodic cell (`specimen_compacted.csv` of an earlier test). Its spheres (of
+    /// the specimen's material; velocities as saved) in its cell replace the gas, the friction is
+    /// the materials' own from the start, and the compaction goes on from the confining stress's
+    /// hold (no gas phase) until the criteria hold again; then the loading. The contacts'
+    /// tangential histories are not in the file: they start afresh.
+    pub fn create_from_specimen(
+        setup: CellSetup,
+        packing: &crate::packing::Packing,
+        out: &Path,
+        overwrite: bool,
+        writer: Box<dyn CellWriter + Send>,
+    ) -> Result<Self> {
+        let refuse = |message: String| Error::invalid(&packing.source, "specimen", message);
+        let Some([a, b, c, origin]) = packing.recorded_cell else {
+            return Err(refuse(
+                "records no periodic cell: give the specimen_compacted.csv of a wgdem cell test (its `# cell = ...` line; a .vtu does not carry it)".to_owned(),
+            ));
+        };
+        let count = setup.config.specimen.count;
+        let n = packing.spheres.len();
+        if n != count as usize {
+            return Err(Error::invalid(
+                &packing.source,
+                "specimen.count",
+                format!(
+                    "the saved specimen holds {n} spheres but the test is for specimen.count = {count}: set specimen.count = {n}"
+                ),
+            ));
+        }
+        let cell = crate::cell::PeriodicCell::new([a, b, c], origin, DMat3::ZERO)
+            .map_err(|e| refuse(format!("its recorded cell: {e}")))?;
+        let mut run = Self::create(setup, out, overwrite, writer)?;
+        let setup = Arc::clone(&run.setup);
+        let sim = &mut run.sim;
+        let material = sim.particles.material.first().copied().unwrap_or(0);
+        let density = setup.scene.materials[material].density.unwrap_or(0.0);
+        let mut particles = crate::particles::Particles::default();
+        for sphere in &packing.spheres {
+            let i = particles.push(sphere.position, sphere.radius, density, material);
+            particles.velocity[i] = sphere.velocity;
+            particles.angular_velocity[i] = sphere.angular_velocity;
+        }
+        sim.particles = particles;
+        sim.reset_history();
+        sim.set_default_skin();
+        sim.set_cell(Some(cell)).map_err(refuse)?;
+        let limit = packing.overlap_limit(crate::packing::DEFAULT_MAX_OVERLAP);
+        let p = &sim.particles;
+        if let Some(o) = crate::packing::worst_overlap_in(&p.position, &p.radius, limit, sim.cell())
+        {
+            return Err(refuse(format!(
+                "{} pairs overlap by more than {limit} of the smaller radius through the cell's faces or inside it (worst {:.3} for spheres {} and {}): not the packing of this cell",
+                o.count, o.fraction, o.pair.0, o.pair.1
+            )));
+        }
+        sim.set_pair_params(setup.loading_pairs.clone());
+        run.state.friction_switched = true;
+        run.state.gas_compressed = true;
+        run.state.stage_volume = run.sim.cell().map_or(f64::NAN, |c| c.volume());
+        run.state.reference = (
+            run.sim.particles.position.clone(),
+            run.sim.particles.orientation.clone(),
+        );
+        log::info!(
+            "{}: {n} spheres in their periodic cell from the saved specimen; the gas phase skipped",
+            packing.source
+        );
+        Ok(run)
+    }
+
     /// The simulation as it stands (build a backend from it before [`CellRun::run`]).
     pub fn simulation(&self) -> &Simulation {
         &self.sim

@@ -162,6 +162,7 @@ pub(super) fn read_lammps_data(path: &Path) -> Result<Packing> {
         spheres: atoms.into_iter().map(|(_, s)| s).collect(),
         lammps_types: true,
         recorded_max_overlap: None,
+        recorded_cell: None,
     })
 }
 
@@ -334,6 +335,7 @@ pub(super) fn read_lammps_dump(path: &Path) -> Result<Packing> {
         spheres,
         lammps_types: true,
         recorded_max_overlap: None,
+        recorded_cell: None,
     })
 }
 

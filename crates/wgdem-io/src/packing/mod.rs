@@ -149,9 +149,24 @@ fn number(file: &str, line: usize, column: usize, name: &str, text: &str) -> Res
 /// as [`write_specimen_csv`] writes it); `None` where it records none or the file cannot be
 /// read (the reader reports that).
 fn recorded_in_csv(path: &Path) -> Option<f64> {
+    recorded_values(path, wgdem_core::packing::RECORDED_OVERLAP_KEY, 1)?
+        .first()
+        .copied()
+}
+
+/// The periodic cell a CSV records in its leading comment lines (`# cell = ax … oz`, as
+/// [`write_specimen_csv`] writes it for a periodic scene): edges, then origin.
+fn recorded_cell_in_csv(path: &Path) -> Option<[DVec3; 4]> {
+    let v = recorded_values(path, wgdem_core::packing::RECORDED_CELL_KEY, 12)?;
+    let at = |k: usize| DVec3::new(v[3 * k], v[3 * k + 1], v[3 * k + 2]);
+    Some([at(0), at(1), at(2), at(3)])
+}
+
+/// The first `count` numbers after `# KEY =` in a CSV's leading comment lines; `None` where
+/// there is no such line or it holds fewer numbers.
+fn recorded_values(path: &Path, key: &str, count: usize) -> Option<Vec<f64>> {
     use std::io::BufRead;
     let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
-    let key = wgdem_core::packing::RECORDED_OVERLAP_KEY;
     for line in file.lines() {
         let line = line.ok()?;
         let Some(comment) = line.trim_start().strip_prefix('#') else {
@@ -161,12 +176,15 @@ fn recorded_in_csv(path: &Path) -> Option<f64> {
         let Some(rest) = comment.trim_start().strip_prefix(key) else {
             continue;
         };
-        let value = rest
-            .trim_start()
-            .strip_prefix('=')?
+        let Some(values) = rest.trim_start().strip_prefix('=') else {
+            continue;
+        };
+        let numbers: Vec<f64> = values
             .split_whitespace()
-            .next()?;
-        return value.parse().ok();
+            .take(count)
+            .map_while(|v| v.parse().ok())
+            .collect();
+        return (numbers.len() == count).then_some(numbers);
     }
     None
 }
@@ -210,15 +228,28 @@ pub fn write_packing_csv(path: &Path, sim: &Simulation) -> Result<()> {
 /// [`write_packing_csv`] headed by a comment line recording the packing's largest overlap
 /// `overlap` (a fraction of the smaller radius; `# max_overlap = X`), which the reader gives as
 /// `Packing::recorded_max_overlap`.
+///
+/// A periodic scene's specimen also records its cell (`# cell = ax ay az bx by bz cx cy cz ox oy
+/// oz`, `Packing::recorded_cell`), which `wgdem cell --specimen` takes back.
 pub fn write_specimen_csv(path: &Path, sim: &Simulation, overlap: f64) -> Result<()> {
-    write_csv(
-        path,
-        sim,
-        format!(
-            "# {} = {overlap:e} (the largest overlap of two spheres here, as a fraction of the smaller radius)\n",
-            wgdem_core::packing::RECORDED_OVERLAP_KEY
-        ),
-    )
+    let mut comment = format!(
+        "# {} = {overlap:e} (the largest overlap of two spheres here, as a fraction of the smaller radius)\n",
+        wgdem_core::packing::RECORDED_OVERLAP_KEY
+    );
+    if let Some(cell) = sim.cell() {
+        let [a, b, c] = cell.edges();
+        let numbers: Vec<String> = [a, b, c, cell.origin()]
+            .iter()
+            .flat_map(|v| [v.x, v.y, v.z])
+            .map(fmt)
+            .collect();
+        comment.push_str(&format!(
+            "# {} = {} (the periodic cell: edges a, b, c, then origin; m)\n",
+            wgdem_core::packing::RECORDED_CELL_KEY,
+            numbers.join(" ")
+        ));
+    }
+    write_csv(path, sim, comment)
 }
 
 fn write_csv(path: &Path, sim: &Simulation, comment: String) -> Result<()> {

@@ -162,5 +162,6 @@ pub(super) fn read_csv(path: &Path) -> Result<Packing> {
         spheres,
         lammps_types: false,
         recorded_max_overlap: recorded_in_csv(path),
+        recorded_cell: recorded_cell_in_csv(path),
     })
 }

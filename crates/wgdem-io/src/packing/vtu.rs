@@ -99,6 +99,8 @@ pub(super) fn read_vtu(path: &Path) -> Result<Packing> {
         spheres,
         lammps_types: false,
         recorded_max_overlap: recorded_overlap(path),
+        // Only the specimen CSV records a periodic cell.
+        recorded_cell: None,
     })
 }
 
