@@ -314,6 +314,17 @@ fn a_stopped_cell_test_resumes_to_the_same_bits() {
 /// extremes included.
 #[test]
 fn bad_cell_configurations_are_refused_with_the_field_named() {
+    // A gas of nearly equal spheres too dense to place at random names the key to lower.
+    let text = short(&[
+        "specimen.count=1000",
+        "specimen.solid_fraction=0.26",
+        "specimen.size={ distribution = \"uniform\", min_diameter = 0.0019, max_diameter = 0.0021 }",
+    ]);
+    let err = CellSetup::parse(&text, "bad.toml").expect_err("refused");
+    assert!(
+        err.to_string().contains("`specimen.solid_fraction`") && err.to_string().contains("lower"),
+        "{err}"
+    );
     // Probes are axisymmetric: a plane-strain test refuses them.
     let text = short(&["loading.path=\"biaxial\"", "probes.at_stress_ratio=0.8"]);
     let err = CellSetup::parse(&text, "bad.toml").expect_err("refused");

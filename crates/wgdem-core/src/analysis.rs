@@ -66,6 +66,13 @@ pub fn invariants(stress: DMat3) -> (f64, f64) {
     (p, (1.5 * ss).sqrt())
 }
 
+/// Mean sphere speed `√(2 E_k / Σm)` (m/s), rotation included: what the protocols' settling
+/// criteria bound.
+pub fn mean_speed(p: &Particles) -> f64 {
+    let mass: f64 = p.mass.iter().sum();
+    (2.0 * p.kinetic_energy() / mass).sqrt()
+}
+
 /// Coordination number `CN = 2 N_c / N_p` (He, Zheng & Li 2020, Eq. 27).
 pub fn coordination_number(n_contacts: usize, n_particles: usize) -> f64 {
     if n_particles == 0 {

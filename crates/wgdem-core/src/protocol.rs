@@ -10,12 +10,124 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use glam::{DQuat, DVec3};
+
 use crate::checkpoint::Kind;
 use crate::cpu::{SimState, Simulation};
 use crate::error::{Error, Result};
-use crate::output::atomic_write;
+use crate::material::PairParams;
+use crate::output::{OutputLock, atomic_write};
+use crate::provenance::Provenance;
 use crate::runner::Backend;
-use crate::snapshot::SnapshotWriter;
+use crate::scene::Scene;
+use crate::snapshot::{Series, SnapshotWriter, VtkContent};
+
+/// A protocol's output directory while its test runs: the lock that keeps other runs out, and
+/// its CSV of rows.
+pub struct TestDir {
+    _lock: OutputLock,
+    path: PathBuf,
+    csv: RowFile,
+}
+
+impl TestDir {
+    /// A new test in `out`: claimed (a directory holding an earlier test's `entries` is refused
+    /// unless `overwrite`), with `vtk/`, `input.toml` and the CSV `csv` holding `header`.
+    pub fn create(
+        out: &Path,
+        entries: &[&str],
+        overwrite: bool,
+        provenance: &Provenance,
+        (csv, header): (&str, &[&str]),
+    ) -> Result<Self> {
+        let lock = OutputLock::claim(out, entries, overwrite)?;
+        std::fs::create_dir_all(out.join("vtk")).map_err(|e| Error::io(out, e))?;
+        provenance.write_input(out)?;
+        Self::reopened(lock, out, (csv, header), &[] as &[()])
+    }
+
+    /// The test in `out`, whose lock `lock` is held, with its CSV rewritten to `rows` (those of
+    /// the checkpoint it resumes from).
+    pub fn reopened<R: Serialize>(
+        lock: OutputLock,
+        out: &Path,
+        (csv, header): (&str, &[&str]),
+        rows: &[R],
+    ) -> Result<Self> {
+        Ok(Self {
+            _lock: lock,
+            path: out.to_path_buf(),
+            csv: RowFile::rewrite(&out.join(csv), header, rows)?,
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends a row to the CSV.
+    pub fn append<R: Serialize>(&mut self, row: &R) -> Result<()> {
+        self.csv.append(row)
+    }
+}
+
+/// Writes the next snapshot of `series` for `sim` (displacements from `reference`, materials
+/// named as in `scene`), its contacts read through `backend`.
+#[allow(clippy::too_many_arguments)]
+pub fn snapshot(
+    series: &mut Series,
+    writer: &dyn SnapshotWriter,
+    out: &Path,
+    sim: &mut Simulation,
+    backend: &mut dyn Backend,
+    reference: &(Vec<DVec3>, Vec<DQuat>),
+    scene: &Scene,
+    vtk: &VtkContent,
+) -> Result<()> {
+    let names: Vec<String> = scene.materials.iter().map(|m| m.name.clone()).collect();
+    series.take(
+        writer,
+        out,
+        sim,
+        backend,
+        (&reference.0, &reference.1),
+        &names,
+        vtk,
+    )
+}
+
+/// A finished test's `summary.json` and plots.
+pub fn finish<R, W: TestWriter<R> + ?Sized>(
+    out: &Path,
+    summary: &impl Serialize,
+    writer: &W,
+    rows: &[R],
+) -> Result<()> {
+    crate::output::write_json(&out.join("summary.json"), summary)?;
+    writer.plots(&out.join("plots"), rows)
+}
+
+/// Puts the pair table `to` in place of `from` once (`switched` records that it was done);
+/// returns whether the table changed (not when it was switched already, nor when the two
+/// are the same).
+pub fn switch_pairs(
+    sim: &mut Simulation,
+    backend: &mut dyn Backend,
+    switched: &mut bool,
+    (from, to): (&[PairParams], &[PairParams]),
+) -> Result<bool> {
+    if *switched {
+        return Ok(false);
+    }
+    *switched = true;
+    if from == to {
+        return Ok(false);
+    }
+    sim.set_pair_params(to.to_vec());
+    backend.update_pair_params(sim)?;
+    Ok(true)
+}
 
 /// Writes a protocol's snapshot files, plots and saved specimens; each file atomically. Core
 /// declares it; `wgdem-io` implements it (VTK through `vtkio`, plots through `plotters`), so

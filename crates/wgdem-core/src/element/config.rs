@@ -248,7 +248,7 @@ fn build(config: CellTestConfig, text: &str, file: &str) -> Result<CellSetup> {
     // The spheres are placed a largest diameter clear of the far faces: the region they are
     // placed in holds them at a higher solid fraction than the cell's.
     let placed = s.solid_fraction * (side / (side - d_max)).powi(3);
-    if placed.is_nan() || placed > 0.3 {
+    if placed.is_nan() || placed > 0.35 {
         return Err(v.err(
             "specimen.solid_fraction",
             format!(
@@ -425,9 +425,19 @@ fn gas_scene(config: &CellTestConfig, side: f64, d_max: f64) -> SceneConfig {
     }
 }
 
-/// Errors of the generated scene, named after this file's fields.
+/// Errors of the generated scene, named after this file's fields: a gas too dense to place
+/// names `specimen.solid_fraction` (the region it is placed in is the file's cell).
 fn rename_fields(e: Error) -> Error {
+    const JAMMED: &str = "enlarge `region`, lower `count`, or raise `max_attempts`";
     match e {
+        Error::Invalid { file, message, .. } if message.contains(JAMMED) => Error::Invalid {
+            file,
+            field: "specimen.solid_fraction".to_owned(),
+            message: message.replace(
+                JAMMED,
+                "lower specimen.solid_fraction (spheres of nearly one size jam near 0.3 where they are placed)",
+            ),
+        },
         Error::Invalid {
             file,
             field,

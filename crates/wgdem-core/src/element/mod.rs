@@ -22,7 +22,7 @@ mod paths;
 mod probes;
 mod records;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -44,7 +44,7 @@ use crate::cell_servo::CellServo;
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 use crate::output::OutputLock;
-use crate::protocol::{CheckpointFile, RowFile, TestWriter};
+use crate::protocol::{CheckpointFile, RowFile, TestDir, TestWriter};
 use crate::runner::Backend;
 
 const CHECKPOINT: &str = "checkpoint.bin";
@@ -74,12 +74,10 @@ pub trait CellWriter: TestWriter<Row> {
 
 /// A periodic-cell test in progress.
 pub struct CellRun {
-    _lock: OutputLock,
+    dir: TestDir,
     setup: Arc<CellSetup>,
     sim: Simulation,
     state: DriverState,
-    out: PathBuf,
-    csv: RowFile,
     writer: Box<dyn CellWriter + Send>,
 }
 
@@ -92,9 +90,7 @@ impl CellRun {
         overwrite: bool,
         writer: Box<dyn CellWriter + Send>,
     ) -> Result<Self> {
-        let lock = OutputLock::claim(out, &ENTRIES, overwrite)?;
-        std::fs::create_dir_all(out.join("vtk")).map_err(|e| Error::io(out, e))?;
-        setup.provenance.write_input(out)?;
+        let dir = TestDir::create(out, &ENTRIES, overwrite, &setup.provenance, CSV)?;
         let sim = setup.scene.simulation.clone();
         let state = DriverState {
             stage: Stage::Compaction,
@@ -116,14 +112,11 @@ impl CellRun {
             loading_start_steps: 0,
             probes: None,
         };
-        let csv = RowFile::rewrite(&out.join("cell.csv"), &HEADER, &state.rows)?;
         Ok(Self {
-            _lock: lock,
+            dir,
             setup: Arc::new(setup),
             sim,
             state,
-            out: out.to_path_buf(),
-            csv,
             writer,
         })
     }
@@ -147,7 +140,7 @@ impl CellRun {
         });
         sim.restore(state);
         backend.restore_state(&sim, &engine)?;
-        let csv = RowFile::rewrite(&out.join("cell.csv"), &HEADER, &driver.rows)?;
+        let dir = TestDir::reopened(lock, out, CSV, &driver.rows)?;
         log::info!(
             "resuming from the checkpoint at step {} (t = {:.6} s, {} rows, {})",
             sim.steps,
@@ -156,17 +149,15 @@ impl CellRun {
             driver.stage.name()
         );
         let run = Self {
-            _lock: lock,
+            dir,
             setup: Arc::new(setup),
             sim,
             state: driver,
-            out: out.to_path_buf(),
-            csv,
             writer,
         };
         run.state
             .series
-            .write_collection(run.writer.as_ref(), &run.out)?;
+            .write_collection(run.writer.as_ref(), run.dir.path())?;
         Ok(run)
     }
 
@@ -275,10 +266,10 @@ impl CellRun {
             }
             let t0 = Instant::now();
             let advanced = self.advance(backend, every);
-            crate::output::guarded(&self.out, &self.sim, advanced)?;
+            crate::output::guarded(self.dir.path(), &self.sim, advanced)?;
             self.state.wall_seconds += t0.elapsed().as_secs_f64();
             let row = self.measure();
-            self.csv.append(&row)?;
+            self.dir.append(&row)?;
             self.state.rows.push(row);
             rows_this_session += 1;
             if let Some(row) = self.state.rows.last() {
@@ -353,9 +344,7 @@ impl CellRun {
     }
 
     fn mean_speed(&self) -> f64 {
-        let p = &self.sim.particles;
-        let mass: f64 = p.mass.iter().sum();
-        (2.0 * p.kinetic_energy() / mass).sqrt()
+        crate::analysis::mean_speed(&self.sim.particles)
     }
 
     fn measure(&self) -> Row {
@@ -470,7 +459,7 @@ impl CellRun {
                 }
                 self.snapshot(backend)?;
                 self.writer
-                    .specimen(&self.out, "specimen_compacted", &self.sim)?;
+                    .specimen(self.dir.path(), "specimen_compacted", &self.sim)?;
                 self.state.strain = DMat3::ZERO;
                 self.state.shear_strain = 0.0;
                 self.state.stage_volume = self.sim.cell().map_or(f64::NAN, |c| c.volume());
@@ -517,16 +506,13 @@ impl CellRun {
     /// Puts the materials' own friction in place of the preparation friction, once; returns
     /// whether the pair table changed.
     fn switch_to_loading_friction(&mut self, backend: &mut dyn Backend) -> Result<bool> {
-        if self.state.friction_switched {
-            return Ok(false);
-        }
-        self.state.friction_switched = true;
-        if self.setup.preparation_pairs == self.setup.loading_pairs {
-            return Ok(false);
-        }
-        self.sim.set_pair_params(self.setup.loading_pairs.clone());
-        backend.update_pair_params(&self.sim)?;
-        Ok(true)
+        let s = &*self.setup;
+        crate::protocol::switch_pairs(
+            &mut self.sim,
+            backend,
+            &mut self.state.friction_switched,
+            (&s.preparation_pairs, &s.loading_pairs),
+        )
     }
 
     /// The strain probes from the current state (on copies of it: the test's own state does
@@ -558,7 +544,7 @@ impl CellRun {
             ratio,
         )
         .map_err(|e| Error::BlowUp(format!("the strain probes: {e}")))?;
-        RowFile::rewrite(&self.out.join("probes.csv"), &PROBE_HEADER, &rows)?;
+        RowFile::rewrite(&self.dir.path().join("probes.csv"), &PROBE_HEADER, &rows)?;
         log::info!(
             "probes: plastic modulus {:.4e} Pa, yield direction {:.1}° from the volumetric axis, points off their circle by {:.1} % of its diameter (RMS)",
             summary.plastic_modulus_pa,
@@ -571,7 +557,7 @@ impl CellRun {
             .is_finite()
             .then(|| [centre * direction.cos(), centre * direction.sin()]);
         self.writer
-            .probe_plot(&self.out.join("plots"), &rows, circle)?;
+            .probe_plot(&self.dir.path().join("plots"), &rows, circle)?;
         self.state.probes = Some(summary);
         Ok(())
     }
@@ -594,24 +580,22 @@ impl CellRun {
     }
 
     fn snapshot(&mut self, backend: &mut dyn Backend) -> Result<()> {
-        let setup = Arc::clone(&self.setup);
-        let names: Vec<String> = (setup.scene.materials.iter())
-            .map(|m| m.name.clone())
-            .collect();
-        self.state.series.take(
+        let setup = &*self.setup;
+        crate::protocol::snapshot(
+            &mut self.state.series,
             self.writer.as_ref(),
-            &self.out,
+            self.dir.path(),
             &mut self.sim,
             backend,
-            (&self.state.reference.0, &self.state.reference.1),
-            &names,
+            &self.state.reference,
+            &setup.scene,
             &setup.config.output.vtk,
         )
     }
 
     fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {
         checkpoint_file(&self.setup).save(
-            &self.out.join(CHECKPOINT),
+            &self.dir.path().join(CHECKPOINT),
             backend,
             &self.state,
             &self.sim,
@@ -620,9 +604,8 @@ impl CellRun {
 
     fn finish(&mut self, backend: &mut dyn Backend) -> Result<CellSummary> {
         let summary = self.summary(backend);
-        crate::output::write_json(&self.out.join("summary.json"), &summary)?;
-        self.writer
-            .plots(&self.out.join("plots"), &self.state.rows)?;
+        let writer = &*self.writer;
+        crate::protocol::finish(self.dir.path(), &summary, writer, &self.state.rows)?;
         Ok(summary)
     }
 
@@ -706,6 +689,9 @@ impl CellRun {
         }
     }
 }
+
+/// `cell.csv` and its columns.
+const CSV: (&str, &[&str]) = ("cell.csv", &HEADER);
 
 fn checkpoint_file(setup: &CellSetup) -> CheckpointFile<'_> {
     CheckpointFile {

@@ -26,9 +26,7 @@ impl ShearRun {
     }
 
     pub(super) fn mean_speed(&self) -> f64 {
-        let p = &self.sim.particles;
-        let mass: f64 = p.mass.iter().sum();
-        (2.0 * p.kinetic_energy() / mass).sqrt()
+        crate::analysis::mean_speed(&self.sim.particles)
     }
 
     pub(super) fn measure(&self) -> Row {

@@ -29,7 +29,7 @@ mod servo;
 mod setup;
 mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use glam::DVec3;
@@ -50,7 +50,7 @@ use crate::analysis::{
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 use crate::output::OutputLock;
-use crate::protocol::{CheckpointFile, RowFile};
+use crate::protocol::{CheckpointFile, TestDir};
 use crate::runner::Backend;
 use crate::wall::WallShape;
 
@@ -83,12 +83,10 @@ const CHECKPOINT_FORMAT: u32 = 10;
 
 /// A direct shear test in progress.
 pub struct ShearRun {
-    _lock: OutputLock,
+    dir: TestDir,
     setup: std::sync::Arc<ShearSetup>,
     sim: Simulation,
     state: DriverState,
-    out: PathBuf,
-    csv: RowFile,
     writer: Box<dyn ShearWriter + Send>,
 }
 
@@ -146,9 +144,7 @@ impl ShearRun {
         overwrite: bool,
         writer: Box<dyn ShearWriter + Send>,
     ) -> Result<Self> {
-        let lock = OutputLock::claim(out, &ENTRIES, overwrite)?;
-        std::fs::create_dir_all(out.join("vtk")).map_err(|e| Error::io(out, e))?;
-        setup.provenance.write_input(out)?;
+        let dir = TestDir::create(out, &ENTRIES, overwrite, &setup.provenance, CSV)?;
         let sim = setup.scene.simulation.clone();
         let state = DriverState {
             stage: Stage::Preparation,
@@ -170,14 +166,11 @@ impl ShearRun {
             wall_seconds: 0.0,
             shear_start_steps: 0,
         };
-        let csv = rewrite_csv(out, &[])?;
         Ok(Self {
-            _lock: lock,
+            dir,
             setup: std::sync::Arc::new(setup),
             sim,
             state,
-            out: out.to_path_buf(),
-            csv,
             writer,
         })
     }
@@ -202,7 +195,7 @@ impl ShearRun {
         });
         sim.restore(state);
         backend.restore_state(&sim, &engine)?;
-        let csv = rewrite_csv(out, &driver.rows)?;
+        let dir = TestDir::reopened(lock, out, CSV, &driver.rows)?;
         log::info!(
             "resuming from the checkpoint at step {} (t = {:.6} s, {} rows, {})",
             sim.steps,
@@ -211,17 +204,15 @@ impl ShearRun {
             driver.stage.name()
         );
         let run = Self {
-            _lock: lock,
+            dir,
             setup: std::sync::Arc::new(setup),
             sim,
             state: driver,
-            out: out.to_path_buf(),
-            csv,
             writer,
         };
         run.state
             .series
-            .write_collection(run.writer.as_ref(), &run.out)?;
+            .write_collection(run.writer.as_ref(), run.dir.path())?;
         Ok(run)
     }
 
@@ -324,7 +315,7 @@ impl ShearRun {
                     .into_iter()
                     .collect()
             });
-            crate::output::guarded(&self.out, &self.sim, advanced)?;
+            crate::output::guarded(self.dir.path(), &self.sim, advanced)?;
             self.state.wall_seconds += t0.elapsed().as_secs_f64();
             let row = self.measure();
             self.append(row)?;
@@ -356,7 +347,7 @@ impl ShearRun {
     }
 
     fn append(&mut self, row: Row) -> Result<()> {
-        self.csv.append(&row)?;
+        self.dir.append(&row)?;
         self.state.rows.push(row);
         Ok(())
     }
@@ -410,7 +401,7 @@ impl ShearRun {
                         self.state.rows.last().map(|r| r.void_ratio);
                     self.snapshot(backend)?;
                     self.writer
-                        .specimen(&self.out, "specimen_prepared", &self.sim)?;
+                        .specimen(self.dir.path(), "specimen_prepared", &self.sim)?;
                     // An expanded specimen's lid already holds it at the target height.
                     if s.expansion_height.is_none() {
                         self.place_lid();
@@ -456,7 +447,7 @@ impl ShearRun {
                 }
                 self.snapshot(backend)?;
                 self.writer
-                    .specimen(&self.out, "specimen_consolidated", &self.sim)?;
+                    .specimen(self.dir.path(), "specimen_consolidated", &self.sim)?;
                 // `friction_change = "at_shear"`: the shear friction from the first shear
                 // step on (already in place with "resettle").
                 self.switch_to_shear_friction(backend)?;
@@ -511,16 +502,13 @@ impl ShearRun {
     /// whether the pair table changed (not when it was switched already, nor when the
     /// preparation used the materials' own).
     fn switch_to_shear_friction(&mut self, backend: &mut dyn Backend) -> Result<bool> {
-        if self.state.friction_switched {
-            return Ok(false);
-        }
-        self.state.friction_switched = true;
-        if self.setup.preparation_pairs == self.setup.shear_pairs {
-            return Ok(false);
-        }
-        self.sim.set_pair_params(self.setup.shear_pairs.clone());
-        backend.update_pair_params(&self.sim)?;
-        Ok(true)
+        let s = &*self.setup;
+        crate::protocol::switch_pairs(
+            &mut self.sim,
+            backend,
+            &mut self.state.friction_switched,
+            (&s.preparation_pairs, &s.shear_pairs),
+        )
     }
 
     /// Device memory `backend` holds, per sphere (bytes); `None` on the CPU.
@@ -580,27 +568,22 @@ impl ShearRun {
     }
 
     fn snapshot(&mut self, backend: &mut dyn Backend) -> Result<()> {
-        let setup = std::sync::Arc::clone(&self.setup);
-        let names: Vec<String> = setup
-            .scene
-            .materials
-            .iter()
-            .map(|m| m.name.clone())
-            .collect();
-        self.state.series.take(
+        let setup = &*self.setup;
+        crate::protocol::snapshot(
+            &mut self.state.series,
             self.writer.as_ref(),
-            &self.out,
+            self.dir.path(),
             &mut self.sim,
             backend,
-            (&self.state.reference.0, &self.state.reference.1),
-            &names,
+            &self.state.reference,
+            &setup.scene,
             &setup.config.output.vtk,
         )
     }
 
     fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {
         checkpoint_file(&self.setup).save(
-            &self.out.join(CHECKPOINT),
+            &self.dir.path().join(CHECKPOINT),
             backend,
             &self.state,
             &self.sim,
@@ -609,16 +592,14 @@ impl ShearRun {
 
     fn finish(&mut self, backend: &mut dyn Backend) -> Result<ShearSummary> {
         let summary = self.summary(backend);
-        crate::output::write_json(&self.out.join("summary.json"), &summary)?;
-        self.writer
-            .plots(&self.out.join("plots"), &self.state.rows)?;
+        let writer = &*self.writer;
+        crate::protocol::finish(self.dir.path(), &summary, writer, &self.state.rows)?;
         Ok(summary)
     }
 }
 
-fn rewrite_csv(out: &Path, rows: &[Row]) -> Result<RowFile> {
-    RowFile::rewrite(&out.join("shear.csv"), &HEADER, rows)
-}
+/// `shear.csv` and its columns.
+const CSV: (&str, &[&str]) = ("shear.csv", &HEADER);
 
 fn checkpoint_file(setup: &ShearSetup) -> CheckpointFile<'_> {
     CheckpointFile {
