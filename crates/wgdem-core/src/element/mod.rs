@@ -629,8 +629,10 @@ impl CellRun {
             .flatten()
             .fold(f64::NEG_INFINITY, f64::max);
         let p0 = c.compaction.mean_stress;
+        // After the first tenth of the strain the loading reached (probes may stop it early).
+        let reached = strain.last().copied().unwrap_or(0.0);
         let errors: Vec<f64> = (loading.iter())
-            .filter(|r| r.loading_strain > 0.1 * c.loading.strain)
+            .filter(|r| r.loading_strain > 0.1 * reached)
             .flat_map(|r| {
                 let sigma = DMat3::from_cols_array(&[
                     r.stress_xx_pa,
@@ -670,9 +672,9 @@ impl CellRun {
             final_stress_ratio: ratio.last().copied().unwrap_or(f64::NAN),
             final_volumetric_strain: loading.last().map_or(f64::NAN, |r| r.volumetric_strain),
             max_dilatancy_rate: dilatancy,
-            held_stress_error_mean_fraction: errors.iter().sum::<f64>()
-                / errors.len().max(1) as f64,
-            held_stress_error_max_fraction: errors.iter().copied().fold(0.0, f64::max),
+            // NaN, not 0, where no row was measured.
+            held_stress_error_mean_fraction: errors.iter().sum::<f64>() / errors.len() as f64,
+            held_stress_error_max_fraction: errors.iter().copied().fold(f64::NAN, f64::max),
             probes: self.state.probes.clone(),
             compaction_timed_out: self.state.compaction_timed_out,
             compaction_steps: compaction_end,

@@ -210,7 +210,7 @@ pub struct CellSummary {
     /// loading rows; positive: dilation.
     pub max_dilatancy_rate: f64,
     /// Mean |σ − σ*| / σ* of the held normal stresses over the loading rows after the first
-    /// tenth of the strain.
+    /// tenth of the strain reached (NaN with no such row).
     pub held_stress_error_mean_fraction: f64,
     /// The largest of the same.
     pub held_stress_error_max_fraction: f64,
