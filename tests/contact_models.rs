@@ -241,6 +241,7 @@ fn kuhn_params(twirl: bool) -> KuhnParams {
         kt: KN,
         friction: 0.55,
         twirl,
+        refined: true,
     }
 }
 
@@ -873,6 +874,7 @@ fn gpu_models_follow_the_cpu_models_on_random_sequences() {
                 kt: 8e5,
                 friction: 0.5,
                 twirl: true,
+                refined: true,
             }),
         ),
         (
@@ -1125,6 +1127,7 @@ fn gpu_slip_direction_matches_a_fine_integration_of_eq_16() {
         kt: 8e5,
         friction: 0.5,
         twirl: true,
+        refined: true,
     };
     let zeta0 = 1e-5;
     let cases = [

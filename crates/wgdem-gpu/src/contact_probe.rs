@@ -109,6 +109,7 @@ impl ProbeSetup {
                 kt,
                 friction,
                 twirl,
+                ..
             }) => {
                 s.model = 1;
                 s.kuhn = [

@@ -234,7 +234,9 @@ impl PairRecord {
             rec.rolling_damping = r.damping as f32;
         }
         match p.model() {
-            PairModel::Linear { stiffness, twirl } => {
+            PairModel::Linear {
+                stiffness, twirl, ..
+            } => {
                 rec.model = model::LINEAR;
                 rec.flags = if twirl { linear::TWIRL } else { 0 };
                 match stiffness {

@@ -78,10 +78,11 @@ impl wgdem_core::element::CellWriter for TestFiles {
     fn probe_plot(
         &self,
         dir: &Path,
+        name: &str,
         rows: &[wgdem_core::element::ProbeRow],
         centre: Option<[f64; 2]>,
     ) -> Result<()> {
-        plots::write_probe_plot(dir, rows, centre)
+        plots::write_probe_plot(dir, name, rows, centre)
     }
 }
 

@@ -85,8 +85,13 @@ pub fn write_cell_plots(dir: &Path, rows: &[CellRow]) -> Result<()> {
 
 /// Strain probes in the Rendulic plane (Kuhn, Suzuki & Daouadji, Fig. 5): each probe's point
 /// (along its stress increment, at its irreversible strain over its stress increment, in
-/// 1/MPa) and the fitted circle through the origin, as `dir/probes.{png,svg}`.
-pub fn write_probe_plot(dir: &Path, rows: &[ProbeRow], centre: Option<[f64; 2]>) -> Result<()> {
+/// 1/MPa) and the fitted circle through the origin, as `dir/NAME.{png,svg}`.
+pub fn write_probe_plot(
+    dir: &Path,
+    name: &str,
+    rows: &[ProbeRow],
+    centre: Option<[f64; 2]>,
+) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     register_font();
     let points: Vec<(f64, f64)> = rows
@@ -110,14 +115,14 @@ pub fn write_probe_plot(dir: &Path, rows: &[ProbeRow], centre: Option<[f64; 2]>)
         |root: DrawingArea<_, plotters::coord::Shift>| -> std::result::Result<(), String> {
             scatter(root, &points, &circle)
         };
-    let png = dir.join("probes.png");
+    let png = dir.join(format!("{name}.png"));
     let mut buf = vec![0u8; 700 * 700 * 3];
     draw_into(BitMapBackend::with_buffer(&mut buf, (700, 700)).into_drawing_area())
         .map_err(|e| encode_error(&png, e))?;
     let mut encoded = Vec::new();
     image_png(&mut encoded, &buf, 700, 700).map_err(|e| encode_error(&png, e))?;
     atomic_write(&png, &encoded)?;
-    let svg_path = dir.join("probes.svg");
+    let svg_path = dir.join(format!("{name}.svg"));
     let mut svg = String::new();
     scatter(
         SVGBackend::with_string(&mut svg, (700, 700)).into_drawing_area(),

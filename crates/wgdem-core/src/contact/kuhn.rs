@@ -42,6 +42,12 @@ pub struct KuhnParams {
     pub friction: f64,
     /// Apply the twirl of Eq. 23 (always on in simulations; off only to show what it fixes).
     pub twirl: bool,
+    /// Refinements 1–3 (on in simulations). Off, the step is the conventional algorithm the
+    /// paper's probes compare against (its Fig. 5c): the whole step's tangential movement
+    /// loads the spring, even for a contact that began inside it, and a trial force beyond
+    /// `μ f^n` is scaled back onto the limit along itself (radial return). Refinement 4, the
+    /// projection and twirl, stays.
+    pub refined: bool,
 }
 
 /// What a contact carries from one step to the next.
@@ -118,7 +124,17 @@ pub fn kuhn_step(state: &mut KuhnState, step: &KuhnStep, p: &KuhnParams) -> Kuhn
     let mut work = 0.0;
     let mut slip_start = None;
     let mut final_angle = None;
-    let ft1 = if fn0 <= 0.0 {
+    let ft1 = if !p.refined {
+        let mut ft = if fn0 <= 0.0 { DVec3::ZERO } else { ft0 } + dxi * p.kt;
+        let limit = p.friction * fn1;
+        if ft.length() > limit {
+            slip_start = Some(0.0);
+            ft *= limit / ft.length();
+        }
+        // The trapezoid of the step's force against its movement.
+        work = 0.5 * dxi.dot(if fn0 <= 0.0 { DVec3::ZERO } else { ft0 } + ft);
+        ft
+    } else if fn0 <= 0.0 {
         // Lines 10–17: contact began inside the step (Eq. 7–8).
         let alpha0 = if dzeta_kin > 0.0 {
             (1.0 - zeta1 / dzeta_kin).clamp(0.0, 1.0)
@@ -270,6 +286,7 @@ mod tests {
         kt: 8e5,
         friction: 0.5,
         twirl: true,
+        refined: true,
     };
 
     fn fine(ft0: DVec3, fn0: f64, dxi: DVec3, dzeta: f64, n: usize) -> (f64, DVec3) {
@@ -305,6 +322,58 @@ mod tests {
         assert!(angle < 1e-5, "direction differs by {angle} rad");
         let magnitude = P.friction * P.kn * (zeta0 + dzeta);
         assert!((state.tangential.length() - magnitude).abs() < 1e-12 * magnitude);
+    }
+
+    /// `refined = false` is the conventional step: for a sliding step it is the radial
+    /// return of the whole step (`sub_stepped` with one sub-step), which the refined step's
+    /// direction differs from; an elastic step is the same either way; a contact that begins
+    /// inside the step loads the whole step's movement, where the refined one loads only what
+    /// follows first touch (Eq. 7–8).
+    #[test]
+    fn the_conventional_step_is_a_radial_return_of_the_whole_step() {
+        let conventional = KuhnParams {
+            refined: false,
+            ..P
+        };
+        let zeta0 = 1e-5;
+        let step = |ft0: DVec3, dxi: DVec3, dzeta: f64, p: &KuhnParams, overlap0: f64| {
+            let mut state = KuhnState {
+                overlap: overlap0,
+                tangential: ft0,
+                dissipated: 0.0,
+            };
+            kuhn_step(
+                &mut state,
+                &KuhnStep {
+                    overlap: overlap0 + dzeta,
+                    normal: DVec3::Z,
+                    movement: dxi - DVec3::Z * dzeta,
+                    twirl: 0.0,
+                },
+                p,
+            );
+            state.tangential
+        };
+        // Sliding across the force: the radial return of one sub-step, not Eq. 16's turn.
+        let (ft0, dxi, dzeta) = (DVec3::new(3.0, 0.0, 0.0), DVec3::new(0.0, 2e-5, 0.0), 2e-6);
+        let (_, f1) = sub_stepped(&P, ft0, P.kn * zeta0, dxi, dzeta, 1);
+        let f = step(ft0, dxi, dzeta, &conventional, zeta0);
+        assert!((f - f1).length() < 1e-12 * f1.length(), "{f} vs {f1}");
+        let refined = step(ft0, dxi, dzeta, &P, zeta0);
+        assert!(refined.angle_between(f) > 1e-3, "{refined} vs {f}");
+        // Elastic: the same bits.
+        let small = DVec3::new(0.0, 1e-7, 0.0);
+        assert_eq!(
+            step(ft0, small, 0.0, &conventional, zeta0),
+            step(ft0, small, 0.0, &P, zeta0)
+        );
+        // First touch halfway through the step: the conventional spring takes the whole
+        // movement, the refined one half (the overlap at the end is half the approach).
+        let dxi = DVec3::new(1e-7, 0.0, 0.0);
+        let full = step(DVec3::ZERO, dxi, 2e-6, &conventional, -1e-6);
+        let half = step(DVec3::ZERO, dxi, 2e-6, &P, -1e-6);
+        assert!((full.x - P.kt * 1e-7).abs() < 1e-9 * full.x, "{full}");
+        assert!((half.x - 0.5 * P.kt * 1e-7).abs() < 1e-9 * half.x, "{half}");
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub enum PairModel {
         stiffness: LinearStiffness,
         /// Apply Eq. 23's twirl.
         twirl: bool,
+        /// The paper's refinements 1–3 (false: the conventional elastic predictor and radial
+        /// return the paper compares against; CPU reference only).
+        refined: bool,
     },
     /// Potyondy's hill model (against a wall: `R_e = R`, `m_e = m`, no liquid bridge).
     Hill {
@@ -109,7 +112,11 @@ impl PairModel {
                 effective(masses.0, masses.1),
                 effective(radii.0, radii.1),
             )),
-            PairModel::Linear { stiffness, twirl } => {
+            PairModel::Linear {
+                stiffness,
+                twirl,
+                refined,
+            } => {
                 let (kn, kt) = match stiffness {
                     LinearStiffness::Direct { kn, kt } => (kn, kt),
                     LinearStiffness::Deformability {
@@ -131,6 +138,7 @@ impl PairModel {
                     kt,
                     friction,
                     twirl,
+                    refined,
                 })
             }
             PairModel::Hill {

@@ -397,6 +397,7 @@ fn linear(check: &Check, config: &CaseConfig, bodies: &[Body; 2]) -> Result<Case
         kt,
         friction: c.friction,
         twirl: c.twirl.unwrap_or(true),
+        refined: true,
     }))
 }
 

@@ -360,6 +360,14 @@ fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
                 ),
             ));
         }
+        let linear = (config.contact.pairs.iter())
+            .any(|pair| pair.model == crate::scene::PairModelName::Linear);
+        if p.conventional && !linear {
+            return Err(v.err(
+                "probes.conventional",
+                "compares the conventional linear-frictional algorithm with the refined one: it needs a [[contact.pairs]] entry with model = \"linear\"".to_owned(),
+            ));
+        }
         for (field, steps) in [
             ("probes.steps", p.steps),
             ("probes.hold_steps", p.hold_steps),

@@ -49,7 +49,7 @@ use crate::runner::Backend;
 
 const CHECKPOINT: &str = "checkpoint.bin";
 /// What a periodic-cell test writes in its output directory (besides the lock).
-pub const ENTRIES: [&str; 11] = [
+pub const ENTRIES: [&str; 12] = [
     "cell.csv",
     "summary.json",
     CHECKPOINT,
@@ -59,6 +59,7 @@ pub const ENTRIES: [&str; 11] = [
     "specimen_compacted.csv",
     "specimen_compacted.vtu",
     "probes.csv",
+    "probes_conventional.csv",
     crate::output::BLOWUP,
     crate::output::MANIFEST,
 ];
@@ -69,7 +70,14 @@ const CHECKPOINT_FORMAT: u32 = 1;
 pub trait CellWriter: TestWriter<Row> {
     /// The probes' points in the Rendulic plane with their fitted circle (`centre`, through
     /// the origin), into the directory `dir` (Kuhn, Suzuki & Daouadji, Fig. 5).
-    fn probe_plot(&self, dir: &Path, rows: &[ProbeRow], centre: Option<[f64; 2]>) -> Result<()>;
+    /// `dir/NAME.{png,svg}`.
+    fn probe_plot(
+        &self,
+        dir: &Path,
+        name: &str,
+        rows: &[ProbeRow],
+        centre: Option<[f64; 2]>,
+    ) -> Result<()>;
 }
 
 /// A periodic-cell test in progress.
@@ -111,6 +119,7 @@ impl CellRun {
             wall_seconds: 0.0,
             loading_start_steps: 0,
             probes: None,
+            probes_conventional: None,
         };
         Ok(Self {
             dir,
@@ -516,7 +525,8 @@ impl CellRun {
     }
 
     /// The strain probes from the current state (on copies of it: the test's own state does
-    /// not move), written to `probes.csv` and plotted.
+    /// not move), written to `probes.csv` and plotted; with `probes.conventional` a second
+    /// series from the same state with the conventional linear-frictional algorithm.
     fn probe(&mut self) -> Result<()> {
         let setup = Arc::clone(&self.setup);
         let c = &setup.config;
@@ -535,30 +545,46 @@ impl CellRun {
             p.directions,
             p.magnitude
         );
-        let (rows, summary) = probes::probe(
-            &self.sim,
-            probes::locked(&setup.loading_pairs),
-            p.directions,
-            p.magnitude,
-            (steps, hold),
-            ratio,
-        )
-        .map_err(|e| Error::BlowUp(format!("the strain probes: {e}")))?;
-        RowFile::rewrite(&self.dir.path().join("probes.csv"), &PROBE_HEADER, &rows)?;
-        log::info!(
-            "probes: plastic modulus {:.4e} Pa, yield direction {:.1}° from the volumetric axis, points off their circle by {:.1} % of its diameter (RMS)",
-            summary.plastic_modulus_pa,
-            summary.yield_direction_deg,
-            100.0 * summary.circle_misfit
-        );
-        let centre = 0.5 / summary.plastic_modulus_pa;
-        let direction = summary.yield_direction_deg.to_radians();
-        let circle = centre
-            .is_finite()
-            .then(|| [centre * direction.cos(), centre * direction.sin()]);
-        self.writer
-            .probe_plot(&self.dir.path().join("plots"), &rows, circle)?;
-        self.state.probes = Some(summary);
+        let mut series = vec![("probes", setup.loading_pairs.clone())];
+        if p.conventional {
+            series.push((
+                "probes_conventional",
+                probes::conventional(&setup.loading_pairs),
+            ));
+        }
+        for (name, pairs) in series {
+            let mut sim = self.sim.clone();
+            sim.set_pair_params(pairs.clone());
+            let (rows, summary) = probes::probe(
+                &sim,
+                probes::locked(&pairs),
+                p.directions,
+                p.magnitude,
+                (steps, hold),
+                ratio,
+            )
+            .map_err(|e| Error::BlowUp(format!("the strain probes ({name}): {e}")))?;
+            let out = self.dir.path();
+            RowFile::rewrite(&out.join(format!("{name}.csv")), &PROBE_HEADER, &rows)?;
+            log::info!(
+                "{name}: plastic modulus {:.4e} Pa, yield direction {:.1}° from the volumetric axis, points off their circle by {:.1} % of its diameter (RMS)",
+                summary.plastic_modulus_pa,
+                summary.yield_direction_deg,
+                100.0 * summary.circle_misfit
+            );
+            let centre = 0.5 / summary.plastic_modulus_pa;
+            let direction = summary.yield_direction_deg.to_radians();
+            let circle = centre
+                .is_finite()
+                .then(|| [centre * direction.cos(), centre * direction.sin()]);
+            self.writer
+                .probe_plot(&out.join("plots"), name, &rows, circle)?;
+            if name == "probes" {
+                self.state.probes = Some(summary);
+            } else {
+                self.state.probes_conventional = Some(summary);
+            }
+        }
         Ok(())
     }
 
@@ -676,6 +702,7 @@ impl CellRun {
             held_stress_error_mean_fraction: errors.iter().sum::<f64>() / errors.len() as f64,
             held_stress_error_max_fraction: errors.iter().copied().fold(f64::NAN, f64::max),
             probes: self.state.probes.clone(),
+            probes_conventional: self.state.probes_conventional.clone(),
             compaction_timed_out: self.state.compaction_timed_out,
             compaction_steps: compaction_end,
             loading_steps: if loading.is_empty() {

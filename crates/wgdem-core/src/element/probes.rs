@@ -42,6 +42,10 @@ pub struct ProbesConfig {
     pub steps: Option<u64>,
     /// Steps the cell is then held still before the stress is read; default `steps`.
     pub hold_steps: Option<u64>,
+    /// A second series from the same state with the conventional linear-frictional algorithm
+    /// (Kuhn, Suzuki & Daouadji's comparison, Fig. 5c); needs linear contacts.
+    #[serde(default)]
+    pub conventional: bool,
 }
 
 fn default_directions() -> u32 {
@@ -288,6 +292,24 @@ pub fn probe(
         reversible_asymmetry: asymmetry,
     };
     Ok((rows, summary))
+}
+
+/// `pairs` with every linear pair's algorithm the conventional one (`refined = false`).
+pub fn conventional(pairs: &[PairParams]) -> Vec<PairParams> {
+    use crate::contact::model::PairModel;
+    pairs
+        .iter()
+        .map(|p| match p.model() {
+            PairModel::Linear {
+                stiffness, twirl, ..
+            } => p.with_model(PairModel::Linear {
+                stiffness,
+                twirl,
+                refined: false,
+            }),
+            _ => *p,
+        })
+        .collect()
 }
 
 /// `pairs` with every friction raised so that no contact slides.

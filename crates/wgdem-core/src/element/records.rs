@@ -171,6 +171,8 @@ pub struct DriverState {
     pub loading_start_steps: u64,
     /// What the probes found, once made.
     pub probes: Option<super::probes::ProbeSummary>,
+    /// What the conventional algorithm's probes found (`probes.conventional`).
+    pub probes_conventional: Option<super::probes::ProbeSummary>,
 }
 
 /// What a finished test reports (`summary.json`; keys in `docs/cell.md`).
@@ -216,6 +218,8 @@ pub struct CellSummary {
     pub held_stress_error_max_fraction: f64,
     /// The strain probes' findings (`[probes]`), `null` without them.
     pub probes: Option<super::probes::ProbeSummary>,
+    /// The same with the conventional linear-frictional algorithm (`probes.conventional`).
+    pub probes_conventional: Option<super::probes::ProbeSummary>,
     /// The compaction ended on its time limit.
     pub compaction_timed_out: bool,
     /// Steps of the compaction (the friction switch's resettling included).

@@ -234,6 +234,9 @@ pub struct PairConfig {
     pub stiffness_ratio: Option<f64>,
     /// Linear: apply Kuhn's Eq. 23 twirl (default true).
     pub twirl: Option<bool>,
+    /// Linear: Kuhn's refinements 1–3 (default true); false is the conventional algorithm,
+    /// for comparisons (CPU reference only).
+    pub refined: Option<bool>,
     /// Hill: damping constant α_h in [0, 1] (default 0).
     pub damping_constant: Option<f64>,
     /// Hill: suction ψ (Pa, default 0).

@@ -99,6 +99,7 @@ impl Validator<'_> {
                     PairModelName::Linear,
                 ),
                 ("twirl", c.twirl.is_some(), PairModelName::Linear),
+                ("refined", c.refined.is_some(), PairModelName::Linear),
                 (
                     "damping_constant",
                     c.damping_constant.is_some(),
@@ -166,6 +167,7 @@ impl Validator<'_> {
                     PairModel::Linear {
                         stiffness,
                         twirl: c.twirl.unwrap_or(true),
+                        refined: c.refined.unwrap_or(true),
                     }
                 }
                 PairModelName::Hill if touches_wall && c.suction.is_some_and(|s| s != 0.0) => {

@@ -28,6 +28,18 @@ pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(),
     if sim.cell().is_some() {
         return Err(GpuError::Unsupported(PERIODIC_UNSUPPORTED.to_owned()));
     }
+    let nm = sim.n_materials();
+    let conventional = (0..nm * nm).any(|k| {
+        matches!(
+            sim.pair(k / nm, k % nm).model(),
+            wgdem_core::contact::model::PairModel::Linear { refined: false, .. }
+        )
+    });
+    if conventional {
+        return Err(GpuError::Unsupported(
+            "a linear pair with refined = false (the conventional algorithm, for comparisons) runs on the CPU reference only; use --backend cpu".to_owned(),
+        ));
+    }
     let n = sim.particles.len();
     if n == 0 {
         return Err(GpuError::Unsupported(
