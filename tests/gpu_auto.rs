@@ -90,3 +90,33 @@ fn a_periodic_cell_goes_to_the_cpu_reference() {
         .to_string();
     assert!(e.contains("[cell]") && e.contains("--backend cpu"), "{e}");
 }
+
+/// A linear pair run by the conventional algorithm (`refined = false`, for comparisons) is the
+/// CPU reference's alone: the GPU engine refuses it by name and `auto` takes the CPU.
+#[test]
+fn a_conventional_linear_pair_goes_to_the_cpu_reference() {
+    use wgdem_core::contact::model::{LinearStiffness, PairModel};
+    let Some(ctx) = common::gpu() else { return };
+    drop(ctx);
+    let mut sim = lattice(3);
+    let pair = sim.pair(0, 0).with_model(PairModel::Linear {
+        stiffness: LinearStiffness::Direct { kn: 1e4, kt: 1e4 },
+        twirl: true,
+        refined: false,
+    });
+    sim.set_pair_params(vec![pair]);
+    let (backend, why) =
+        GpuBackend::auto(None, &sim, GpuOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        backend.is_none() && why.contains("refined = false"),
+        "{why}"
+    );
+    let e = GpuBackend::new(None, &sim, GpuOptions::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("refined = false") && e.contains("--backend cpu"),
+        "{e}"
+    );
+}

@@ -131,11 +131,8 @@ impl GpuBackend {
         options: crate::GpuOptions,
     ) -> Result<(Option<Self>, String), GpuError> {
         let n = sim.particles.len();
-        if sim.cell().is_some() {
-            return Ok((
-                None,
-                "auto: cpu, because the scene has a periodic cell ([cell]), which the GPU engine does not run yet".to_owned(),
-            ));
+        if let Some((why, _)) = crate::engine::cpu_only(sim) {
+            return Ok((None, format!("auto: cpu, because {why}")));
         }
         // The adapter alone first: a device is created only for the GPU engine.
         let info = match crate::context::adapter_info(adapter) {

@@ -48,6 +48,7 @@ use bind_groups::BindGroups;
 use kernels::Kernels;
 use state::{Buffers, gpu_walls, model_mask, pair_table, slot_chunks, slot_kind_for, split3, v4};
 use streaming::{Staging, write_wall_velocity};
+pub(crate) use upload::cpu_only;
 use upload::{
     SceneArrays, check_scene, check_tables, initial_wall_rows, sim_params, single_workgroup,
     skin_of, specialization,

@@ -25,20 +25,8 @@ use crate::shared::{self, A_SIDE};
 /// Refuses a scene the engine cannot hold: a periodic cell, no particles, more than one
 /// dispatch can cover or a slot's partner word can name, more walls than a wall mask has bits.
 pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(), GpuError> {
-    if sim.cell().is_some() {
-        return Err(GpuError::Unsupported(PERIODIC_UNSUPPORTED.to_owned()));
-    }
-    let nm = sim.n_materials();
-    let conventional = (0..nm * nm).any(|k| {
-        matches!(
-            sim.pair(k / nm, k % nm).model(),
-            wgdem_core::contact::model::PairModel::Linear { refined: false, .. }
-        )
-    });
-    if conventional {
-        return Err(GpuError::Unsupported(
-            "a linear pair with refined = false (the conventional algorithm, for comparisons) runs on the CPU reference only; use --backend cpu".to_owned(),
-        ));
+    if let Some((_, refusal)) = cpu_only(sim) {
+        return Err(GpuError::Unsupported(refusal.to_owned()));
     }
     let n = sim.particles.len();
     if n == 0 {
@@ -73,6 +61,28 @@ pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(),
 }
 
 /// Why a scene with `[cell]` is refused.
+/// What in `sim` only the CPU reference runs, whatever the adapter: the reason `auto` gives
+/// for taking the CPU, and the GPU engine's refusal.
+pub(crate) fn cpu_only(sim: &Simulation) -> Option<(&'static str, &'static str)> {
+    if sim.cell().is_some() {
+        return Some((
+            "the scene has a periodic cell ([cell]), which the GPU engine does not run yet",
+            PERIODIC_UNSUPPORTED,
+        ));
+    }
+    let nm = sim.n_materials();
+    let conventional = (0..nm * nm).any(|k| {
+        matches!(
+            sim.pair(k / nm, k % nm).model(),
+            wgdem_core::contact::model::PairModel::Linear { refined: false, .. }
+        )
+    });
+    conventional.then_some((
+        "a linear pair has refined = false (the conventional algorithm, for comparisons), which only the CPU reference runs",
+        "a linear pair with refined = false (the conventional algorithm, for comparisons) runs on the CPU reference only; use --backend cpu",
+    ))
+}
+
 const PERIODIC_UNSUPPORTED: &str = "the GPU engine does not run periodic cells ([cell]) yet; use the CPU reference (--backend cpu, or backend = \"auto\")";
 
 /// The CPU reference's skin (m): 10 % of the smallest diameter.
