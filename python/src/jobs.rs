@@ -187,27 +187,13 @@ pub fn shear_json(
         let engine = job_engine(py, choice, adapter, run.simulation(), options)?;
         (run, engine)
     };
-    let mut line = progress.then(wgdem_io::progress::StageLine::new);
-    // One row per call, so that Ctrl-C stops the test between rows (the output directory
-    // keeps its last checkpoint, from which `wgdem shear --resume` continues).
-    let summary = loop {
-        let done = py
-            .detach(|| {
-                run.run(engine.as_mut(), Some(1), |p| {
-                    if let Some(line) = line.as_mut() {
-                        line.shear(p);
-                    }
-                })
-            })
-            .map_err(to_py)?;
-        if let Some(summary) = done {
-            break summary;
-        }
-        py.check_signals()?;
-    };
-    if let Some(line) = line {
-        line.finish();
-    }
+    let summary = row_by_row(py, progress, |mut line| {
+        run.run(engine.as_mut(), Some(1), |p| {
+            if let Some(line) = line.as_deref_mut() {
+                line.shear(p);
+            }
+        })
+    })?;
     Ok((json(&summary)?, json(&run.state().rows)?, output.kept()))
 }
 
@@ -266,19 +252,28 @@ pub fn cell_json(
         let engine = job_engine(py, choice, None, run.simulation(), GpuOptions::default())?;
         (run, engine)
     };
+    let summary = row_by_row(py, progress, |mut line| {
+        run.run(engine.as_mut(), Some(1), |p| {
+            if let Some(line) = line.as_deref_mut() {
+                line.cell(p);
+            }
+        })
+    })?;
+    Ok((json(&summary)?, json(&run.state().rows)?, output.kept()))
+}
+
+/// Runs a protocol one row per call of `row` (which gets the progress line, if shown) until it
+/// returns its summary, the GIL released meanwhile; Ctrl-C stops it between rows (the output
+/// directory keeps its last checkpoint, from which `--resume` continues).
+fn row_by_row<S: Send>(
+    py: Python<'_>,
+    progress: bool,
+    mut row: impl FnMut(Option<&mut wgdem_io::progress::StageLine>) -> wgdem_core::Result<Option<S>>
+    + Send,
+) -> PyResult<S> {
     let mut line = progress.then(wgdem_io::progress::StageLine::new);
-    // One row per call, so that Ctrl-C stops the test between rows (the output directory
-    // keeps its last checkpoint, from which `wgdem cell --resume` continues).
     let summary = loop {
-        let done = py
-            .detach(|| {
-                run.run(engine.as_mut(), Some(1), |p| {
-                    if let Some(line) = line.as_mut() {
-                        line.cell(p);
-                    }
-                })
-            })
-            .map_err(to_py)?;
+        let done = py.detach(|| row(line.as_mut())).map_err(to_py)?;
         if let Some(summary) = done {
             break summary;
         }
@@ -287,7 +282,7 @@ pub fn cell_json(
     if let Some(line) = line {
         line.finish();
     }
-    Ok((json(&summary)?, json(&run.state().rows)?, output.kept()))
+    Ok(summary)
 }
 
 /// A scene argument: a `wgdem.Scene`, or a scene file or its text with `overrides` applied.
