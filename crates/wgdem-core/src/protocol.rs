@@ -97,6 +97,22 @@ pub fn snapshot(
     )
 }
 
+/// Puts the spheres of a saved `packing` in place of `sim`'s, all of its first sphere's
+/// material at `density` (kg/m³), with their saved velocities and spins; the contacts'
+/// histories start afresh and the neighbour-list skin is the new sizes' default.
+pub fn replace_spheres(sim: &mut Simulation, packing: &crate::packing::Packing, density: f64) {
+    let material = sim.particles.material.first().copied().unwrap_or(0);
+    let mut particles = crate::particles::Particles::default();
+    for sphere in &packing.spheres {
+        let i = particles.push(sphere.position, sphere.radius, density, material);
+        particles.velocity[i] = sphere.velocity;
+        particles.angular_velocity[i] = sphere.angular_velocity;
+    }
+    sim.particles = particles;
+    sim.reset_history();
+    sim.set_default_skin();
+}
+
 /// A finished test's `summary.json` and plots.
 pub fn finish<R, W: TestWriter<R> + ?Sized>(
     out: &Path,

@@ -125,14 +125,15 @@ pub fn kuhn_step(state: &mut KuhnState, step: &KuhnStep, p: &KuhnParams) -> Kuhn
     let mut slip_start = None;
     let mut final_angle = None;
     let ft1 = if !p.refined {
-        let mut ft = if fn0 <= 0.0 { DVec3::ZERO } else { ft0 } + dxi * p.kt;
+        let start = if fn0 <= 0.0 { DVec3::ZERO } else { ft0 };
+        let mut ft = start + dxi * p.kt;
         let limit = p.friction * fn1;
         if ft.length() > limit {
             slip_start = Some(0.0);
             ft *= limit / ft.length();
         }
         // The trapezoid of the step's force against its movement.
-        work = 0.5 * dxi.dot(if fn0 <= 0.0 { DVec3::ZERO } else { ft0 } + ft);
+        work = 0.5 * dxi.dot(start + ft);
         ft
     } else if fn0 <= 0.0 {
         // Lines 10–17: contact began inside the step (Eq. 7–8).

@@ -433,17 +433,20 @@ fn gas_scene(config: &CellTestConfig, side: f64, d_max: f64) -> SceneConfig {
     }
 }
 
-/// Errors of the generated scene, named after this file's fields: a gas too dense to place
-/// names `specimen.solid_fraction` (the region it is placed in is the file's cell).
+/// Errors of the generated scene, named after this file's fields. The gas's count is checked
+/// before, so a count the random placement refuses is a gas too dense to place: it names
+/// `specimen.solid_fraction`, which sets the region the spheres are placed in.
 fn rename_fields(e: Error) -> Error {
-    const JAMMED: &str = "enlarge `region`, lower `count`, or raise `max_attempts`";
     match e {
-        Error::Invalid { file, message, .. } if message.contains(JAMMED) => Error::Invalid {
+        Error::Invalid {
+            file,
+            field,
+            message,
+        } if field == "particles[0].count" => Error::Invalid {
             file,
             field: "specimen.solid_fraction".to_owned(),
-            message: message.replace(
-                JAMMED,
-                "lower specimen.solid_fraction (spheres of nearly one size jam near 0.3 where they are placed)",
+            message: format!(
+                "{message}. In a periodic-cell test the region is the cell at this solid fraction: lower specimen.solid_fraction (spheres of nearly one size jam near 0.3 where they are placed)"
             ),
         },
         Error::Invalid {

@@ -109,7 +109,6 @@ impl CellRun {
                 c.loading
                     .path
                     .held(p0, sigma)
-                    .into_iter()
                     .map(move |(k, target)| (sigma.col(k)[k] / target - 1.0).abs())
             })
             .collect();

@@ -204,15 +204,7 @@ impl CellRun {
         let sim = &mut run.sim;
         let material = sim.particles.material.first().copied().unwrap_or(0);
         let density = setup.scene.materials[material].density.unwrap_or(0.0);
-        let mut particles = crate::particles::Particles::default();
-        for sphere in &packing.spheres {
-            let i = particles.push(sphere.position, sphere.radius, density, material);
-            particles.velocity[i] = sphere.velocity;
-            particles.angular_velocity[i] = sphere.angular_velocity;
-        }
-        sim.particles = particles;
-        sim.reset_history();
-        sim.set_default_skin();
+        crate::protocol::replace_spheres(sim, packing, density);
         sim.set_cell(Some(cell)).map_err(refuse)?;
         let limit = packing.overlap_limit(crate::packing::DEFAULT_MAX_OVERLAP);
         let p = &sim.particles;

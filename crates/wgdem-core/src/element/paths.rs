@@ -33,17 +33,18 @@ impl LoadingPath {
     }
 
     /// The normal stresses the path holds at the measured stress `sigma`, with confining
-    /// stress `p0`: (component index, 0 = x; target in Pa).
-    pub fn held(self, p0: f64, sigma: DMat3) -> Vec<(usize, f64)> {
-        match self {
-            LoadingPath::DrainedTriaxial => vec![(1, p0), (2, p0)],
+    /// stress `p0`: (component index, 0 = x; target in Pa), one or two of them.
+    pub fn held(self, p0: f64, sigma: DMat3) -> impl Iterator<Item = (usize, f64)> {
+        let [a, b] = match self {
+            LoadingPath::DrainedTriaxial => [Some((1, p0)), Some((2, p0))],
             LoadingPath::ConstantP => {
                 let lateral = 0.5 * (3.0 * p0 - sigma.x_axis.x);
-                vec![(1, lateral), (2, lateral)]
+                [Some((1, lateral)), Some((2, lateral))]
             }
-            LoadingPath::Biaxial => vec![(1, p0)],
-            LoadingPath::SimpleShear => vec![(2, p0)],
-        }
+            LoadingPath::Biaxial => [Some((1, p0)), None],
+            LoadingPath::SimpleShear => [Some((2, p0)), None],
+        };
+        a.into_iter().chain(b)
     }
 
     /// The servo's modes at the measured stress `sigma` (row `i`, column `j`: `L_ij`): the
@@ -206,7 +207,7 @@ mod tests {
     fn constant_p_targets_keep_the_mean_stress() {
         for sxx in [0.5e5, 1e5, 2.7e5] {
             let held = LoadingPath::ConstantP.held(1e5, diag(sxx, 0.0, 0.0));
-            let lateral = held[0].1;
+            let lateral = held.into_iter().next().expect("a lateral target").1;
             assert!(((sxx + 2.0 * lateral) / 3.0 - 1e5).abs() < 1e-9);
         }
     }

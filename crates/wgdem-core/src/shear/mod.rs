@@ -242,17 +242,7 @@ impl ShearRun {
         )?;
         packing.check(&[], max_overlap, "specimen.max_overlap")?;
         check_specimen_fits(&setup, packing)?;
-        let sim = &mut run.sim;
-        let material = sim.particles.material.first().copied().unwrap_or(0);
-        let mut particles = crate::particles::Particles::default();
-        for sphere in &packing.spheres {
-            let i = particles.push(sphere.position, sphere.radius, setup.density, material);
-            particles.velocity[i] = sphere.velocity;
-            particles.angular_velocity[i] = sphere.angular_velocity;
-        }
-        sim.particles = particles;
-        sim.reset_history();
-        sim.set_default_skin();
+        crate::protocol::replace_spheres(&mut run.sim, packing, setup.density);
         run.place_lid();
         run.state.reference = (
             run.sim.particles.position.clone(),
