@@ -7,6 +7,7 @@
 //!   the x and y edges) and holds what it says;
 //! - a test stopped mid-compaction and resumed from its checkpoint gives the same bits;
 //! - strain probes split the response into its reversible and irreversible parts;
+//! - Jäger contacts report their equivalent load histories, shortened by merging;
 //! - bad configurations are refused with the field named.
 
 use std::path::Path;
@@ -21,7 +22,12 @@ const PRESET: &str = "assets/cell/quick_triaxial.toml";
 /// faster, a looser compaction criterion, a larger step, 0.2 % strain at 0.05 /s. (The
 /// servo keeps its default rate: at twice it, simple shear's held stresses rang by 2 %.)
 fn short(extra: &[&str]) -> String {
-    let text = std::fs::read_to_string(PRESET).expect("the quick preset");
+    short_of(PRESET, extra)
+}
+
+/// `preset` shortened as [`short`] says.
+fn short_of(preset: &str, extra: &[&str]) -> String {
+    let text = std::fs::read_to_string(preset).expect("the preset");
     let sets: Vec<Override> = [
         "specimen.count=64",
         "specimen.solid_fraction=0.12",
@@ -38,7 +44,7 @@ fn short(extra: &[&str]) -> String {
     .chain(extra)
     .map(|s| Override::parse(s).unwrap_or_else(|e| panic!("{s}: {e}")))
     .collect();
-    apply(&text, PRESET, &sets).unwrap_or_else(|e| panic!("{e}"))
+    apply(&text, preset, &sets).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn setup(text: &str) -> CellSetup {
@@ -118,6 +124,8 @@ fn a_drained_triaxial_test_compacts_then_loads_holding_its_stresses() {
     );
     assert!(s.held_stress_error_max_fraction < 0.01, "{s:?}");
     assert_eq!(s.path, "drained_triaxial");
+    // Hertz–Mindlin springs: no equivalent load histories to report.
+    assert!(s.jager_histories.is_none());
     assert!(
         s.peak_stress_ratio > 0.05 && s.initial_void_ratio > 0.3,
         "{s:?}"
@@ -338,6 +346,8 @@ fn bad_cell_configurations_are_refused_with_the_field_named() {
         ("loading.strain=1e308", "loading.strain"),
         ("loading.strain_rate=1e-300", "simulation.dt"),
         ("servo.max_rate=inf", "servo.max_rate"),
+        ("loading.local_damping=1.0", "loading.local_damping"),
+        ("loading.local_damping=-1e308", "loading.local_damping"),
         ("servo.band=0.0", "servo.band"),
         ("specimen.count=8", "specimen.count"),
         ("specimen.solid_fraction=0.5", "specimen.solid_fraction"),
@@ -483,4 +493,57 @@ fn conventional_probes_run_beside_the_refined_ones() {
     for f in ["probes_conventional.csv", "plots/probes_conventional.png"] {
         assert!(dir.path().join(f).is_file(), "{f} missing");
     }
+}
+
+/// `assets/cell/quick_jager_biaxial.toml`, Kuhn & Jäger's biaxial test in small (64 spheres,
+/// plane strain to 0.4 % at the paper's pace of 10⁻⁶ strain a step): with Jäger contacts,
+/// `cell.csv` reports the contacts and their equivalent load histories and `summary.json` where
+/// the histories held the most points. Exact histories grow long (a contact whose normal force
+/// rises adds a point a step: Jäger's stack is indexed by the normal force); merging slopes
+/// that differ by less than |Δp_max| = 0.2 f (Section 3.1) gives shorter ones (the paper: 107
+/// against 260); none reaches the capacity. The force computation's seconds are counted within
+/// the loading's.
+#[test]
+fn jager_contacts_report_their_history_lengths() {
+    let jager = |dp_max: f64| {
+        short_of(
+            "assets/cell/quick_jager_biaxial.toml",
+            &[
+                &format!("contact.pairs.0.dp_max={dp_max}"),
+                "loading.strain=0.004",
+                "loading.strain_rate=0.5",
+                "simulation.output_interval=0.0002",
+            ],
+        )
+    };
+    let exact_dir = tempfile::tempdir().expect("temp dir");
+    let exact = run(&jager(0.0), exact_dir.path());
+    let merged = run(&jager(0.1), tempfile::tempdir().expect("temp dir").path());
+    let (e, m) = (
+        exact.jager_histories.expect("exact histories"),
+        merged.jager_histories.expect("merged histories"),
+    );
+    assert!(e.mean_points_at_most_points > 3.0, "{e:?}");
+    assert!(e.contacts_at_most_points > 64, "{e:?}");
+    assert!(
+        m.mean_points_over_loading < 0.9 * e.mean_points_over_loading,
+        "merged {m:?} against exact {e:?}"
+    );
+    assert!(e.longest_points < 4096, "{e:?}");
+    let rows = rows(exact_dir.path());
+    let loading: Vec<_> = rows.iter().filter(|(s, _)| s != "compaction").collect();
+    assert!(loading.iter().all(|(_, r)| r["contacts"] > 0.0));
+    assert!(
+        loading
+            .iter()
+            .all(|(_, r)| r["history_points_max"] >= r["history_points_mean"]),
+        "the longest history is at least the mean"
+    );
+    assert!(
+        exact.loading_force_wall_clock_s > 0.0
+            && exact.loading_force_wall_clock_s < exact.loading_wall_clock_s,
+        "{} s of forces in {} s of loading",
+        exact.loading_force_wall_clock_s,
+        exact.loading_wall_clock_s
+    );
 }

@@ -9,6 +9,7 @@ impl Simulation {
     /// Forces and torques on particles and walls for the current state, updating history.
     pub fn compute_forces(&mut self) {
         self.update_neighbours();
+        let clock = self.force_seconds.is_some().then(std::time::Instant::now);
         let dt = self.dt;
         let model = self.model;
         let p = &mut self.particles;
@@ -166,5 +167,8 @@ impl Simulation {
             elastic,
             dissipated,
         };
+        if let (Some(total), Some(t0)) = (&mut self.force_seconds, clock) {
+            *total += t0.elapsed().as_secs_f64();
+        }
     }
 }

@@ -196,6 +196,10 @@ pub struct Simulation {
     pub neighbour_builds: u64,
     /// The periodic cell, with what it carries (see [`Simulation::set_cell`]).
     periodic: Option<Periodic>,
+    /// Wall-clock seconds spent computing contact forces (after the neighbour list is
+    /// current) since [`Simulation::time_forces`] started the clock; `None` while not timed.
+    /// Not part of the state: timing changes no result.
+    force_seconds: Option<f64>,
 }
 
 /// A periodic cell's part of the state ([`crate::cell`]).
@@ -274,6 +278,7 @@ impl Simulation {
             neighbour_builds: 0,
             max_speed: f64::MAX,
             periodic: None,
+            force_seconds: None,
         };
         sim.max_speed = default_max_speed(&sim);
         sim
@@ -324,6 +329,18 @@ impl Simulation {
             let (a, b) = (self.neighbours[k].i as usize, self.neighbours[k].j as usize);
             self.neighbours[k].params = self.slot_params(a, b);
         }
+    }
+
+    /// Starts (or restarts from zero) the clock of [`Simulation::force_seconds`].
+    pub fn time_forces(&mut self) {
+        self.force_seconds = Some(0.0);
+    }
+
+    /// Wall-clock seconds spent computing contact forces since [`Simulation::time_forces`],
+    /// the neighbour list's upkeep excluded (what a profiler of the force routine counts);
+    /// `None` if the clock was not started.
+    pub fn force_seconds(&self) -> Option<f64> {
+        self.force_seconds
     }
 
     /// Number of neighbour-list pairs and the lengths of their Jäger histories (for reports).

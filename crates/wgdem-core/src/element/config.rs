@@ -147,6 +147,19 @@ pub struct LoadingConfig {
     pub strain_rate: f64,
     /// The loading strain the test ends at (–): axial (compression positive), or `γ`.
     pub strain: f64,
+    /// Cundall's local damping (–, in [0, 1)) once the compaction with the preparation
+    /// friction has ended: the settling with the materials' friction, then the loading; default
+    /// `simulation.local_damping`. Its `sign(v)` term turns resting spheres' small movements
+    /// back and forth, which Jäger contacts record in their histories (docs/cell.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_damping: Option<f64>,
+}
+
+impl LoadingConfig {
+    /// The local damping of the loading.
+    pub fn damping(&self, simulation: &CellSimulationConfig) -> f64 {
+        self.local_damping.unwrap_or(simulation.local_damping)
+    }
 }
 
 fn default_safety() -> f64 {
@@ -318,6 +331,14 @@ fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
     let l = &config.loading;
     v.positive("loading.strain_rate", l.strain_rate, "1/s")?;
     v.positive("loading.strain", l.strain, "1")?;
+    if let Some(alpha) = l.local_damping
+        && !(0.0..1.0).contains(&alpha)
+    {
+        return Err(v.err(
+            "loading.local_damping",
+            format!("{alpha} is outside [0, 1); use 0 (none) or e.g. 0.7"),
+        ));
+    }
     if l.path.compresses() && l.strain >= 0.5 {
         return Err(v.err(
             "loading.strain",

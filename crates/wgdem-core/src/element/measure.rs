@@ -2,7 +2,7 @@
 
 use glam::DMat3;
 
-use super::{CellRun, CellSummary, Row, Stage};
+use super::{CellRun, CellSummary, HistorySummary, Row, Stage};
 use crate::analysis::{
     coordination_number, fabric_anisotropy, fabric_tensor, running_mean, touching_in,
     windowed_slope,
@@ -25,6 +25,7 @@ impl CellRun {
         let touches = touching_in(&sim.particles, sim.cell());
         let n = sim.particles.len();
         let e = &s.strain;
+        let histories = sim.history_lengths();
         let loading = matches!(s.stage, Stage::Loading | Stage::Done);
         Row {
             step: sim.steps,
@@ -54,6 +55,7 @@ impl CellRun {
             friction_angle_deg: path.friction_angle_deg(sym),
             void_ratio: volume / self.setup.solid_volume - 1.0,
             coordination_number: coordination_number(touches.len(), n),
+            contacts: touches.len() as u64,
             sliding_fraction: if sim.stats.contacts == 0 {
                 0.0
             } else {
@@ -65,6 +67,12 @@ impl CellRun {
             } else {
                 f64::NAN
             },
+            history_points_mean: if histories.is_empty() {
+                f64::NAN
+            } else {
+                histories.iter().sum::<usize>() as f64 / histories.len() as f64
+            },
+            history_points_max: histories.iter().copied().max().unwrap_or(0) as u64,
             kinetic_energy_j: sim.particles.kinetic_energy(),
             cell_volume_m3: volume,
         }
@@ -149,6 +157,27 @@ impl CellRun {
             wall_clock_s: self.state.wall_seconds,
             particle_steps_per_s: (steps as f64 * n as f64)
                 / self.state.wall_seconds.max(f64::MIN_POSITIVE),
+            loading_wall_clock_s: self.state.loading_wall_seconds,
+            loading_force_wall_clock_s: self.state.loading_force_seconds,
+            jager_histories: histories(&loading),
         }
     }
+}
+
+/// The Jäger histories of the loading rows, `None` where no row has one.
+fn histories(loading: &[&Row]) -> Option<HistorySummary> {
+    let with: Vec<&&Row> = loading
+        .iter()
+        .filter(|r| r.history_points_mean.is_finite())
+        .collect();
+    let total = |r: &Row| r.history_points_mean * r.contacts as f64;
+    let most = with.iter().max_by(|a, b| total(a).total_cmp(&total(b)))?;
+    Some(HistorySummary {
+        strain_at_most_points: most.loading_strain,
+        contacts_at_most_points: most.contacts,
+        mean_points_at_most_points: most.history_points_mean,
+        mean_points_over_loading: with.iter().map(|r| r.history_points_mean).sum::<f64>()
+            / with.len() as f64,
+        longest_points: with.iter().map(|r| r.history_points_max).max().unwrap_or(0),
+    })
 }

@@ -35,7 +35,7 @@ pub use config::{
 };
 pub use paths::LoadingPath;
 pub use probes::{PROBE_HEADER, ProbeRow, ProbeSummary, ProbesConfig};
-pub use records::{CellProgress, CellSummary, DriverState, HEADER, Row, Stage};
+pub use records::{CellProgress, CellSummary, DriverState, HEADER, HistorySummary, Row, Stage};
 
 use crate::cell_servo::CellServo;
 use crate::cpu::Simulation;
@@ -61,7 +61,7 @@ pub const ENTRIES: [&str; 12] = [
     crate::output::MANIFEST,
 ];
 /// Raised whenever a checkpoint's meaning changes, not only its layout.
-const CHECKPOINT_FORMAT: u32 = 1;
+const CHECKPOINT_FORMAT: u32 = 2;
 
 /// Writes a periodic-cell test's snapshot files, plots and specimen, and its probes' plot.
 pub trait CellWriter: TestWriter<Row> {
@@ -114,6 +114,8 @@ impl CellRun {
             series: crate::snapshot::Series::new("cell"),
             compaction_timed_out: false,
             wall_seconds: 0.0,
+            loading_wall_seconds: 0.0,
+            loading_force_seconds: 0.0,
             loading_start_steps: 0,
             probes: None,
             probes_conventional: None,
@@ -145,6 +147,7 @@ impl CellRun {
             setup.preparation_pairs.clone()
         });
         sim.restore(state);
+        sim.local_damping = local_damping(&setup.config, driver.friction_switched);
         backend.restore_state(&sim, &engine)?;
         let dir = TestDir::reopened(lock, out, CSV, &driver.rows)?;
         log::info!(
@@ -258,14 +261,24 @@ impl CellRun {
             self.sim.dt,
         );
         let mut rows_this_session = 0;
+        if self.sim.force_seconds().is_none() {
+            self.sim.time_forces();
+        }
         while self.state.stage != Stage::Done {
             if stop_after_rows.is_some_and(|n| rows_this_session >= n) {
                 return Ok(None);
             }
             let t0 = Instant::now();
+            let forces0 = self.sim.force_seconds().unwrap_or(0.0);
             let advanced = self.advance(backend, every);
             crate::output::guarded(self.dir.path(), &self.sim, advanced)?;
-            self.state.wall_seconds += t0.elapsed().as_secs_f64();
+            let seconds = t0.elapsed().as_secs_f64();
+            self.state.wall_seconds += seconds;
+            if self.state.stage == Stage::Loading {
+                self.state.loading_wall_seconds += seconds;
+                self.state.loading_force_seconds +=
+                    self.sim.force_seconds().unwrap_or(0.0) - forces0;
+            }
             let row = self.measure();
             self.dir.append(&row)?;
             self.state.rows.push(row);
@@ -443,14 +456,17 @@ impl CellRun {
 
     /// Puts the materials' own friction in place of the preparation friction, once; returns
     /// whether the pair table changed.
+    /// The loading's local damping (`loading.local_damping`) takes over at the same time.
     fn switch_to_loading_friction(&mut self, backend: &mut dyn Backend) -> Result<bool> {
         let s = &*self.setup;
-        crate::protocol::switch_pairs(
+        let switched = crate::protocol::switch_pairs(
             &mut self.sim,
             backend,
             &mut self.state.friction_switched,
             (&s.preparation_pairs, &s.loading_pairs),
-        )
+        )?;
+        self.sim.local_damping = local_damping(&s.config, self.state.friction_switched);
+        Ok(switched)
     }
 
     /// The strain probes from the current state (on copies of it: the test's own state does
@@ -565,6 +581,16 @@ impl CellRun {
     }
 }
 
+/// Cundall's local damping: the loading's own from the friction switch on (the settling with
+/// the materials' friction, then the loading), `simulation.local_damping` before.
+fn local_damping(config: &CellTestConfig, friction_switched: bool) -> f64 {
+    if friction_switched {
+        config.loading.damping(&config.simulation)
+    } else {
+        config.simulation.local_damping
+    }
+}
+
 /// `cell.csv` and its columns.
 const CSV: (&str, &[&str]) = ("cell.csv", &HEADER);
 
@@ -607,9 +633,12 @@ mod tests {
             friction_angle_deg: 0.0,
             void_ratio: 0.0,
             coordination_number: 0.0,
+            contacts: 0,
             sliding_fraction: 0.0,
             fabric_anisotropy: 0.0,
             contact_dissipated_work_j: 0.0,
+            history_points_mean: 0.0,
+            history_points_max: 0,
             kinetic_energy_j: 0.0,
             cell_volume_m3: 0.0,
         };

@@ -89,6 +89,8 @@ pub struct Row {
     pub void_ratio: f64,
     /// `2 N_c / N_p` over touching pairs.
     pub coordination_number: f64,
+    /// Touching pairs, each counted once (Kuhn & Jäger count "about 8600 contacts").
+    pub contacts: u64,
     /// Fraction of the last step's contacts at the Coulomb limit.
     pub sliding_fraction: f64,
     /// Octahedral anisotropy Ψ of the contact-normal fabric (He et al. Eq. 32–34).
@@ -97,6 +99,12 @@ pub struct Row {
     /// without it).
     #[serde(rename = "contact_dissipated_work_J")]
     pub contact_dissipated_work_j: f64,
+    /// Mean length (points) of the Jäger contacts' equivalent load histories (Kuhn & Jäger
+    /// Table 1's "average length of equivalent history"); NaN without Jäger contacts.
+    pub history_points_mean: f64,
+    /// The longest of them (0 without Jäger contacts); a history that reaches the pair's
+    /// `capacity` has been shortened by forced merges.
+    pub history_points_max: u64,
     /// Translational plus rotational kinetic energy of the fluctuations.
     #[serde(rename = "kinetic_energy_J")]
     pub kinetic_energy_j: f64,
@@ -106,7 +114,7 @@ pub struct Row {
 }
 
 /// Columns of `cell.csv`.
-pub const HEADER: [&str; 28] = [
+pub const HEADER: [&str; 31] = [
     "step",
     "time_s",
     "stage",
@@ -130,9 +138,12 @@ pub const HEADER: [&str; 28] = [
     "friction_angle_deg",
     "void_ratio",
     "coordination_number",
+    "contacts",
     "sliding_fraction",
     "fabric_anisotropy",
     "contact_dissipated_work_J",
+    "history_points_mean",
+    "history_points_max",
     "kinetic_energy_J",
     "cell_volume_m3",
 ];
@@ -167,6 +178,11 @@ pub struct DriverState {
     pub compaction_timed_out: bool,
     /// Wall-clock seconds of stepping so far, over all sessions.
     pub wall_seconds: f64,
+    /// Of them, the loading's.
+    pub loading_wall_seconds: f64,
+    /// Of those, the seconds the CPU reference spent computing contact forces
+    /// ([`crate::cpu::Simulation::force_seconds`]).
+    pub loading_force_seconds: f64,
     /// Steps at the start of loading.
     pub loading_start_steps: u64,
     /// What the probes found, once made.
@@ -234,6 +250,31 @@ pub struct CellSummary {
     pub wall_clock_s: f64,
     /// Particle-steps per wall-clock second.
     pub particle_steps_per_s: f64,
+    /// Wall-clock seconds of the loading's steps (all sessions).
+    pub loading_wall_clock_s: f64,
+    /// Of them, the seconds spent computing contact forces (the neighbour list's upkeep,
+    /// the integration and the servo excluded): Kuhn & Jäger's Table 1 compares both.
+    pub loading_force_wall_clock_s: f64,
+    /// The Jäger contacts' equivalent load histories during loading, `null` without them.
+    pub jager_histories: Option<HistorySummary>,
+}
+
+/// The Jäger histories of a loading (Kuhn & Jäger, Section 5 and Table 1: the memory peaks
+/// during inelastic loading before the peak stress; the table gives the average length
+/// there).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistorySummary {
+    /// Loading strain of the row whose contacts held the most history points in all
+    /// (`contacts × history_points_mean`).
+    pub strain_at_most_points: f64,
+    /// Contacts in that row.
+    pub contacts_at_most_points: u64,
+    /// Their mean history length (points).
+    pub mean_points_at_most_points: f64,
+    /// The mean history length over the loading's rows.
+    pub mean_points_over_loading: f64,
+    /// The longest history of any row.
+    pub longest_points: u64,
 }
 
 /// Progress after each row.
