@@ -16,6 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::paths::LoadingPath;
 use super::probes::ProbesConfig;
+use super::rotation::RotationConfig;
 
 /// A whole periodic-cell test file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,6 +40,10 @@ pub struct CellTestConfig {
     /// Strain probes at a stress ratio of the loading (triaxial paths).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probes: Option<ProbesConfig>,
+    /// A rigid rotation of the assembly at the end of the loading (Kuhn, Suzuki & Daouadji's
+    /// Fig. 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotation: Option<RotationConfig>,
     /// VTK snapshots and checkpoints (as a shear file's `[output]`).
     #[serde(default)]
     pub output: ShearOutputConfig,
@@ -396,6 +401,31 @@ fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
             if steps == Some(0) {
                 return Err(v.err(field, "must be at least 1".to_owned()));
             }
+        }
+    }
+    if let Some(r) = &config.rotation {
+        if !(r.angle_deg.is_finite() && r.angle_deg != 0.0 && r.angle_deg.abs() <= 360.0) {
+            return Err(v.err(
+                "rotation.angle_deg",
+                format!(
+                    "{} is no turn; give an angle in degrees, nonzero and at most 360 (the paper's 90)",
+                    r.angle_deg
+                ),
+            ));
+        }
+        if r.increments == 0 {
+            return Err(v.err(
+                "rotation.increments",
+                "must be at least 1 (the paper's 1000)".to_owned(),
+            ));
+        }
+        let linear = (config.contact.pairs.iter())
+            .any(|pair| pair.model == crate::scene::PairModelName::Linear);
+        if r.without_twirl && !linear {
+            return Err(v.err(
+                "rotation.without_twirl",
+                "turns off the twirl of linear contacts: it needs a [[contact.pairs]] entry with model = \"linear\"".to_owned(),
+            ));
         }
     }
     let sim = &config.simulation;

@@ -145,6 +145,8 @@ impl CellRun {
             held_stress_error_max_fraction: errors.iter().copied().fold(f64::NAN, f64::max),
             probes: self.state.probes.clone(),
             probes_conventional: self.state.probes_conventional.clone(),
+            rotation: self.state.rotation.clone(),
+            rotation_without_twirl: self.state.rotation_without_twirl.clone(),
             compaction_timed_out: self.state.compaction_timed_out,
             compaction_steps: compaction_end,
             loading_steps: if loading.is_empty() {

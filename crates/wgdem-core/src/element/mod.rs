@@ -22,6 +22,7 @@ mod measure;
 mod paths;
 mod probes;
 mod records;
+mod rotation;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub use config::{
 pub use paths::LoadingPath;
 pub use probes::{PROBE_HEADER, ProbeRow, ProbeSummary, ProbesConfig};
 pub use records::{CellProgress, CellSummary, DriverState, HEADER, HistorySummary, Row, Stage};
+pub use rotation::{Axis, RotationConfig, RotationSummary};
 
 use crate::cell_servo::CellServo;
 use crate::cpu::Simulation;
@@ -119,6 +121,8 @@ impl CellRun {
             loading_start_steps: 0,
             probes: None,
             probes_conventional: None,
+            rotation: None,
+            rotation_without_twirl: None,
         };
         Ok(Self {
             dir,
@@ -433,6 +437,7 @@ impl CellRun {
                     if c.probes.is_some() {
                         self.probe()?;
                     }
+                    self.rotate()?;
                     self.sim
                         .set_velocity_gradient(DMat3::ZERO)
                         .map_err(|e| Error::BlowUp(format!("the cell's servo: {e}")))?;
@@ -528,6 +533,40 @@ impl CellRun {
                 self.state.probes = Some(summary);
             } else {
                 self.state.probes_conventional = Some(summary);
+            }
+        }
+        Ok(())
+    }
+
+    /// The rigid rotation (`[rotation]`) from the current state, on copies of it; with
+    /// `rotation.without_twirl` a second one with the linear pairs' twirl off.
+    fn rotate(&mut self) -> Result<()> {
+        let setup = Arc::clone(&self.setup);
+        let Some(r) = &setup.config.rotation else {
+            return Ok(());
+        };
+        let mut series = vec![("rotation", setup.loading_pairs.clone())];
+        if r.without_twirl {
+            series.push((
+                "rotation without twirl",
+                rotation::without_twirl(&setup.loading_pairs),
+            ));
+        }
+        for (name, pairs) in series {
+            let found = rotation::rotate(&self.sim, pairs, r)
+                .map_err(|e| Error::BlowUp(format!("the {name}: {e}")))?;
+            log::info!(
+                "{name} by {}° about {:?} in {} steps: the stress restored to the original frame is off by {:.3e} of |σ| (the same steps without rotation: {:.3e})",
+                r.angle_deg,
+                r.axis,
+                r.increments,
+                found.error_fraction,
+                found.creep_fraction
+            );
+            if name == "rotation" {
+                self.state.rotation = Some(found);
+            } else {
+                self.state.rotation_without_twirl = Some(found);
             }
         }
         Ok(())

@@ -189,6 +189,10 @@ pub struct DriverState {
     pub probes: Option<super::probes::ProbeSummary>,
     /// What the conventional algorithm's probes found (`probes.conventional`).
     pub probes_conventional: Option<super::probes::ProbeSummary>,
+    /// What the rigid rotation found (`[rotation]`).
+    pub rotation: Option<super::rotation::RotationSummary>,
+    /// The same without the linear pairs' twirl (`rotation.without_twirl`).
+    pub rotation_without_twirl: Option<super::rotation::RotationSummary>,
 }
 
 /// What a finished test reports (`summary.json`; keys in `docs/cell.md`).
@@ -236,6 +240,10 @@ pub struct CellSummary {
     pub probes: Option<super::probes::ProbeSummary>,
     /// The same with the conventional linear-frictional algorithm (`probes.conventional`).
     pub probes_conventional: Option<super::probes::ProbeSummary>,
+    /// The rigid rotation's stress before and after (`[rotation]`), `null` without one.
+    pub rotation: Option<super::rotation::RotationSummary>,
+    /// The same without the linear pairs' twirl (`rotation.without_twirl`).
+    pub rotation_without_twirl: Option<super::rotation::RotationSummary>,
     /// The compaction ended on its time limit.
     pub compaction_timed_out: bool,
     /// Steps of the compaction (the friction switch's resettling included).
