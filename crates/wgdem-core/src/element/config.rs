@@ -386,9 +386,7 @@ fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
                 ),
             ));
         }
-        let linear = (config.contact.pairs.iter())
-            .any(|pair| pair.model == crate::scene::PairModelName::Linear);
-        if p.conventional && !linear {
+        if p.conventional && !has_linear_pairs(config) {
             return Err(v.err(
                 "probes.conventional",
                 "compares the conventional linear-frictional algorithm with the refined one: it needs a [[contact.pairs]] entry with model = \"linear\"".to_owned(),
@@ -419,9 +417,7 @@ fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
                 "must be at least 1 (the paper's 1000)".to_owned(),
             ));
         }
-        let linear = (config.contact.pairs.iter())
-            .any(|pair| pair.model == crate::scene::PairModelName::Linear);
-        if r.without_twirl && !linear {
+        if r.without_twirl && !has_linear_pairs(config) {
             return Err(v.err(
                 "rotation.without_twirl",
                 "turns off the twirl of linear contacts: it needs a [[contact.pairs]] entry with model = \"linear\"".to_owned(),
@@ -440,6 +436,11 @@ fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Whether some `[[contact.pairs]]` entry is Kuhn's linear contact.
+fn has_linear_pairs(config: &CellTestConfig) -> bool {
+    (config.contact.pairs.iter()).any(|pair| pair.model == crate::scene::PairModelName::Linear)
 }
 
 /// The spheres at random in a periodic cube of edge `side`, a largest diameter clear of the

@@ -42,6 +42,7 @@ pub use rotation::{Axis, RotationConfig, RotationSummary};
 use crate::cell_servo::CellServo;
 use crate::cpu::Simulation;
 use crate::error::{Error, Result};
+use crate::material::PairParams;
 use crate::output::OutputLock;
 use crate::protocol::{CheckpointFile, RowFile, TestDir, TestWriter};
 use crate::runner::Backend;
@@ -499,7 +500,7 @@ impl CellRun {
         if p.conventional {
             series.push((
                 "probes_conventional",
-                probes::conventional(&setup.loading_pairs),
+                linear_variant(&setup.loading_pairs, |_, refined| *refined = false),
             ));
         }
         for (name, pairs) in series {
@@ -549,7 +550,7 @@ impl CellRun {
         if r.without_twirl {
             series.push((
                 "rotation without twirl",
-                rotation::without_twirl(&setup.loading_pairs),
+                linear_variant(&setup.loading_pairs, |twirl, _| *twirl = false),
             ));
         }
         for (name, pairs) in series {
@@ -618,6 +619,31 @@ impl CellRun {
         crate::protocol::finish(self.dir.path(), &summary, writer, &self.state.rows)?;
         Ok(summary)
     }
+}
+
+/// `pairs` with every linear pair's algorithm changed by `change` (its `twirl` and `refined`
+/// flags): the comparisons of Kuhn, Suzuki & Daouadji's Fig. 5c (the conventional algorithm)
+/// and Fig. 6c (no twirl).
+fn linear_variant(pairs: &[PairParams], change: impl Fn(&mut bool, &mut bool)) -> Vec<PairParams> {
+    use crate::contact::model::PairModel;
+    pairs
+        .iter()
+        .map(|p| match p.model() {
+            PairModel::Linear {
+                stiffness,
+                mut twirl,
+                mut refined,
+            } => {
+                change(&mut twirl, &mut refined);
+                p.with_model(PairModel::Linear {
+                    stiffness,
+                    twirl,
+                    refined,
+                })
+            }
+            _ => *p,
+        })
+        .collect()
 }
 
 /// Cundall's local damping: the loading's own from the friction switch on (the settling with

@@ -294,24 +294,6 @@ pub fn probe(
     Ok((rows, summary))
 }
 
-/// `pairs` with every linear pair's algorithm the conventional one (`refined = false`).
-pub fn conventional(pairs: &[PairParams]) -> Vec<PairParams> {
-    use crate::contact::model::PairModel;
-    pairs
-        .iter()
-        .map(|p| match p.model() {
-            PairModel::Linear {
-                stiffness, twirl, ..
-            } => p.with_model(PairModel::Linear {
-                stiffness,
-                twirl,
-                refined: false,
-            }),
-            _ => *p,
-        })
-        .collect()
-}
-
 /// `pairs` with every friction raised so that no contact slides.
 pub fn locked(pairs: &[PairParams]) -> Vec<PairParams> {
     pairs

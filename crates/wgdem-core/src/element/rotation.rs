@@ -133,25 +133,6 @@ pub fn rotate(
     })
 }
 
-/// `pairs` with every linear pair's twirl off (the tangential force projected onto the new
-/// tangent plane but not turned about the normal).
-pub fn without_twirl(pairs: &[PairParams]) -> Vec<PairParams> {
-    use crate::contact::model::PairModel;
-    pairs
-        .iter()
-        .map(|p| match p.model() {
-            PairModel::Linear {
-                stiffness, refined, ..
-            } => p.with_model(PairModel::Linear {
-                stiffness,
-                twirl: false,
-                refined,
-            }),
-            _ => *p,
-        })
-        .collect()
-}
-
 /// The rows of `m`.
 fn rows(m: DMat3) -> [[f64; 3]; 3] {
     m.transpose().to_cols_array_2d()
