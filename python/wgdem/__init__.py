@@ -244,9 +244,10 @@ def cell(
         records its cell) instead of a gas, as ``--specimen``.
 
     Returns ``(summary, series)``: ``summary.json`` as a dict (peak stress ratio and friction
-    angle, strain at the peak, dilatancy, the held stresses' error, ...) and the rows of
-    ``cell.csv`` (strain and stress tensors, p, q, void ratio, coordination, sliding fraction,
-    contact work). Ctrl-C stops between rows with ``KeyboardInterrupt``.
+    angle, strain at the peak, dilatancy, the held stresses' error, the probes', the rigid
+    rotation's and the Jäger histories' findings, ...) and the rows of ``cell.csv`` (strain and
+    stress tensors, p, q, void ratio, coordination, contacts, sliding fraction, contact work,
+    Jäger history lengths). Ctrl-C stops between rows with ``KeyboardInterrupt``.
     """
     summary, rows, _ = _cell_json(
         config,
