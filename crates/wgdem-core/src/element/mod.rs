@@ -460,9 +460,9 @@ impl CellRun {
         }
     }
 
-    /// Puts the materials' own friction in place of the preparation friction, once; returns
-    /// whether the pair table changed.
-    /// The loading's local damping (`loading.local_damping`) takes over at the same time.
+    /// Puts the materials' own friction in place of the preparation friction, once, and the
+    /// loading's local damping (`loading.local_damping`) with it; returns whether the pair
+    /// table changed.
     fn switch_to_loading_friction(&mut self, backend: &mut dyn Backend) -> Result<bool> {
         let s = &*self.setup;
         let switched = crate::protocol::switch_pairs(
