@@ -8,6 +8,7 @@
 //! - a test stopped mid-compaction and resumed from its checkpoint gives the same bits;
 //! - strain probes split the response into its reversible and irreversible parts;
 //! - Jäger contacts report their equivalent load histories, shortened by merging;
+//! - a rigid rotation of the loaded assembly turns its stress with it (with the twirl);
 //! - bad configurations are refused with the field named.
 
 use std::path::Path;
