@@ -19,6 +19,9 @@ use wgdem_core::runner::CpuBackend;
 
 const PRESET: &str = "assets/cell/quick_triaxial.toml";
 
+/// Kuhn's linear contact between the quick preset's grains, k_n = k_t = 2·10⁴ N/m.
+const LINEAR_PAIRS: &str = "contact.pairs=[{ materials = [\"quartz\", \"quartz\"], model = \"linear\", kn = 2e4, kt = 2e4 }]";
+
 /// The quick preset shortened for the tests: 64 spheres from a more dilute gas compressed
 /// faster, a looser compaction criterion, a larger step, 0.2 % strain at 0.05 /s. (The
 /// servo keeps its default rate: at twice it, simple shear's held stresses rang by 2 %.)
@@ -472,7 +475,7 @@ fn strain_probes_split_reversible_and_irreversible_strain() {
 #[ignore = "long tier: 3·10⁶ steps of 64 linear-contact spheres, about 1.5 minutes"]
 fn conventional_probes_run_beside_the_refined_ones() {
     let text = short(&[
-        "contact.pairs=[{ materials = [\"quartz\", \"quartz\"], model = \"linear\", kn = 2e4, kt = 2e4 }]",
+        LINEAR_PAIRS,
         "simulation.safety_factor=0.05",
         "loading.strain=0.004",
         "probes.at_stress_ratio=0.15",
@@ -565,7 +568,7 @@ fn jager_contacts_report_their_history_lengths() {
 #[test]
 fn a_rigid_rotation_of_the_loaded_assembly_turns_its_stress() {
     let text = short(&[
-        "contact.pairs=[{ materials = [\"quartz\", \"quartz\"], model = \"linear\", kn = 2e4, kt = 2e4 }]",
+        LINEAR_PAIRS,
         "loading.strain=0.004",
         "rotation.without_twirl=true",
     ]);

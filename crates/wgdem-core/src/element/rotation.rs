@@ -106,9 +106,7 @@ pub fn rotate(
     let n = config.axis.unit();
     let angle = config.angle_deg.to_radians();
     let rate = angle / (config.increments as f64 * sim.dt);
-    // L v = ω n × v.
-    let spin = DMat3::from_cols(n.cross(DVec3::X), n.cross(DVec3::Y), n.cross(DVec3::Z)) * rate;
-    turning.set_velocity_gradient(spin)?;
+    turning.set_velocity_gradient(spin_tensor(n) * rate)?;
     still.set_velocity_gradient(DMat3::ZERO)?;
     for w in &mut turning.particles.angular_velocity {
         *w += n * rate;
@@ -133,6 +131,12 @@ pub fn rotate(
     })
 }
 
+/// `[n]×`, the matrix of `v ↦ n × v` (its columns `n × e_j`): `ω [n]×` is the velocity gradient
+/// of a rigid rotation at `ω` about `n`.
+fn spin_tensor(n: DVec3) -> DMat3 {
+    DMat3::from_cols(n.cross(DVec3::X), n.cross(DVec3::Y), n.cross(DVec3::Z))
+}
+
 /// The rows of `m`.
 fn rows(m: DMat3) -> [[f64; 3]; 3] {
     m.transpose().to_cols_array_2d()
@@ -148,7 +152,7 @@ mod tests {
     fn the_spin_tensor_and_the_turn_agree() {
         for axis in [Axis::X, Axis::Y, Axis::Z] {
             let n = axis.unit();
-            let spin = DMat3::from_cols(n.cross(DVec3::X), n.cross(DVec3::Y), n.cross(DVec3::Z));
+            let spin = spin_tensor(n);
             let v = DVec3::new(0.3, -1.2, 2.0);
             assert!((spin * v - n.cross(v)).length() < 1e-15, "{axis:?}");
             // exp(θ [n]×) by its series against the axis–angle rotation.
