@@ -38,7 +38,7 @@ struct SimParams {
 struct Chunk {
     first: u32,
     count: u32,
-    _p0: u32,
+    once: u32,  // each pair evaluated once, by its A side (contact_forces.wgsl); one chunk only
     _p1: u32,
 }
 

@@ -1,11 +1,17 @@
 // contact_forces.wgsl — force and torque on every particle, without float atomics.
 //
-// One invocation per particle sums its own neighbour slots in list order. Each pair's force is
-// evaluated on canonically ordered inputs (A = smaller stable id, B = larger), so the two invocations
-// of a pair compute bit-identical forces and apply them with opposite signs: Newton's third law
-// holds exactly, and the sum order is fixed, so a run is bitwise reproducible on a device.
-// Each side stores its own copy of the pair's history; both copies are computed from the same
-// inputs, so they stay identical. Particle–wall contacts follow, each particle near a wall
+// Each pair is evaluated once, by its A side (the smaller stable id), on canonically ordered
+// inputs: the invocation of A adds the pair's force and torque on A to its own sums in list
+// order, keeps the pair's history in A's slot, and hands the force and torque on B (with the
+// pair's contact work) to B's slot of the pair in `hand`, at the index `neighbours.link_pairs`
+// found when the lists were built; `integrate` adds B's handed forces to B in B's list order.
+// No float atomics and fixed sum orders: a run is bitwise reproducible on a device, and
+// Newton's third law holds exactly (the force on B is the negated force on A).
+// Where the slot table is split into chunks (a partner's slot may lie in another binding),
+// both sides evaluate each pair instead, as one kernel did before pairs were evaluated once:
+// the two evaluations are bit-identical (canonical order), each side keeps its own copy of the
+// history and sums in list order, and `integrate` gathers nothing.
+// Particle–wall contacts follow, each particle near a wall
 // keeping a row of wall slots (wall id and a two-part tangential history), one per wall within
 // its skin at the last build, at that wall's rank among them (`rebuild.walls_near` sizes the
 // rows and moves the slots when the walls change); each workgroup sums its
@@ -70,6 +76,20 @@ import package::jager_slot::{jager_load, jager_store};
 // r = pos.hi.w + fine.w, so that overlaps of stiff grains keep their precision.
 @if(!integrating) @group(0) @binding(18) var<storage, read> fine: array<vec4<f32>>;
 @if(integrating) @group(0) @binding(18) var<storage, read_write> fine: array<vec4<f32>>;
+// (Bindings 19–27 are `integrate`'s own.)
+// Per neighbour slot of B's side: the force on B of the pair (xyz) and the contact's elastic
+// energy after the step (w), then its torque on B (xyz) and the work it dissipated in the step
+// (w), written by A's invocation; the slots of A's side are not used.
+@group(0) @binding(28) var<storage, read_write> hand: array<Vec4Words>;
+// Per neighbour slot of A's side: the index of B's slot of the pair in the chunk
+// (`neighbours.link_pairs`).
+@group(0) @binding(29) var<storage, read> link: array<u32>;
+
+// Whether each pair is evaluated once, by its A side (`hand`): chosen by the host
+// (`GpuOptions::pairs_once`), on one slot chunk only.
+fn pairs_once() -> bool {
+    return chunk.once != 0u;
+}
 
 // MAX_WALLS comes from the shared constants (shared.rs).
 var<workgroup> red_f: array<vec4<f32>, 64>;
@@ -179,97 +199,6 @@ fn particle(
     if !ONE_MATERIAL {
         mat_i = material[i];
     }
-    // The pair record of two particles of this one's material, loaded once: most pairs have
-    // it. Loaded per pair, the record cost about a sixth of the stage on lavapipe (which
-    // gathers a load at a per-invocation index lane by lane, word by word, on Mesa 22.3). Of
-    // one material, its index is the same for every invocation, and lavapipe loads it once.
-    let rec_same = pair_table[mat_i * params.n_materials + mat_i];
-    for (var s = 0u; s < n_slots; s++) {
-        let slot = slot_of(slots[base + s]);
-        let j = partner_index(slot.partner);
-        // Canonical order by stable id (the slot's `A_SIDE` bit): it fixes which body is A, and
-        // so the sign of the stored history, whatever order the particles currently sit in.
-        // The pair is evaluated in that order on both sides without choosing between the two
-        // bodies' vectors: each vector from A to B, or of B relative to A, is `sign` times the
-        // one from this particle to its partner, and a negation is exact (IEEE rounding is
-        // symmetric in sign), so both sides still compute bit-identical forces.
-        let i_first = (slot.partner & A_SIDE) != 0u;
-        let sign = select(-1.0, 1.0, i_first);
-        let pj = position_of(pos[j]);
-        let r_i = pi.hi.w;
-        let r_j = pj.hi.w;
-        let m_i = pi.lo.w;
-        let m_j = pj.lo.w;
-        let ra = select(r_j, r_i, i_first);
-        let rb = select(r_i, r_j, i_first);
-        let ma = select(m_j, m_i, i_first);
-        let mb = select(m_i, m_j, i_first);
-        let gap = sphere_gap(pi, pj, ra, rb, r_lo_i + fine[j].w, params.one);
-        let d = gap.d * sign;  // from A to B
-        let dist = gap.dist;
-        let overlap = gap.overlap;
-        var mat_j = mat_i;
-        if !ONE_MATERIAL {
-            mat_j = material[j];
-        }
-        var rec = rec_same;
-        if mat_j != mat_i {
-            rec = pair_table[select(mat_j, mat_i, i_first) * params.n_materials
-                + select(mat_i, mat_j, i_first)];
-        }
-        let aux = slot_aux(slot);
-        // A wet hill contact acts across a gap (its liquid bridge); every other one only while
-        // the spheres overlap.
-        let bridged = uses_model(MODEL_HILL) && rec.model == MODEL_HILL && bitcast<u32>(aux.x) == MOISTURE_WET;
-        if overlap <= 0.0 && !bridged {
-            // A later contact starts afresh.
-            slots[base + s] = slot_words(make_slot(vec3<f32>(0.0), slot.partner));
-            continue;
-        }
-        var normal = vec3<f32>(0.0, 0.0, 1.0);
-        if dist > 0.0 {
-            normal = d / dist;
-        }
-        let r_a = normal * (ra - 0.5 * overlap);
-        let r_b = -normal * (rb - 0.5 * overlap);
-        // The lever arms of this particle and of its partner.
-        let lever_i = select(r_b, r_a, i_first);
-        let lever_j = select(r_a, r_b, i_first);
-        let qj = predicted_of(pred[j]);
-        let vj4 = vec4_of(vel[j]);
-        let vj = vj4.xyz;
-        let wj = spin_of(vj4, qj);
-        // B relative to A: `sign` times the partner relative to this particle.
-        let rel_velocity = ((qj.v.xyz + cross(qj.w.xyz, lever_j))
-            - (qi.v.xyz + cross(qi.w.xyz, lever_i))) * sign;
-        let rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
-            * sign) * params.dt;
-        let twirl = 0.5 * dot(wi + wj, normal) * params.dt;
-        // B's spin relative to A's, at t_n and over the last step (rolling resistance).
-        let rel_spin = (qj.w.xyz - qi.w.xyz) * sign;
-        let rel_rotation = ((wj - wi) * sign) * params.dt;
-        let m_eff = ma * mb / (ma + mb);
-        let r_eff = ra * rb / (ra + rb);
-        // Neighbour slots keep a single-f32 history (no low part).
-        let out = evaluate_pair(rec, slot, vec3<f32>(0.0), overlap, normal, rel_velocity,
-            rel_displacement, twirl, rel_spin, rel_rotation, ra, rb, ma, mb, m_eff, r_eff);
-        // The force on this particle: `out.force` on B, its opposite on A (and so the rolling
-        // torque).
-        let f_i = out.force * -sign;
-        force += f_i;
-        torque += cross(lever_i, f_i);
-        if uses_rolling() {
-            torque += out.torque * -sign;
-        }
-        if !i_first {
-            n_pairs += select(0u, 1u, overlap > 0.0);  // count each pair once, on its B side
-            n_sliding += out.sliding;
-            elastic += out.elastic;
-            dissipated += out.dissipated;
-        }
-        slots[base + s] = slot_words(out.slot);
-    }
-
     // The walls within the skin at the last build, each with its own slot of the particle's
     // row: the one at the wall's rank among them (`rebuild.walls_near` keeps the slots there
     // when the set changes), which holds the contact's history or `NO_WALL`. Most particles
@@ -375,8 +304,132 @@ fn particle(
         elastic += out.elastic;
         dissipated += out.dissipated;
     }
-    ft[i] =
-        force_torque_words(ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0)));
+
+    // The pair record of two particles of this one's material, loaded once: most pairs have
+    // it. Loaded per pair, the record cost about a sixth of the stage on lavapipe (which
+    // gathers a load at a per-invocation index lane by lane, word by word, on Mesa 22.3). Of
+    // one material, its index is the same for every invocation, and lavapipe loads it once.
+    let rec_same = pair_table[mat_i * params.n_materials + mat_i];
+    let once = pairs_once();
+    for (var s = 0u; s < n_slots; s++) {
+        let slot = slot_of(slots[base + s]);
+        let j = partner_index(slot.partner);
+        // Canonical order by stable id (the slot's `A_SIDE` bit): it fixes which body is A, and
+        // so the sign of the stored history, whatever order the particles currently sit in.
+        // The pair is evaluated in that order on both sides without choosing between the two
+        // bodies' vectors: each vector from A to B, or of B relative to A, is `sign` times the
+        // one from this particle to its partner, and a negation is exact (IEEE rounding is
+        // symmetric in sign), so both sides still compute bit-identical forces.
+        let i_first = (slot.partner & A_SIDE) != 0u;
+        if once && !i_first {
+            break;  // the B sides, listed after the A sides: their A sides hand them their share
+        }
+        let sign = select(-1.0, 1.0, i_first);
+        let pj = position_of(pos[j]);
+        let r_i = pi.hi.w;
+        let r_j = pj.hi.w;
+        let m_i = pi.lo.w;
+        let m_j = pj.lo.w;
+        let ra = select(r_j, r_i, i_first);
+        let rb = select(r_i, r_j, i_first);
+        let ma = select(m_j, m_i, i_first);
+        let mb = select(m_i, m_j, i_first);
+        let gap = sphere_gap(pi, pj, ra, rb, r_lo_i + fine[j].w, params.one);
+        let d = gap.d * sign;  // from A to B
+        let dist = gap.dist;
+        let overlap = gap.overlap;
+        var mat_j = mat_i;
+        if !ONE_MATERIAL {
+            mat_j = material[j];
+        }
+        var rec = rec_same;
+        if mat_j != mat_i {
+            rec = pair_table[select(mat_j, mat_i, i_first) * params.n_materials
+                + select(mat_i, mat_j, i_first)];
+        }
+        let aux = slot_aux(slot);
+        // A wet hill contact acts across a gap (its liquid bridge); every other one only while
+        // the spheres overlap.
+        let bridged = uses_model(MODEL_HILL) && rec.model == MODEL_HILL && bitcast<u32>(aux.x) == MOISTURE_WET;
+        if overlap <= 0.0 && !bridged {
+            // A later contact starts afresh.
+            slots[base + s] = slot_words(make_slot(vec3<f32>(0.0), slot.partner));
+            if once {
+                let h = 2u * link[base + s];
+                hand[h] = vec4_words(vec4<f32>(0.0));
+                hand[h + 1u] = vec4_words(vec4<f32>(0.0));
+            }
+            continue;
+        }
+        var normal = vec3<f32>(0.0, 0.0, 1.0);
+        if dist > 0.0 {
+            normal = d / dist;
+        }
+        let r_a = normal * (ra - 0.5 * overlap);
+        let r_b = -normal * (rb - 0.5 * overlap);
+        // The lever arms of this particle and of its partner.
+        let lever_i = select(r_b, r_a, i_first);
+        let lever_j = select(r_a, r_b, i_first);
+        let qj = predicted_of(pred[j]);
+        let vj4 = vec4_of(vel[j]);
+        let vj = vj4.xyz;
+        let wj = spin_of(vj4, qj);
+        // B relative to A: `sign` times the partner relative to this particle.
+        let rel_velocity = ((qj.v.xyz + cross(qj.w.xyz, lever_j))
+            - (qi.v.xyz + cross(qi.w.xyz, lever_i))) * sign;
+        let rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
+            * sign) * params.dt;
+        let twirl = 0.5 * dot(wi + wj, normal) * params.dt;
+        // B's spin relative to A's, at t_n and over the last step (rolling resistance).
+        let rel_spin = (qj.w.xyz - qi.w.xyz) * sign;
+        let rel_rotation = ((wj - wi) * sign) * params.dt;
+        let m_eff = ma * mb / (ma + mb);
+        let r_eff = ra * rb / (ra + rb);
+        // Neighbour slots keep a single-f32 history (no low part).
+        let out = evaluate_pair(rec, slot, vec3<f32>(0.0), overlap, normal, rel_velocity,
+            rel_displacement, twirl, rel_spin, rel_rotation, ra, rb, ma, mb, m_eff, r_eff);
+        // The two shares: `out.force` on B with its torque about B's centre (B's lever arm is
+        // `lever_j` on A's side), the opposite on A (and so the rolling torque), each torque as
+        // one term. B's is the one expression whether B adds it here or A hands it over
+        // (`hand`, below): written otherwise (as `out.force * -sign`, say), the compiler may
+        // contract it otherwise, and the bits differ.
+        var torque_b = cross(select(lever_i, lever_j, i_first), out.force);
+        var torque_a = cross(select(lever_j, lever_i, i_first), -out.force);
+        if uses_rolling() {
+            torque_b += out.torque;
+            torque_a -= out.torque;
+        }
+        force += select(out.force, -out.force, i_first);
+        torque += select(torque_b, torque_a, i_first);
+        // The pair is counted on A's side; its contact work counts on B's.
+        if i_first {
+            n_pairs += select(0u, 1u, overlap > 0.0);
+            n_sliding += out.sliding;
+        } else {
+            elastic += out.elastic;
+            dissipated += out.dissipated;
+        }
+        if once {
+            // Evaluated on A's side only: B's share, with the pair's contact work.
+            let h = 2u * link[base + s];
+            hand[h] = vec4_words(vec4<f32>(out.force, out.elastic));
+            hand[h + 1u] = vec4_words(vec4<f32>(torque_b, out.dissipated));
+        }
+        slots[base + s] = slot_words(out.slot);
+    }
+
+    // Evaluating pairs once, the contact work of this particle's B sides is still to come
+    // (`integrate` adds it): this step's work so far waits in the w words.
+    var work_so_far = vec2<f32>(0.0);
+    if SLOT_WORDS >= 8u {
+        if once {
+            work_so_far = vec2<f32>(elastic, dissipated);
+        } else {
+            add_work(i, elastic, dissipated);
+        }
+    }
+    ft[i] = force_torque_words(ForceTorque(vec4<f32>(force, work_so_far.x),
+        vec4<f32>(torque, work_so_far.y)));
     if with_stats {
         if n_pairs != 0u {
             atomicAdd(&red_stats[0], n_pairs);
@@ -388,13 +441,61 @@ fn particle(
             atomicAdd(&red_stats[2], n_sliding);
         }
     }
-    if SLOT_WORDS >= 8u {
-        // The running total in two parts, so that small steps' work is not lost against it.
-        let w = vec4_of(work[i]);
-        let t = two_sum(vec3<f32>(w.y, 0.0, 0.0), vec3<f32>(dissipated, 0.0, 0.0), params.one);
-        let total = fast_two_sum(t.hi.xyz, t.lo.xyz + vec3<f32>(w.z, 0.0, 0.0), params.one);
-        work[i] = vec4_words(vec4<f32>(elastic, total.hi.x, total.lo.x, 0.0));
+}
+
+// The partner word of slot k of the chunk, loaded alone (in the 64-bit words, the high half of
+// the second word).
+@if(words64 && !slot_jager)
+fn slot_partner(k: u32) -> u32 {
+    return u32(slots[k].y >> 32u);
+}
+@if(!words64 || slot_jager)
+fn slot_partner(k: u32) -> u32 {
+    return slots[k].partner;
+}
+
+// Particle i's contact work of this step: the elastic energy of its contacts after it, and the
+// work they dissipated, added to the running total (in two parts, so that small steps' work is
+// not lost against it). Wide slots only.
+fn add_work(i: u32, elastic: f32, dissipated: f32) {
+    let w = vec4_of(work[i]);
+    let t = two_sum(vec3<f32>(w.y, 0.0, 0.0), vec3<f32>(dissipated, 0.0, 0.0), params.one);
+    let total = fast_two_sum(t.hi.xyz, t.lo.xyz + vec3<f32>(w.z, 0.0, 0.0), params.one);
+    work[i] = vec4_words(vec4<f32>(elastic, total.hi.x, total.lo.x, 0.0));
+}
+
+// Adds to particle i's force and torque of this step (`contact_forces`'s, with this step's
+// contact work so far in the w words) what its partners handed to its B sides, in list order,
+// where pairs are evaluated once, and accounts the step's contact work; unchanged otherwise.
+// `integrate` calls it before moving the particle.
+fn with_handed(i: u32, own: ForceTorque) -> ForceTorque {
+    if !pairs_once() {
+        return own;
     }
+    var force = own.force.xyz;
+    var torque = own.torque.xyz;
+    var elastic = own.force.w;
+    var dissipated = own.torque.w;
+    let base = i * params.slots;  // one chunk, from particle 0
+    // The B sides, in list order (after the A sides, neighbours.wgsl): the order in which the
+    // contact kernel adds them where both sides evaluate a pair, so that both give the same bits.
+    let n_slots = min(count[i], params.slots);
+    for (var s = 0u; s < n_slots; s++) {
+        let k = base + s;
+        if (slot_partner(k) & A_SIDE) != 0u {
+            continue;
+        }
+        let f = vec4_of(hand[2u * k]);
+        let t = vec4_of(hand[2u * k + 1u]);
+        force += f.xyz;
+        torque += t.xyz;
+        elastic += f.w;
+        dissipated += t.w;
+    }
+    if SLOT_WORDS >= 8u {
+        add_work(i, elastic, dissipated);
+    }
+    return ForceTorque(vec4<f32>(force, 0.0), vec4<f32>(torque, 0.0));
 }
 
 struct PairOut {

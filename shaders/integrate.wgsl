@@ -22,7 +22,7 @@ import package::common::{
 // The bindings this shares with the contact kernels (writable here, flag `integrating`), and
 // their per-workgroup force sums for `steps`.
 import package::contact_forces::{
-    counters, fine, ft, group_forces, params, pos, pred, vel, walls,
+    counters, fine, ft, group_forces, pairs_once, params, pos, pred, vel, walls, with_handed,
 };
 
 @group(0) @binding(19) var<storage, read_write> omega: array<Vec4Words>;
@@ -127,7 +127,12 @@ fn advance(i: u32) {
         built = p.hi.xyz + p.lo.xyz;
         built_at[i] = vec4_words(vec4<f32>(built, 0.0));
     }
-    var f = force_torque_of(ft[i]);
+    // The pairs' forces handed to this particle's B sides (where pairs are evaluated once),
+    // written back for the outputs that read forces.
+    var f = with_handed(i, force_torque_of(ft[i]));
+    if pairs_once() {
+        ft[i] = force_torque_words(f);
+    }
     var drive = NO_DRIVE;
     var dr: Drive;
     var t = 0.0;

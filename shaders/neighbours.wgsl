@@ -1,5 +1,7 @@
 // neighbours.wgsl — each particle's list of partners closer than the skin, in a fixed order
-// (neighbour cells dx, dy, dz from −1 to 1, then ascending particle index inside a bucket), with
+// (the partners of which it is the A side, the smaller stable id, first, then the others; each
+// part by neighbour cells dx, dy, dz from −1 to 1, then ascending particle index inside a
+// bucket: `contact_forces` evaluates a pair on its A side and stops at the first B slot), with
 // this side's copy of each pair's tangential history carried over from the previous list by
 // partner (index and canonical-order bit, `A_SIDE`). A new contact starts from zero; a pair no
 // longer listed is dropped.
@@ -23,7 +25,7 @@ import package::shared::{A_SIDE, FAILED_NEIGHBOURS, WG};
 import package::spec::{NEIGHBOUR_SLOTS};
 import package::common::{
     Chunk, Counters, Position, SimParams, Slot, bucket_of, cell_of, ds_diff, make_slot, pack_cell,
-    unpack_cell_near,
+    partner_index, unpack_cell_near,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -36,6 +38,37 @@ import package::common::{
 @group(0) @binding(7) var<storage, read_write> counters: Counters;
 @group(0) @binding(8) var<uniform> chunk: Chunk;
 @group(0) @binding(9) var<storage, read> ids: array<u32>;  // stable id of each particle
+// For each slot of a pair's A side, the index of B's slot of the pair (one chunk only).
+@group(0) @binding(10) var<storage, read_write> link: array<u32>;
+
+// After the lists are built, where the slots are one chunk (the host dispatches it only
+// then): each A-side slot of each particle finds its pair's slot in the partner's row, where
+// `contact_forces` hands B its share of the pair (lists are symmetric: a pair is within the
+// skin from both sides or from neither, the distance test being exact under negation).
+@compute @workgroup_size(WG)
+fn link_pairs(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if gid.x >= chunk.count {
+        return;
+    }
+    let i = chunk.first + gid.x;
+    let base = gid.x * params.slots;
+    let n = min(count[i], params.slots);
+    for (var s = 0u; s < n; s++) {
+        let w = slots[base + s].partner;
+        if (w & A_SIDE) == 0u {
+            continue;
+        }
+        let j = partner_index(w);
+        let jb = (j - chunk.first) * params.slots;
+        let m = min(count[j], params.slots);
+        for (var t = 0u; t < m; t++) {
+            if partner_index(slots[jb + t].partner) == i {
+                link[base + s] = jb + t;
+                break;
+            }
+        }
+    }
+}
 
 const NONE: u32 = 0xffffffffu;
 
@@ -63,6 +96,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var src: array<u32, NEIGHBOUR_SLOTS>;
     var needed: array<bool, NEIGHBOUR_SLOTS>;
     var n = 0u;
+    var n_a = 0u;  // A sides listed so far
     for (var dx = -1; dx <= 1; dx++) {
         for (var dy = -1; dy <= 1; dy++) {
             for (var dz = -1; dz <= 1; dz++) {
@@ -88,11 +122,22 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                         // The partner word (common.wgsl `A_SIDE`): the same for the same
                         // partner, so an old slot is found by comparing whole words.
                         let word = j | select(0u, A_SIDE, id_i < ids[j]);
-                        new_ids[n] = word;
-                        src[n] = NONE;
+                        // An A side goes after those listed so far, the B sides found so far
+                        // moving up one place.
+                        var t = n;
+                        if (word & A_SIDE) != 0u {
+                            t = n_a;
+                            for (var u = n; u > n_a; u--) {
+                                new_ids[u] = new_ids[u - 1u];
+                                src[u] = src[u - 1u];
+                            }
+                            n_a += 1u;
+                        }
+                        new_ids[t] = word;
+                        src[t] = NONE;
                         for (var o = 0u; o < n_old; o++) {
                             if old_ids[o] == word {
-                                src[n] = o;
+                                src[t] = o;
                                 needed[o] = true;
                                 break;
                             }

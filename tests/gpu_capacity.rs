@@ -48,11 +48,13 @@ fn packing_with(count: u32, box_len: f64, pairs: &str) -> wgdem_core::cpu::Simul
 /// splitting changes where slots live, not what is computed or in which order.
 #[test]
 fn slot_tables_over_the_binding_limit_are_split_without_changing_results() {
-    split_without_changing_results(packing(3000, 0.05), 256 * 1024, 300);
+    split_without_changing_results(packing(3000, 0.05), 256 * 1024, 300, false);
 }
 
 /// The same with Kuhn's linear contact at every sphere pair (32-byte slots carrying the model's state):
-/// regrowth, splitting and reordering move the wider slots whole.
+/// regrowth, splitting and reordering move the wider slots whole. The unsplit run evaluates each
+/// pair once (`GpuOptions::pairs_once`, the default for wide slots, on one chunk), the split
+/// run on both sides: the same bits again.
 #[test]
 fn wide_slot_tables_over_the_binding_limit_are_split_without_changing_results() {
     let linear = r#"
@@ -63,13 +65,15 @@ fn wide_slot_tables_over_the_binding_limit_are_split_without_changing_results() 
         kt = 500.0
     "#;
     // Softer contacts form fewer in the same 3 000 steps; over a hundred still slide and stick.
-    split_without_changing_results(packing_with(3000, 0.05, linear), 512 * 1024, 100);
+    split_without_changing_results(packing_with(3000, 0.05, linear), 512 * 1024, 100, true);
 }
 
+/// `wide`: the pairs' slots are wide (pairs evaluated once where one chunk holds them).
 fn split_without_changing_results(
     sim: wgdem_core::cpu::Simulation,
     limit: u64,
     min_contacts: usize,
+    wide: bool,
 ) {
     let Some(ctx) = gpu() else { return };
     let Some((device, queue)) = device_with_binding_limit(limit) else {
@@ -84,6 +88,12 @@ fn split_without_changing_results(
             GpuEngine::new(device, queue, &sim, options).unwrap_or_else(|e| panic!("{e}"));
         let chunks_at_start = engine.slot_chunks();
         engine.run(3000).unwrap_or_else(|e| panic!("{e}"));
+        // Pairs once where the slots are wide and one chunk holds them all.
+        assert_eq!(
+            engine.pairs_once(),
+            wide && engine.slot_chunks() == 1,
+            "the choice of pairs once"
+        );
         let mut out = sim.clone();
         engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
         (

@@ -31,8 +31,9 @@ const MAX_CHUNK_STEPS: u64 = 2_000;
 
 /// Format of the payload of [`Kind::Simulation`] checkpoints (raised when its meaning
 /// changes; 2: a GPU engine's state holds the low parts of its velocities and radii; 3: the CPU
-/// reference's state ends with its periodic cell, if any).
-pub(crate) const FORMAT: u32 = 3;
+/// reference's state ends with its periodic cell, if any; 4: a GPU engine's state holds the
+/// links of its pairs' slots and its lists put each particle's A sides first).
+pub(crate) const FORMAT: u32 = 4;
 
 /// What `Simulation.checkpoint` writes (postcard, in the checkpoint envelope).
 #[derive(Serialize, Deserialize)]

@@ -46,6 +46,10 @@ pub struct BenchReport {
     /// `--gpu-path`; docs/architecture.md) rather than a dispatch per pass of each step;
     /// `false` on the CPU.
     pub single_workgroup: bool,
+    /// Whether the GPU engine evaluated each pair once, on one side, which hands the other its
+    /// force and torque (`--pairs`; docs/architecture.md), rather than on both sides; the CPU
+    /// reference always evaluates a pair once.
+    pub pairs_once: bool,
     /// Spheres in the specimen.
     pub particles: usize,
     /// Timed steps (after the warm-up).
@@ -170,6 +174,7 @@ pub fn run(
         specialized_kernels: false,
         storage_word_bits: 0,
         single_workgroup: false,
+        pairs_once: true,
         particles: n,
         steps,
         dt_s: after.dt,
@@ -247,6 +252,7 @@ fn gpu_run(
         specialized_kernels: options.specialize,
         storage_word_bits: if engine.words64() { 64 } else { 32 },
         single_workgroup: engine.single_workgroup(),
+        pairs_once: engine.pairs_once(),
         gpu_bytes_per_particle: by_group.iter().map(|(_, b)| b).sum(),
         gpu_bytes_per_particle_by_group: by_group,
         stages: (0..STAGES.len())
@@ -327,6 +333,14 @@ pub fn print(r: &BenchReport) {
                 "in one workgroup per batch (--gpu-path; the stage table below times the general path's passes)"
             } else {
                 "a dispatch per pass of each step, the rebuild's in every 16th (general path)"
+            }
+        );
+        println!(
+            "pairs evaluated             {}",
+            if r.pairs_once {
+                "once, on one side, which hands the other its share (--pairs)"
+            } else {
+                "on both sides (--pairs)"
             }
         );
     }

@@ -35,6 +35,7 @@ pub fn options(settings: GpuSettings) -> GpuOptions {
         specialize: settings.specialize,
         words64: settings.words64,
         single_workgroup: settings.single_workgroup,
+        pairs_once: settings.pairs_once,
         ..defaults
     }
 }

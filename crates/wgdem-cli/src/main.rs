@@ -194,7 +194,7 @@ struct ShearArgs {
     gpu_path: GpuPathArg,
 }
 
-/// `--gpu-path`, on every command that steps the GPU engine.
+/// `--gpu-path` and `--pairs`, on every command that steps the GPU engine.
 #[derive(Debug, clap::Args)]
 struct GpuPathArg {
     /// How the GPU engine records its steps: `general` (a dispatch per pass of each step,
@@ -203,6 +203,38 @@ struct GpuPathArg {
     /// results), or `auto` (the latter up to 1 500 spheres on a software adapter, 340 on a GPU).
     #[arg(long = "gpu-path", value_name = "KIND", value_enum, default_value_t = GpuPath::Auto)]
     path: GpuPath,
+    /// How the GPU engine evaluates a pair of spheres: `once` (on one side, which hands the
+    /// other its force and torque: less arithmetic, 36 bytes more per neighbour slot), `both`
+    /// (on each side), or `auto` (once where the contact model's slots are wide: Kuhn, hill,
+    /// Jäger, Type C rolling resistance). Same results.
+    #[arg(long = "pairs", value_name = "HOW", value_enum, default_value_t = Pairs::Auto)]
+    pairs: Pairs,
+}
+
+impl GpuPathArg {
+    /// The settings these options ask for, the rest default.
+    fn settings(&self) -> GpuSettings {
+        GpuSettings {
+            single_workgroup: self.path.single_workgroup(),
+            pairs_once: match self.pairs {
+                Pairs::Auto => None,
+                Pairs::Once => Some(true),
+                Pairs::Both => Some(false),
+            },
+            ..GpuSettings::default()
+        }
+    }
+}
+
+/// How the GPU engine evaluates a pair (`GpuOptions::pairs_once`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Pairs {
+    /// Once where the slots are wide, on both sides for the spring's 16-byte slots.
+    Auto,
+    /// Once, on the side of the smaller stable id (where the slots are one table).
+    Once,
+    /// On both sides.
+    Both,
 }
 
 /// How the GPU engine records its steps (`GpuOptions::single_workgroup`).
@@ -269,6 +301,8 @@ struct GpuSettings {
     words64: bool,
     /// Many steps per dispatch in one workgroup (`None`: by size).
     single_workgroup: Option<bool>,
+    /// Each pair evaluated once (`None`: by the slots' width).
+    pairs_once: Option<bool>,
 }
 
 impl Default for GpuSettings {
@@ -278,6 +312,7 @@ impl Default for GpuSettings {
             specialize: true,
             words64: true,
             single_workgroup: None,
+            pairs_once: None,
         }
     }
 }
@@ -433,8 +468,7 @@ fn shear(args: ShearArgs) -> Result<(), String> {
     };
     let options = GpuSettings {
         batch_steps: Some(setup.config.simulation.control_interval_steps as u32),
-        single_workgroup: gpu_path.path.single_workgroup(),
-        ..GpuSettings::default()
+        ..gpu_path.settings()
     };
     let mut engine = make_backend(
         backend,
@@ -536,10 +570,7 @@ fn run_scene(
         backend,
         adapter.as_deref(),
         &scene.simulation,
-        GpuSettings {
-            single_workgroup: gpu_path.path.single_workgroup(),
-            ..GpuSettings::default()
-        },
+        gpu_path.settings(),
     )?;
     let dir = resume.clone().unwrap_or(out);
     let total = step_count(scene.duration, scene.simulation.dt);
@@ -646,8 +677,7 @@ fn execute(cli: Cli) -> Result<ExitCode, String> {
                 GpuSettings {
                     specialize: !generic_kernels,
                     words64: !words32,
-                    single_workgroup: gpu_path.path.single_workgroup(),
-                    ..GpuSettings::default()
+                    ..gpu_path.settings()
                 },
                 |line| log::info!("{line}"),
             )?;

@@ -152,8 +152,9 @@ pub const RUN_CHECKPOINT: &str = "checkpoint.bin";
 /// Raised whenever the run checkpoint's meaning changes.
 /// (3: in the checksummed envelope of [`checkpoint`], without the scene's text; 4: a GPU
 /// engine's state holds the low parts of its velocities and radii; 5: the CPU reference's state
-/// ends with its periodic cell, if any; 6: a snapshot names its cell file.)
-const RUN_CHECKPOINT_FORMAT: u32 = 6;
+/// ends with its periodic cell, if any; 6: a snapshot names its cell file; 7: a GPU engine's
+/// state holds the links of its pairs' slots and its lists put each particle's A sides first.)
+const RUN_CHECKPOINT_FORMAT: u32 = 7;
 
 /// What `checkpoint.bin` of a run holds: enough to continue it to the same bits.
 #[derive(Serialize, Deserialize)]

@@ -514,8 +514,9 @@ pub struct Chunk {
     pub first: u32,
     /// Particles.
     pub count: u32,
-    /// Padding.
-    pub _p0: u32,
+    /// 1 where each pair is evaluated once, by its A side, with the force on B handed over
+    /// (the only chunk); 0 where both sides evaluate it.
+    pub once: u32,
     /// Padding.
     pub _p1: u32,
 }
@@ -523,7 +524,7 @@ pub struct Chunk {
 mirror!(Chunk {
     first,
     count,
-    _p0,
+    once,
     _p1,
 });
 

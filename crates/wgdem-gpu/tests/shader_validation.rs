@@ -369,7 +369,7 @@ fn a_swapped_or_missing_binding_fails_by_name() {
     let mut missing = good.clone();
     missing.pop();
     let e = table_matches(&missing, &wgsl).expect_err("missing binding passed");
-    assert!(e.contains("`fine`"), "{e}");
+    assert!(e.contains("`link`"), "{e}");
     let mut extra = good.clone();
     extra.push(good[1]);
     assert!(

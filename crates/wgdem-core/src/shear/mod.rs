@@ -78,8 +78,9 @@ pub const ENTRIES: [&str; 12] = [
 /// step numbers and wall files; 7: in the checksummed envelope of [`crate::checkpoint`], without
 /// the configuration's text; 8: a GPU engine's state holds the low parts of its velocities and
 /// radii; 9: the CPU reference's state ends with its periodic cell, if any; 10: a snapshot
-/// names its cell file).
-const CHECKPOINT_FORMAT: u32 = 10;
+/// names its cell file; 11: a GPU engine's state holds the links of its pairs' slots and its
+/// lists put each particle's A sides first).
+const CHECKPOINT_FORMAT: u32 = 11;
 
 /// A direct shear test in progress.
 pub struct ShearRun {

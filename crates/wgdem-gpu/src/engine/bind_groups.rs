@@ -181,7 +181,11 @@ impl GpuEngine {
             neighbours: per_chunk("dem.neighbours", &k.neighbours),
             contacts: per_chunk("dem.contact_forces", &k.contacts),
             reduce: bind("dem.wall_reduce", &k.reduce_walls, every),
-            integrate: bind("dem.integrate", &k.integrate, every),
+            integrate: bind(
+                "dem.integrate",
+                &k.integrate,
+                in_chunk(b.chunks.first().expect("at least one slot chunk")),
+            ),
             moisture: per_chunk("dem.moisture", &k.moisture),
             steps: k.steps.as_ref().and_then(|kernel| {
                 let chunk = b.chunks.first()?;

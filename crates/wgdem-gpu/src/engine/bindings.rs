@@ -132,6 +132,10 @@ pub enum Buf {
     ChunkSlots,
     /// See [`Buf::ChunkSlots`].
     ChunkRange,
+    /// The slot chunk's forces handed to B sides (`dem.handed_forces`).
+    ChunkHand,
+    /// The slot chunk's links from A slots to B slots (`dem.pair_link`).
+    ChunkLink,
     /// Positions at the last build (`dem.built_at`).
     BuiltAt,
     /// Wall positions at the last build (`dem.walls_built`).
@@ -230,6 +234,8 @@ impl Buffers {
             Buf::NeighbourCount => &self.counts,
             Buf::ChunkSlots => &chunk().slots,
             Buf::ChunkRange => &chunk().range,
+            Buf::ChunkHand => &chunk().hand,
+            Buf::ChunkLink => &chunk().link,
             Buf::BuiltAt => &self.built_at,
             Buf::WallsBuilt => &self.walls_built,
             Buf::RebuildState => &self.rebuild_state,

@@ -118,6 +118,8 @@ impl GpuEngine {
             &b.work,
         ];
         out.extend(b.chunks.iter().map(|c| &c.slots));
+        // The links of the last build (the lists are not rebuilt on restoring).
+        out.extend(b.chunks.iter().map(|c| &c.link));
         out
     }
 }

@@ -74,6 +74,12 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
     decl("dem.buckets.settle", "buckets", "settle", tables::BUCKETS),
     decl("dem.neighbours", "neighbours", "main", tables::NEIGHBOURS),
     decl(
+        "dem.neighbours.link",
+        "neighbours",
+        "link_pairs",
+        tables::NEIGHBOURS,
+    ),
+    decl(
         "dem.contact_forces",
         "contact_forces",
         "main",
@@ -245,6 +251,7 @@ pub(super) struct Kernels {
     pub(super) buckets_scatter: Kernel,
     pub(super) buckets_settle: Kernel,
     pub(super) neighbours: Kernel,
+    pub(super) link: Kernel,
     pub(super) contacts: Kernel,
     /// `contacts` without the wall sums, for steps whose wall forces are not read.
     pub(super) contacts_only: Kernel,
@@ -296,6 +303,7 @@ impl Kernels {
             buckets_scatter: k("dem.buckets.scatter"),
             buckets_settle: k("dem.buckets.settle"),
             neighbours: k("dem.neighbours"),
+            link: k("dem.neighbours.link"),
             contacts: k("dem.contact_forces"),
             contacts_only: k("dem.contact_forces.forces_only"),
             reduce_walls: k("dem.wall_reduce.walls"),
@@ -312,17 +320,17 @@ mod tests {
     use super::*;
 
     /// OpenGL through llvmpipe allows 16 storage buffers per stage and the contact kernel binds
-    /// 17: refused with both figures before any pipeline (wgpu's validation panicked there);
+    /// 19: refused with both figures before any pipeline (wgpu's validation panicked there);
     /// lavapipe's Vulkan (far more) passes.
     #[test]
     fn a_device_with_too_few_storage_buffers_is_refused_up_front() {
         let needed = storage_buffers_per_kernel();
-        assert_eq!(needed, 17, "the contact kernel's storage bindings");
+        assert_eq!(needed, 19, "the contact kernel's storage bindings");
         let e = check_storage_buffers(16).map_err(|e| e.to_string());
         assert!(
             e.as_ref()
                 .is_err_and(|e| e.contains("allows 16 storage buffers")
-                    && e.contains("bind 17")
+                    && e.contains("bind 19")
                     && e.contains("CPU reference")),
             "{e:?}"
         );

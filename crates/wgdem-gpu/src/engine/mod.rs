@@ -99,7 +99,7 @@ pub struct GpuOptions {
     /// Take many steps per dispatch in one workgroup (`integrate.steps`): `None` chooses by
     /// size ([`SINGLE_WORKGROUP_MAX`] particles or fewer on a software adapter,
     /// [`SINGLE_WORKGROUP_MAX_HARDWARE`] on a GPU; one slot chunk, lists rebuilt only
-    /// when due, and a device that binds the kernel's 26 storage buffers); `Some(true)` takes
+    /// when due, and a device that binds the kernel's 28 storage buffers); `Some(true)` takes
     /// it wherever it can run, `Some(false)` never. Same bits as the general path.
     pub single_workgroup: Option<bool>,
     /// Record the general path's steps lean where they can be: every
@@ -107,6 +107,14 @@ pub struct GpuOptions {
     /// rebuild is due), the others without them (four dispatches, one of them zero-sized,
     /// against a full step's twelve). `false` records every step full. Same bits either way.
     pub lean_steps: bool,
+    /// Evaluate each pair once, on its A side, which hands the force and torque on B to B's
+    /// neighbour slot (`hand`, 32 bytes more per slot, and a 4-byte link), instead of on both
+    /// sides: `None` chooses it where the slots are wide (Kuhn's and the hill model, Type C
+    /// rolling resistance, Jäger's), whose arithmetic outweighs the handed bytes, and not for
+    /// the 16-byte slots of the spring–dashpot laws, whose memory it would triple for a few per
+    /// cent (docs/decisions/pairs-once.md). Only where the slots are one chunk (a partner's
+    /// slot must be in the same binding). Same bits either way.
+    pub pairs_once: Option<bool>,
 }
 
 /// The most particles for which [`GpuOptions::single_workgroup`] chooses one workgroup on a
@@ -137,7 +145,16 @@ impl Default for GpuOptions {
             words64: true,
             single_workgroup: None,
             lean_steps: true,
+            pairs_once: None,
         }
+    }
+}
+
+impl GpuOptions {
+    /// Whether pairs are to be evaluated once with slots of `kind` (where the slots are one
+    /// chunk): [`GpuOptions::pairs_once`], or by default where the slots are wide.
+    pub(super) fn wants_pairs_once(&self, kind: SlotKind) -> bool {
+        self.pairs_once.unwrap_or(kind != SlotKind::Narrow)
     }
 }
 
@@ -238,7 +255,14 @@ impl GpuEngine {
         let slot_words = slot_kind.words();
         let skin = skin_of(sim);
         let mut params = sim_params(sim, &options, skin);
-        let chunks = slot_chunks(device, params.n, params.slots, slot_words, None)?;
+        let chunks = slot_chunks(
+            device,
+            params.n,
+            params.slots,
+            slot_words,
+            None,
+            options.wants_pairs_once(slot_kind),
+        )?;
         params.chunk_particles = chunks[0].count;
         params.chunks = chunks.len() as u32;
         // A particle touches few walls at once (regrown on overflow).

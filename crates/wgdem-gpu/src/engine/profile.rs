@@ -3,6 +3,7 @@
 
 use super::GpuEngine;
 use super::regrow::check_defect;
+use super::state::HAND_BYTES;
 use super::step::{STAGES, Stage, StepKind};
 use crate::context::GpuError;
 use crate::layout::Counters;
@@ -159,6 +160,14 @@ impl GpuEngine {
     /// - integrate: position, force and torque, velocity, angular velocity, orientation and
     ///   the position at the last build read; position, velocities, orientation, predicted
     ///   velocities written.
+    ///
+    /// Where each pair is evaluated once ([`GpuEngine::pairs_once`]), the contact stage reads
+    /// and writes the slots, and loads the partners, of the A sides only (half the listed and
+    /// touching pairs), and per listed A side also reads its link (4) and writes B's share
+    /// (32, zero where the pair does not touch);
+    /// integrate also reads the list length (4), every listed slot's partner word (8 in
+    /// 64-bit words, else 4) and each B side's share (32), and writes the force and torque
+    /// (32).
     pub fn stage_bytes_per_particle(&self, listed: f64, touching: f64) -> [Option<f64>; 5] {
         let slot = 4.0 * self.shape.slot_words as f64;
         let material = if self.pipelines.spec.one_material.is_some() {
@@ -169,9 +178,28 @@ impl GpuEngine {
         let own = 32.0 + 32.0 + 16.0 + 4.0 + material;
         let per_listed = 2.0 * slot + 32.0 + material;
         let per_touching = 32.0 + 16.0;
-        let contacts = own + listed * per_listed + touching * per_touching + 4.0 + 32.0;
         let integrate =
             (32.0 + 32.0 + 16.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
+        let hand = HAND_BYTES as f64;
+        let (contacts, integrate) = if self.pairs_once() {
+            let partner_word = if self.pipelines.spec.words64 {
+                8.0
+            } else {
+                4.0
+            };
+            (
+                own + 0.5 * listed * (per_listed + 4.0 + hand)
+                    + 0.5 * touching * per_touching
+                    + 4.0
+                    + 32.0,
+                integrate + 4.0 + listed * partner_word + 0.5 * listed * hand + 32.0,
+            )
+        } else {
+            (
+                own + listed * per_listed + touching * per_touching + 4.0 + 32.0,
+                integrate,
+            )
+        };
         [None, None, None, Some(contacts), Some(integrate)]
     }
 
@@ -186,7 +214,11 @@ impl GpuEngine {
     pub fn memory_breakdown(&self) -> Vec<(&'static str, u64)> {
         let b = &self.buffers;
         let sum = |buffers: &[&wgpu::Buffer]| buffers.iter().map(|b| b.size()).sum::<u64>();
-        let slots: Vec<&wgpu::Buffer> = b.chunks.iter().map(|c| &c.slots).collect();
+        let slots: Vec<&wgpu::Buffer> = b
+            .chunks
+            .iter()
+            .flat_map(|c| [&c.slots, &c.hand, &c.link])
+            .collect();
         let mut sort = vec![
             &b.cells,
             &b.keys[0],

@@ -81,6 +81,13 @@ impl GpuEngine {
         self.buffers.chunks.len()
     }
 
+    /// Whether each pair is evaluated once, on its A side
+    /// ([`GpuOptions::pairs_once`](super::GpuOptions::pairs_once), where the slots are one
+    /// chunk), rather than on both sides.
+    pub fn pairs_once(&self) -> bool {
+        self.buffers.chunks.iter().any(|c| c.once)
+    }
+
     /// Neighbour-list skin (m): lists hold the pairs whose surfaces are closer than this.
     pub fn skin(&self) -> f64 {
         self.shape.params.skin as f64

@@ -69,6 +69,7 @@ impl GpuEngine {
             new_k as u32,
             self.shape.slot_words,
             Some(&relaid),
+            self.options.wants_pairs_once(self.shape.slot_kind),
         )?;
         self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
         self.shape.params.chunk_particles = self.buffers.chunks[0].count;

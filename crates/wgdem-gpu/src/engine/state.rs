@@ -178,6 +178,13 @@ pub(super) struct SlotChunk {
     pub(super) range: wgpu::Buffer,
     /// The slots of particles `first..first + count` (rebuilt in place by `neighbours`).
     pub(super) slots: wgpu::Buffer,
+    /// Per slot of a pair's B side, the force and torque its A side handed it (two vec4, see
+    /// contact_forces.wgsl); used where the slots are one chunk.
+    pub(super) hand: wgpu::Buffer,
+    /// Per slot of a pair's A side, the index of the pair's B slot (`neighbours.link_pairs`).
+    pub(super) link: wgpu::Buffer,
+    /// Whether each pair is evaluated once (`Chunk::once`; the only chunk).
+    pub(super) once: bool,
 }
 
 /// The spatial hash of `n` particles has `2^bits` buckets: the smallest power of two ≥ n
@@ -198,13 +205,16 @@ pub(super) fn binding_limit(device: &wgpu::Device) -> u64 {
 }
 
 /// Splits the slot tables of `n` particles with `k` slots each into chunks that fit the
-/// device's binding limit; `current` (n × k slots) fills the current tables if given.
+/// device's binding limit; `current` (n × k slots) fills the current tables if given. Where
+/// `pairs_once` and one chunk holds every particle, it evaluates each pair once (`Chunk::once`)
+/// and holds the handed forces and links; otherwise these are 16-byte stand-ins.
 pub(super) fn slot_chunks(
     device: &wgpu::Device,
     n: u32,
     k: u32,
     slot_words: usize,
     current: Option<&[u32]>,
+    pairs_once: bool,
 ) -> Result<Vec<SlotChunk>, GpuError> {
     let per_particle = k as u64 * 4 * slot_words as u64;
     let fits = binding_limit(device) / per_particle;
@@ -223,6 +233,8 @@ pub(super) fn slot_chunks(
             sizing: format!("the smallest chunk: {k} neighbour slots of 64 particles"),
         });
     }
+    let once = pairs_once && per_chunk == n;
+    let per_slot = |bytes: u64| if once { n as u64 * k as u64 * bytes } else { 0 };
     Ok((0..n.div_ceil(per_chunk))
         .map(|c| {
             let first = c * per_chunk;
@@ -238,7 +250,7 @@ pub(super) fn slot_chunks(
                     contents: bytemuck::bytes_of(&Chunk {
                         first,
                         count,
-                        _p0: 0,
+                        once: u32::from(once),
                         _p1: 0,
                     }),
                     usage: wgpu::BufferUsages::UNIFORM,
@@ -247,6 +259,9 @@ pub(super) fn slot_chunks(
                     Some(all) => init(device, "dem.contact_history", &all[range]),
                     None => zeroed(device, "dem.contact_history", bytes),
                 },
+                hand: zeroed(device, "dem.handed_forces", per_slot(HAND_BYTES)),
+                link: zeroed(device, "dem.pair_link", per_slot(4)),
+                once,
             }
         })
         .collect())
@@ -256,6 +271,9 @@ pub(super) fn slot_chunks(
 // particle at a time. The scratch is the force and torque array, whose 8 words per particle no
 // kernel reads between a reorder and the `contact_forces` that rewrites them.
 const _: () = assert!(PERMUTE_BLOCK as usize * 4 == FORCE_TORQUE_BYTES as usize);
+
+/// Bytes per neighbour slot of the forces handed to B sides (`hand` in contact_forces.wgsl).
+pub(super) const HAND_BYTES: u64 = 32;
 
 /// Bytes per particle of the force and torque array (`ForceTorqueWords` in common.wgsl).
 pub(super) const FORCE_TORQUE_BYTES: u64 = 32;

@@ -193,6 +193,10 @@ impl GpuEngine {
         for c in 0..self.buffers.chunks.len() {
             self.indirect(pass, &k.neighbours, &g.neighbours[c], Args::RebuildChunk(c));
         }
+        // Where pairs are evaluated once: link each pair's two slots.
+        if self.pairs_once() {
+            self.indirect(pass, &k.link, &g.neighbours[0], Args::RebuildChunk(0));
+        }
         if self.shape.params.n_walls > 0 {
             self.indirect(
                 pass,

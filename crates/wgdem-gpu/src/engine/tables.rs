@@ -67,6 +67,7 @@ pub const NEIGHBOURS: Table = &[
     write("counters", Buf::Counters),
     uniform("chunk", Buf::ChunkRange),
     read("ids", Buf::StableIds),
+    write("link", Buf::ChunkLink),
 ];
 
 /// `moisture`, one bind group per slot chunk.
@@ -102,6 +103,18 @@ pub const CONTACTS: Table = &[
     read("wall_mask", Buf::WallMask),
     read("wall_row", Buf::WallRow),
     read("fine", Buf::LowParts),
+    // 19–27: `integrate`'s own (its kernels are built on this module).
+    unused(),
+    unused(),
+    unused(),
+    unused(),
+    unused(),
+    unused(),
+    unused(),
+    unused(),
+    unused(),
+    write("hand", Buf::ChunkHand),
+    read("link", Buf::ChunkLink),
 ];
 
 /// `wall_reduce.*`: per-workgroup wall sums and contact counts into totals.
@@ -113,7 +126,8 @@ pub const REDUCE: Table = &[
     write("stats_out", Buf::ContactStatsTotal),
 ];
 
-/// `integrate` (particles and walls).
+/// `integrate` (particles and walls), with the first slot chunk's slots and handed forces
+/// (read only where that chunk is the only one: `with_handed` in contact_forces.wgsl).
 pub const INTEGRATE: Table = &[
     uniform("params", Buf::Params),
     write("pos", Buf::Position),
@@ -122,15 +136,15 @@ pub const INTEGRATE: Table = &[
     unused(),
     unused(),
     write("walls", Buf::Walls),
-    unused(),
-    unused(),
+    read("count", Buf::NeighbourCount),
+    write("slots", Buf::ChunkSlots),
     unused(),
     unused(),
     write("ft", Buf::ForceTorque),
     unused(),
-    unused(),
+    uniform("chunk", Buf::ChunkRange),
     write("counters", Buf::Counters),
-    unused(),
+    write("work", Buf::ContactWork),
     unused(),
     unused(),
     write("fine", Buf::LowParts),
@@ -142,27 +156,33 @@ pub const INTEGRATE: Table = &[
     read("drive_of", Buf::DriveOf),
     read("drives", Buf::Drives),
     read("points", Buf::SchedulePoints),
+    unused(),
+    write("hand", Buf::ChunkHand),
 ];
 
 /// `integrate.steps`: the integration's bindings where it has them, the contact pass's in its
-/// gaps (on one slot chunk), then the wall points of the last build.
+/// gaps (on one slot chunk), and the wall points of the last build (binding 27).
 pub const STEPS: Table = &steps_table();
 
-const STEPS_ROWS: usize = INTEGRATE.len() + 1;
+const STEPS_ROWS: usize = CONTACTS.len();
 
 const fn steps_table() -> [Row; STEPS_ROWS] {
     let mut rows = [unused(); STEPS_ROWS];
     let mut k = 0;
-    while k < INTEGRATE.len() {
-        rows[k] = match INTEGRATE[k].access {
-            Bind::Unused => CONTACTS[k],
-            _ => INTEGRATE[k],
+    while k < STEPS_ROWS {
+        rows[k] = if k < INTEGRATE.len() && !matches!(INTEGRATE[k].access, Bind::Unused) {
+            INTEGRATE[k]
+        } else {
+            CONTACTS[k]
         };
         k += 1;
     }
-    rows[INTEGRATE.len()] = read("walls_built", Buf::WallsBuilt);
+    rows[WALLS_BUILT] = read("walls_built", Buf::WallsBuilt);
     rows
 }
+
+/// `integrate.steps`' binding of the wall points of the last build.
+const WALLS_BUILT: usize = 27;
 
 /// `permute.*`, one bind group per (array, column block, slot chunk): a block of `data`
 /// through the scratch (the force–torque buffer, free between steps), in the sorted order.
