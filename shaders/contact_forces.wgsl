@@ -1,16 +1,15 @@
 // contact_forces.wgsl — force and torque on every particle, without float atomics.
 //
-// Each pair is evaluated once, by its A side (the smaller stable id), on canonically ordered
-// inputs: the invocation of A adds the pair's force and torque on A to its own sums in list
-// order, keeps the pair's history in A's slot, and hands the force and torque on B (with the
-// pair's contact work) to B's slot of the pair in `hand`, at the index `neighbours.link_pairs`
-// found when the lists were built; `integrate` adds B's handed forces to B in B's list order.
-// No float atomics and fixed sum orders: a run is bitwise reproducible on a device, and
-// Newton's third law holds exactly (the force on B is the negated force on A).
-// Where the slot table is split into chunks (a partner's slot may lie in another binding),
-// both sides evaluate each pair instead, as one kernel did before pairs were evaluated once:
-// the two evaluations are bit-identical (canonical order), each side keeps its own copy of the
-// history and sums in list order, and `integrate` gathers nothing.
+// Each pair is evaluated on canonically ordered inputs (A = the smaller stable id), either on
+// both sides or once (`Chunk::once`, chosen by the host: `GpuOptions::pairs_once`, one slot
+// chunk only). Once: A's invocation adds A's share to its own sums, keeps the pair's history in
+// A's slot, and hands B's share (force, torque about B's centre, contact work) to B's slot of
+// the pair in `hand`, at the index `neighbours.link_pairs` found when the lists were built;
+// `integrate` adds it to B (`with_handed`). On both sides: each side keeps its own copy of the
+// history, B adds its share itself, and `integrate` gathers nothing. Every particle sums its
+// walls, then its A sides, then its B sides in list order (the lists put A sides first), with
+// B's share as one term either way, so both ways give the same bits. No float atomics and fixed
+// sum orders: a run is bitwise reproducible on a device, and Newton's third law holds exactly.
 // Particle–wall contacts follow, each particle near a wall
 // keeping a row of wall slots (wall id and a two-part tangential history), one per wall within
 // its skin at the last build, at that wall's rank among them (`rebuild.walls_near` sizes the

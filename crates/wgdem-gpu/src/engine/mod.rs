@@ -111,8 +111,8 @@ pub struct GpuOptions {
     /// neighbour slot (`hand`, 32 bytes more per slot, and a 4-byte link), instead of on both
     /// sides: `None` chooses it where the slots are wide (Kuhn's and the hill model, Type C
     /// rolling resistance, Jäger's), whose arithmetic outweighs the handed bytes, and not for
-    /// the 16-byte slots of the spring–dashpot laws, whose memory it would triple for a few per
-    /// cent (docs/decisions/pairs-once.md). Only where the slots are one chunk (a partner's
+    /// the 16-byte slots of the spring–dashpot laws, whose slot memory it would multiply by
+    /// 3.25 for about a tenth on lavapipe (docs/decisions/pairs-once.md). Only where the slots are one chunk (a partner's
     /// slot must be in the same binding). Same bits either way.
     pub pairs_once: Option<bool>,
 }

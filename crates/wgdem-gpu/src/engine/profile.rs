@@ -181,6 +181,8 @@ impl GpuEngine {
         let integrate =
             (32.0 + 32.0 + 16.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
         let hand = HAND_BYTES as f64;
+        // The wall mask and the force and torque, whichever side evaluates.
+        let tail = 4.0 + 32.0;
         let (contacts, integrate) = if self.pairs_once() {
             let partner_word = if self.pipelines.spec.words64 {
                 8.0
@@ -190,13 +192,12 @@ impl GpuEngine {
             (
                 own + 0.5 * listed * (per_listed + 4.0 + hand)
                     + 0.5 * touching * per_touching
-                    + 4.0
-                    + 32.0,
+                    + tail,
                 integrate + 4.0 + listed * partner_word + 0.5 * listed * hand + 32.0,
             )
         } else {
             (
-                own + listed * per_listed + touching * per_touching + 4.0 + 32.0,
+                own + listed * per_listed + touching * per_touching + tail,
                 integrate,
             )
         };
