@@ -5,7 +5,7 @@
 use pyo3::import_exception;
 use pyo3::{PyErr, PyResult};
 use wgdem_core::error::Error;
-use wgdem_gpu::GpuError;
+use wgdem_gpu::{GpuError, GpuOptions};
 
 import_exception!(wgdem.errors, ConfigError);
 import_exception!(wgdem.errors, EngineError);
@@ -79,22 +79,45 @@ pub fn bad_argument(what: &str, field: &str, message: impl std::fmt::Display) ->
 
 /// Whether `backend`, an argument of `what`, asks for the GPU engine ("gpu") or the CPU
 /// reference ("cpu"); anything else is a `ConfigError`.
-/// How the GPU engine records its steps (`gpu_path`, as `--gpu-path`): `"auto"` (one
-/// workgroup up to 2 560 spheres), `"general"` or `"single-workgroup"`
-/// (`GpuOptions::single_workgroup`).
-pub fn gpu_path(what: &str, path: &str) -> PyResult<Option<bool>> {
-    match path {
-        "auto" => Ok(None),
-        "general" => Ok(Some(false)),
-        "single-workgroup" => Ok(Some(true)),
-        other => Err(bad_argument(
-            what,
-            "gpu_path",
-            format!(
-                "\"{other}\" is not a GPU path; use \"auto\", \"general\" or \"single-workgroup\""
-            ),
-        )),
-    }
+/// The GPU engine's options from the arguments of `what` (a Python call): `gpu_path`, how it
+/// records its steps, as `--gpu-path` (`"auto"`: by size, `"general"` or `"single-workgroup"`;
+/// `GpuOptions::single_workgroup`), and `pairs`, how it evaluates a pair, as `--pairs`
+/// (`"auto"`: once where the contact model's slots are wide, `"once"` or `"both"`;
+/// `GpuOptions::pairs_once`). Anything else is a `ConfigError` naming the argument.
+pub fn gpu_options(what: &str, gpu_path: &str, pairs: &str) -> PyResult<GpuOptions> {
+    let single_workgroup = match gpu_path {
+        "auto" => None,
+        "general" => Some(false),
+        "single-workgroup" => Some(true),
+        other => {
+            return Err(bad_argument(
+                what,
+                "gpu_path",
+                format!(
+                    "\"{other}\" is not a GPU path; use \"auto\", \"general\" or \"single-workgroup\""
+                ),
+            ));
+        }
+    };
+    let pairs_once = match pairs {
+        "auto" => None,
+        "once" => Some(true),
+        "both" => Some(false),
+        other => {
+            return Err(bad_argument(
+                what,
+                "pairs",
+                format!(
+                    "\"{other}\" is not a way to evaluate pairs; use \"auto\", \"once\" or \"both\""
+                ),
+            ));
+        }
+    };
+    Ok(GpuOptions {
+        single_workgroup,
+        pairs_once,
+        ..GpuOptions::default()
+    })
 }
 
 /// The engine a `backend` argument of `Simulation` or `wgdem.shear` asks for.

@@ -116,7 +116,7 @@ fn job_engine(
 /// Runs a direct shear test (see `wgdem.shear` in `wgdem/__init__.py`); returns the summary
 /// and the rows as JSON, and the output directory if it is kept.
 #[pyfunction]
-#[pyo3(signature = (config, backend = "auto", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto", overrides = None, resume = false))]
+#[pyo3(signature = (config, backend = "auto", adapter = None, out = None, particles = None, progress = true, overwrite = false, specimen = None, gpu_path = "auto", pairs = "auto", overrides = None, resume = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn shear_json(
     py: Python<'_>,
@@ -129,6 +129,7 @@ pub fn shear_json(
     overwrite: bool,
     specimen: Option<PathBuf>,
     gpu_path: &str,
+    pairs: &str,
     overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
     resume: bool,
 ) -> PyResult<(String, String, Option<String>)> {
@@ -144,7 +145,7 @@ pub fn shear_json(
         .map(|n| crate::errors::count("wgdem.shear", "particles", n))
         .transpose()?;
     let choice = crate::errors::choice("wgdem.shear", backend)?;
-    let single_workgroup = crate::errors::gpu_path("wgdem.shear", gpu_path)?;
+    let options = crate::errors::gpu_options("wgdem.shear", gpu_path, pairs)?;
     if let (Some(n), Some(_)) = (particles, &specimen) {
         return Err(crate::errors::bad_argument(
             "wgdem.shear",
@@ -166,8 +167,7 @@ pub fn shear_json(
     let dir = output.dir().to_owned();
     let options = GpuOptions {
         batch_steps: setup.config.simulation.control_interval_steps as u32,
-        single_workgroup,
-        ..GpuOptions::default()
+        ..options
     };
     let files = || Box::new(wgdem_io::TestFiles);
     // A resumed test's engine is built from the setup and takes over the checkpoint's state
@@ -308,7 +308,7 @@ fn scene_argument(
 /// writing the same files; returns the summary as JSON, `timeseries.csv`'s text and the
 /// output directory if it is kept.
 #[pyfunction]
-#[pyo3(signature = (scene, backend = "auto", adapter = None, out = None, progress = true, overwrite = false, gpu_path = "auto", overrides = None, resume = false))]
+#[pyo3(signature = (scene, backend = "auto", adapter = None, out = None, progress = true, overwrite = false, gpu_path = "auto", pairs = "auto", overrides = None, resume = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_json(
     py: Python<'_>,
@@ -319,12 +319,13 @@ pub fn run_json(
     progress: bool,
     overwrite: bool,
     gpu_path: &str,
+    pairs: &str,
     overrides: Option<&Bound<'_, pyo3::types::PyDict>>,
     resume: bool,
 ) -> PyResult<(String, String, Option<String>)> {
     let out = resume_dir("wgdem.run", out, resume, overwrite)?;
     let choice = crate::errors::choice("wgdem.run", backend)?;
-    let single_workgroup = crate::errors::gpu_path("wgdem.run", gpu_path)?;
+    let options = crate::errors::gpu_options("wgdem.run", gpu_path, pairs)?;
     let _quiet = (!progress).then(Quiet::new);
     let mut scene = scene_argument(scene, overrides)?;
     let output = Output::new(out)?;
@@ -342,10 +343,6 @@ pub fn run_json(
             wgdem_core::output::OutputDir::create(output.dir(), &walls, columns, overwrite)
                 .map_err(to_py)?,
         )
-    };
-    let options = GpuOptions {
-        single_workgroup,
-        ..GpuOptions::default()
     };
     let sim = &scene.simulation;
     let mut engine = job_engine(py, choice, adapter, sim, options)?;

@@ -104,16 +104,12 @@ impl Session {
         sim: CpuSimulation,
         backend: &str,
         adapter: Option<&str>,
-        single_workgroup: Option<bool>,
+        options: GpuOptions,
         input_toml: String,
         source: String,
         looks: Looks,
     ) -> PyResult<Self> {
         let choice = crate::errors::choice("Simulation", backend)?;
-        let options = GpuOptions {
-            single_workgroup,
-            ..GpuOptions::default()
-        };
         let engine = match crate::engines::gpu_backend(choice, adapter, &sim, options)? {
             Some(backend) => Engine::Gpu(Box::new(backend)),
             None => Engine::Cpu,

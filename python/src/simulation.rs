@@ -98,34 +98,27 @@ impl Simulation {
 impl Simulation {
     /// A simulation of `scene` at time 0 on `backend` ("gpu" or "cpu"); `adapter` picks a GPU
     /// by (part of) its name, as `--adapter` does; `gpu_path` ("auto", "general" or
-    /// "single-workgroup", as `--gpu-path`) how the GPU engine records its steps. Raises
-    /// `EngineError` when no GPU adapter can be used (with what to install), `ConfigError`
-    /// for an unknown backend or GPU path.
+    /// "single-workgroup", as `--gpu-path`) how the GPU engine records its steps, `pairs`
+    /// ("auto", "once" or "both", as `--pairs`) how it evaluates a pair (the same bits every
+    /// way). Raises `EngineError` when no GPU adapter can be used (with what to install),
+    /// `ConfigError` for an unknown backend, GPU path or way to evaluate pairs.
     #[new]
-    #[pyo3(signature = (scene, backend = "auto", adapter = None, gpu_path = "auto"))]
+    #[pyo3(signature = (scene, backend = "auto", adapter = None, gpu_path = "auto", pairs = "auto"))]
     fn new(
         py: Python<'_>,
         scene: &Scene,
         backend: &str,
         adapter: Option<&str>,
         gpu_path: &str,
+        pairs: &str,
     ) -> PyResult<Self> {
-        let single_workgroup = crate::errors::gpu_path("Simulation", gpu_path)?;
+        let options = crate::errors::gpu_options("Simulation", gpu_path, pairs)?;
         let input_toml = scene.input_toml()?;
         let sim = scene.scene.simulation.clone();
         let source = scene.scene.source.clone();
         let looks = Looks::of(&scene.scene);
-        let session = py.detach(|| {
-            Session::new(
-                sim,
-                backend,
-                adapter,
-                single_workgroup,
-                input_toml,
-                source,
-                looks,
-            )
-        })?;
+        let session =
+            py.detach(|| Session::new(sim, backend, adapter, options, input_toml, source, looks))?;
         Ok(Self {
             session: Mutex::new(session),
         })
@@ -884,16 +877,17 @@ impl Simulation {
     /// it (a GPU state restores on a GPU; `adapter` picks one). The scene is rebuilt from the
     /// copy the checkpoint holds (packing files must still be where they were). A damaged
     /// file, or one that is not such a checkpoint, is a `ConfigError` saying which. `gpu_path`
-    /// as for a new simulation (the same bits either way).
+    /// and `pairs` as for a new simulation (the same bits every way).
     #[staticmethod]
-    #[pyo3(signature = (path, adapter = None, gpu_path = "auto"))]
+    #[pyo3(signature = (path, adapter = None, gpu_path = "auto", pairs = "auto"))]
     fn restore(
         py: Python<'_>,
         path: PathBuf,
         adapter: Option<&str>,
         gpu_path: &str,
+        pairs: &str,
     ) -> PyResult<Self> {
-        let single_workgroup = crate::errors::gpu_path("Simulation.restore", gpu_path)?;
+        let options = crate::errors::gpu_options("Simulation.restore", gpu_path, pairs)?;
         let again = "start the simulation again from its scene";
         let bytes = std::fs::read(&path).map_err(|e| to_py(wgdem_core::Error::io(&path, e)))?;
         let payload = checkpoint::open_any_input(&path, &bytes, Kind::Simulation, FORMAT, again)
@@ -921,7 +915,7 @@ impl Simulation {
                 sim,
                 &saved.backend,
                 adapter,
-                single_workgroup,
+                options,
                 saved.input_toml,
                 saved.source,
                 looks,

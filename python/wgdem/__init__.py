@@ -119,13 +119,14 @@ def run(
     progress: bool = True,
     overwrite: bool = False,
     gpu_path: str = "auto",
+    pairs: str = "auto",
     overrides: Optional[dict] = None,
     resume: bool = False,
 ) -> JobResult:
     """Runs a scene to its ``simulation.duration``, as ``wgdem run`` does, writing the same files.
 
     scene: a ``Scene``, a scene file (``assets/scenes/*.toml``) or its TOML text.
-    backend, adapter, gpu_path: as for ``shear``.
+    backend, adapter, gpu_path, pairs: as for ``shear``.
     out: the output directory (``timeseries.csv``, ``particles/``, ``vtk/run.pvd``,
         ``summary.json``, ``input.toml``, ``checkpoint.bin``; docs/outputs.md); None writes to a
         temporary directory removed afterwards. A directory that holds results is refused
@@ -151,6 +152,7 @@ def run(
         progress=progress,
         overwrite=overwrite,
         gpu_path=gpu_path,
+        pairs=pairs,
         overrides=overrides,
         resume=resume,
     )
@@ -167,6 +169,7 @@ def shear(
     overwrite: bool = False,
     specimen: Optional[PathOrText] = None,
     gpu_path: str = "auto",
+    pairs: str = "auto",
     overrides: Optional[dict] = None,
     resume: bool = False,
 ) -> JobResult:
@@ -187,6 +190,10 @@ def shear(
         workgroup per batch up to 1 500 spheres on a software adapter, 340 on a GPU),
         ``"general"`` or ``"single-workgroup"``;
         the same results either way.
+    pairs: how the GPU engine evaluates a contact, as ``--pairs``: ``"auto"`` (once, by one of
+        its spheres, where the contact model's history is wide: Kuhn's linear, hill, rolling
+        resistance, Jäger; on both sides for the spring), ``"once"`` or ``"both"``; the same
+        results every way.
     overrides: values of the configuration changed by dotted key, as ``--set`` does
         (``{"materials.quartz.friction": 0.3, "specimen.count": 2000}``).
     resume: continues the test in ``out`` from its last checkpoint, as ``wgdem shear --resume
@@ -207,6 +214,7 @@ def shear(
         overwrite=overwrite,
         specimen=None if specimen is None else str(specimen),
         gpu_path=gpu_path,
+        pairs=pairs,
         overrides=overrides,
         resume=resume,
     )

@@ -58,10 +58,12 @@ class Simulation:
         backend: str = "gpu",
         adapter: Optional[str] = None,
         gpu_path: str = "auto",
+        pairs: str = "auto",
     ) -> None:
         """Raises EngineError when no GPU adapter can be used, ConfigError for an unknown
-        backend or GPU path. ``gpu_path``: ``"auto"``, ``"general"`` or
-        ``"single-workgroup"``, as ``--gpu-path`` (the same bits either way)."""
+        backend, GPU path or way to evaluate pairs. ``gpu_path``: ``"auto"``, ``"general"``
+        or ``"single-workgroup"``, as ``--gpu-path``; ``pairs``: ``"auto"``, ``"once"`` or
+        ``"both"``, as ``--pairs`` (the same bits every way)."""
     def step(self, n: int) -> None:
         """Advances ``n`` steps with the GIL released; Ctrl-C raises KeyboardInterrupt at the
         next engine call, leaving the simulation usable. Raises BlowUpError on a blow-up."""
@@ -202,7 +204,7 @@ class Simulation:
         """Writes a ParaView snapshot (particles.vtu, contacts.vtp, walls.vtp) in ``out``."""
     @staticmethod
     def restore(
-        path: PathLike, adapter: Optional[str] = None, gpu_path: str = "auto"
+        path: PathLike, adapter: Optional[str] = None, gpu_path: str = "auto", pairs: str = "auto"
     ) -> "Simulation":
         """The simulation saved by ``checkpoint``, on the backend that saved it; continues to
         the same bits. A damaged or foreign file is a ConfigError saying which."""
@@ -225,6 +227,7 @@ def run_json(
     progress: bool = True,
     overwrite: bool = False,
     gpu_path: str = "auto",
+    pairs: str = "auto",
     overrides: Optional[Dict[str, object]] = None,
     resume: bool = False,
 ) -> Tuple[str, str, Optional[str]]: ...
@@ -238,6 +241,7 @@ def shear_json(
     overwrite: bool = False,
     specimen: Optional[PathLike] = None,
     gpu_path: str = "auto",
+    pairs: str = "auto",
     overrides: Optional[Dict[str, object]] = None,
     resume: bool = False,
 ) -> Tuple[str, str, Optional[str]]: ...

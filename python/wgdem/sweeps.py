@@ -38,7 +38,11 @@ BACKENDS = ("gpu", "cpu", "auto")
 SEED_KEY = "simulation.seed"
 # The job's own arguments a sweep passes to every member (`options=`), as the command line's
 # flags: `particles` scales a shear test, `specimen` starts it from a saved packing.
-OPTIONS = {"shear": ("particles", "specimen", "gpu_path"), "run": ("gpu_path",), "contact": ()}
+OPTIONS = {
+    "shear": ("particles", "specimen", "gpu_path", "pairs"),
+    "run": ("gpu_path", "pairs"),
+    "contact": (),
+}
 MEMBER_FILE = "sweep-member.json"
 INDEX_FILE = "index.json"
 RESULTS_FILE = "results.csv"
@@ -430,7 +434,8 @@ def sweep(
     progress: one line on stderr, done / running / failed / ETA.
     options: the job's own arguments for every member, as its flags: for ``"shear"``
         ``particles`` (scale the test), ``specimen`` (start from a saved packing: one
-        preparation for every member) and ``gpu_path``; for ``"run"`` ``gpu_path``.
+        preparation for every member), ``gpu_path`` and ``pairs``; for ``"run"`` ``gpu_path``
+        and ``pairs``.
 
     A key that the job's format does not know, a grid value that is not a list, a key both in
     ``grid`` and ``sets`` or a seed with ``repeats`` are refused (``ConfigError`` naming it)
