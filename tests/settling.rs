@@ -1,10 +1,13 @@
-//! Potyondy (2016) memo, Section 2.2: a settled assembly's weight rests on the bottom wall.
+//! Potyondy (2016) memo, Section 2.2: a settled assembly's weight rests on the bottom wall;
+//! and the local damping that settles a specimen, switched off between stages on both engines.
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
 
-use common::rel;
+use common::{On, rel};
+use wgdem_core::runner::{Backend, CpuBackend};
 use wgdem_core::scene::load_scene;
 
 /// The bundled scene `assets/scenes/potyondy_27_balls.toml`: 27 balls of 10 mm diameter,
@@ -417,4 +420,75 @@ fn rows_fall_on_whole_multiples_of_the_output_interval() {
     assert_eq!(times, expected);
     // f64 sums of 8 forces of about 1e-3 N.
     check_force_balance(dir.path(), &scene.simulation, 1e-15);
+}
+
+both_backends!(
+    local_damping_is_taken_over_between_stages,
+    gpu_local_damping_is_taken_over_between_stages,
+    check_damping_switch
+);
+
+/// `Backend::update_gravity_and_damping` (what a shear test's preparation uses to switch
+/// `specimen.local_damping` off at consolidation): one sphere falls freely with Cundall's
+/// local damping α = 0.7, then without. Damping takes α |F| off each component against the
+/// velocity; in a free fall the force is the weight, along the velocity, so the sphere
+/// gains g Δt in the first step (v = 0: sign 0) and (1 − α) g Δt in each step after, then
+/// g Δt a step once damping is off:
+/// `v = g Δt (1 + (n₁ − 1)(1 − α) + n₂)`. The CPU reference (f64) meets it to 1e-12; the GPU
+/// (f32 g and Δt, rounded to 6e-8 relative; a double-single velocity that loses nothing of
+/// the sum) to 1e-5. An engine that kept the damping (v short by 0.7 g Δt n₂, 35 % here) or
+/// never had it fails by far more.
+fn check_damping_switch(on: On) {
+    let (n1, n2, alpha, g, dt) = (200u64, 100u64, 0.7, 9.81, 1e-5);
+    let mut sim = common::scene(&format!(
+        r#"
+[simulation]
+duration = 1.0
+output_interval = 1.0
+dt = {dt}
+gravity = [0.0, 0.0, -{g}]
+local_damping = {alpha}
+
+[contact]
+law = "hertz"
+history = "true"
+
+# fixture: material_m
+
+[[particles]]
+kind = "explicit"
+material = "m"
+spheres = [{{ position = [0.0, 0.0, 0.0], radius = 0.002 }}]
+"#
+    ))
+    .simulation;
+    let mut backend: Box<dyn Backend> = match on {
+        On::Cpu => Box::new(CpuBackend),
+        On::Gpu => {
+            let Some(ctx) = common::gpu() else { return };
+            Box::new(common::gpu_backend(&ctx, &sim, Default::default()))
+        }
+    };
+    backend
+        .advance(&mut sim, n1)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let damped = g * dt * (1.0 + (n1 - 1) as f64 * (1.0 - alpha));
+    sim.local_damping = 0.0;
+    backend
+        .update_gravity_and_damping(&sim)
+        .unwrap_or_else(|e| panic!("{e}"));
+    backend
+        .advance(&mut sim, n2)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let expected = -(damped + g * dt * n2 as f64);
+    let v = sim.particles.velocity[0].z;
+    let tol = match on {
+        On::Cpu => 1e-12,
+        On::Gpu => 1e-5,
+    };
+    eprintln!("{on:?}: v_z = {v} m/s, closed form {expected} m/s");
+    assert!(
+        rel(v, expected) < tol,
+        "{on:?}: v_z = {v} against {expected}"
+    );
 }

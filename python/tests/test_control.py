@@ -43,7 +43,7 @@ def test_other_threads_run_while_the_engine_steps():
 
 def test_other_threads_run_while_a_shear_test_runs():
     """The jobs release the GIL too: wgdem.shear steps its rows without it (scale_check.toml,
-    2 600 steps of 300 spheres on the CPU reference, about a second), and a thread counting
+    11 200 steps of 300 spheres on the CPU reference, a few seconds), and a thread counting
     milliseconds meanwhile counts most of them, as for ``step`` above."""
     preset = ASSETS / "shear" / "scale_check.toml"
     (summary, _), ticks, running = ticks_while(

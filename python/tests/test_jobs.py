@@ -94,10 +94,10 @@ def test_series_columns_keep_their_types_and_nans():
 
 @pytest.mark.skipif(gpu_skipped(), reason="WGDEM_SKIP_GPU_TESTS=1")
 def test_the_gpu_job_writes_what_the_command_line_writes(tmp_path):
-    """wgdem.shear on the GPU engine: scale_check.toml (every stage of a test cut short, 300
-    spheres, 2 600 steps) gives the same shear.csv, byte for byte, as ``wgdem shear --backend
-    gpu`` on the same device (the same engine, path and arithmetic), and its summary names the
-    GPU engine, its adapter and the memory it held."""
+    """wgdem.shear on the GPU engine: scale_check.toml (a settled preparation, consolidation
+    and shear cut short, 300 spheres, about 11 000 steps) gives the same shear.csv, byte for
+    byte, as ``wgdem shear --backend gpu`` on the same device (the same engine, path and
+    arithmetic), and its summary names the GPU engine, its adapter and the memory it held."""
     preset = ASSETS / "shear" / "scale_check.toml"
     summary, series = wgdem.shear(preset, backend="gpu", out=tmp_path / "py", progress=False)
     cli = subprocess.run(

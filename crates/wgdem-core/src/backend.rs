@@ -54,6 +54,10 @@ pub trait Backend {
     /// Takes over the material-pair table of `sim` (e.g. a friction change), keeping history.
     fn update_pair_params(&mut self, sim: &Simulation) -> Result<()>;
 
+    /// Takes over the gravity and local damping of `sim` (e.g. a preparation's damping
+    /// switched off), keeping the state and contact history.
+    fn update_gravity_and_damping(&mut self, sim: &Simulation) -> Result<()>;
+
     /// Starts again from `sim` with no contact history (after particles were resized).
     fn reload(&mut self, sim: &Simulation) -> Result<()>;
 
@@ -129,6 +133,9 @@ impl Backend for CpuBackend {
         Ok(())
     }
     fn update_pair_params(&mut self, _sim: &Simulation) -> Result<()> {
+        Ok(())
+    }
+    fn update_gravity_and_damping(&mut self, _sim: &Simulation) -> Result<()> {
         Ok(())
     }
     fn reload(&mut self, _sim: &Simulation) -> Result<()> {

@@ -77,6 +77,11 @@ impl wgdem_core::runner::Backend for GpuBackend {
         self.engine.update_pair_table(sim).map_err(backend_error)
     }
 
+    fn update_gravity_and_damping(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
+        self.engine.update_gravity_and_damping(sim);
+        Ok(())
+    }
+
     fn reload(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
         self.engine = self.engine.rebuild(sim).map_err(backend_error)?;
         Ok(())

@@ -472,6 +472,7 @@ impl CellRun {
             (&s.preparation_pairs, &s.loading_pairs),
         )?;
         self.sim.local_damping = local_damping(&s.config, self.state.friction_switched);
+        backend.update_gravity_and_damping(&self.sim)?;
         Ok(switched)
     }
 

@@ -121,6 +121,13 @@ pub struct SpecimenConfig {
     /// Longest preparation (s of simulated time).
     #[serde(default = "default_prep_time")]
     pub max_time: f64,
+    /// Local (non-viscous) damping α during the preparation alone (Cundall's, PFC's
+    /// `damp`; 0 to below 1, default 0): each sphere's force is reduced by α |F| in the
+    /// direction of its velocity, which takes the energy of an expansion or a fall out of a
+    /// large specimen in a number of steps that does not grow with its size. Off from
+    /// consolidation on, so the servo and the shear see the contacts' own damping alone.
+    #[serde(default)]
+    pub local_damping: f64,
     /// `--specimen`: largest overlap of two spheres of the saved packing, as a fraction of
     /// the smaller radius (default 0.1); a packing with more is refused.
     #[serde(default = "default_max_overlap")]

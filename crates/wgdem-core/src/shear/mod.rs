@@ -195,6 +195,10 @@ impl ShearRun {
             setup.preparation_pairs.clone()
         });
         sim.restore(state);
+        if driver.stage != Stage::Preparation {
+            // `specimen.local_damping` is the preparation's alone.
+            sim.local_damping = 0.0;
+        }
         backend.restore_state(&sim, &engine)?;
         let dir = TestDir::reopened(lock, out, CSV, &driver.rows)?;
         log::info!(
@@ -373,10 +377,16 @@ impl ShearRun {
                     }
                     return Ok(false);
                 }
-                let fall = (2.0 * self.fill_height()
-                    / self.sim.gravity.length().max(f64::MIN_POSITIVE))
-                .sqrt()
-                .min(spec.max_time);
+                // A pour is still at rest in the air at first: its speed says nothing before
+                // the fall time. An expansion's spheres are in place once its last increment
+                // has relaxed (above); a fall time of the whole height would hold a large
+                // specimen long after it has come to rest.
+                let fall = match spec.method {
+                    Method::Pluviation => (2.0 * self.fill_height()
+                        / self.sim.gravity.length().max(f64::MIN_POSITIVE))
+                    .sqrt(),
+                    Method::Expansion => 0.0,
+                };
                 let settled =
                     elapsed >= fall.min(spec.max_time) && self.mean_speed() < spec.settle_speed;
                 if settled || elapsed >= spec.max_time {
@@ -398,6 +408,9 @@ impl ShearRun {
                         self.place_lid();
                     }
                     backend.update_walls(&self.sim)?;
+                    // Consolidation and shear with the contacts' own damping alone.
+                    self.sim.local_damping = 0.0;
+                    backend.update_gravity_and_damping(&self.sim)?;
                     self.state.servo = Servo {
                         active: true,
                         ..Servo::default()

@@ -144,6 +144,15 @@ fn check_config(v: &Validator, config: &ShearConfig) -> Result<()> {
     }
     v.positive("specimen.settle_speed", s.settle_speed, "m/s")?;
     v.positive("specimen.max_time", s.max_time, "s")?;
+    if !(0.0..1.0).contains(&s.local_damping) {
+        return Err(v.err(
+            "specimen.local_damping",
+            format!(
+                "{} is outside [0, 1); use e.g. 0.7 (PFC's default) to settle a large specimen quickly, or 0 (the default) for none",
+                s.local_damping
+            ),
+        ));
+    }
     if !(s.fill_fraction > 0.0 && s.fill_fraction <= 0.45) {
         return Err(v.err(
             "specimen.fill_fraction",
@@ -381,7 +390,8 @@ fn specimen_scene(config: &ShearConfig, g: &Geometry, walls: Vec<WallConfig>) ->
             safety_factor: config.simulation.safety_factor,
             seed: config.simulation.seed,
             gravity: config.simulation.gravity,
-            local_damping: 0.0,
+            // The preparation's alone: `ShearRun` switches it off at consolidation.
+            local_damping: s.local_damping,
             max_speed: config.simulation.max_speed,
             allow_overlap: None,
         },
