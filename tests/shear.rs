@@ -304,9 +304,10 @@ fn a_run_stopped_mid_shear_resumes_to_the_same_bits() {
     }
 }
 
-/// `wgdem shear --particles N`: the box and the shear displacement grow by (N / count)^(1/3)
-/// and nothing else changes, so the specimen keeps its shape, the strain it is sheared to and
-/// (for the expansion method) its target void ratio. 300 → 2 400 spheres is a factor of 2.
+/// `wgdem shear --particles N`: the box, the shear displacement and the bounds on the settling
+/// stages grow by (N / count)^(1/3) and nothing else changes, so the specimen keeps its shape,
+/// the strain it is sheared to and (for the expansion method) its target void ratio. 300 →
+/// 2 400 spheres is a factor of 2.
 #[test]
 fn a_test_scaled_to_more_spheres_keeps_its_shape_strain_and_packing() {
     for name in ["fleischmann_quick_true.toml", "scale_check.toml"] {
@@ -327,6 +328,17 @@ fn a_test_scaled_to_more_spheres_keeps_its_shape_strain_and_packing() {
                 "shear displacement",
                 base.config.shear.displacement,
                 big.config.shear.displacement,
+            ),
+            // Bounds on the settling stages, not their lengths.
+            (
+                "specimen.max_time",
+                base.config.specimen.max_time,
+                big.config.specimen.max_time,
+            ),
+            (
+                "consolidation.max_time",
+                base.config.consolidation.max_time,
+                big.config.consolidation.max_time,
             ),
         ] {
             assert!(

@@ -308,9 +308,14 @@ impl ShearConfig {
     /// length, width and both heights and the shear displacement are scaled by
     /// `(count / specimen.count)^(1/3)`, so that the specimen keeps its shape, its packing and
     /// the shear strain it is taken to. Materials, normal stress, shear speed (and so the
-    /// inertial number), time step, stage times and the gap between the halves (a fraction
-    /// of a diameter) are kept. Gravity's share of the vertical stress at the bottom grows
-    /// with the height, by the same factor.
+    /// inertial number), time step, settling criteria and the gap between the halves (a
+    /// fraction of a diameter) are kept. Gravity's share of the vertical stress at the bottom
+    /// grows with the height, by the same factor. So do the bounds on the settling stages
+    /// (`specimen.max_time`, `consolidation.max_time`; never shrunk): a taller specimen takes
+    /// longer to fall, to sink and to carry the plate's stress to its bottom (at 300 to
+    /// 10 000 spheres a pour's preparation grew as f^0.5, a frictionless expansion's as
+    /// f^1.3, a consolidation's as f^1.25; docs/performance.md, "Settling at scale"), and a
+    /// bound met first ends the stage unsettled.
     pub fn scaled_to(&self, count: u32) -> ShearConfig {
         let f = (f64::from(count) / f64::from(self.specimen.count)).cbrt();
         let mut c = self.clone();
@@ -320,6 +325,8 @@ impl ShearConfig {
         b.lower_height *= f;
         b.upper_height *= f;
         c.shear.displacement *= f;
+        c.specimen.max_time *= f.max(1.0);
+        c.consolidation.max_time *= f.max(1.0);
         c.specimen.count = count;
         c
     }
