@@ -148,7 +148,7 @@ fn check_config(v: &Validator, config: &ShearConfig) -> Result<()> {
         return Err(v.err(
             "specimen.local_damping",
             format!(
-                "{} is outside [0, 1); use e.g. 0.7 (PFC's default) to settle a large specimen quickly, or 0 (the default) for none",
+                "{} is outside [0, 1); use e.g. 0.7 (PFC's default) to settle an expansion sooner, or 0 (the default) for none",
                 s.local_damping
             ),
         ));
