@@ -315,7 +315,7 @@ impl ShearConfig {
     /// (`specimen.max_time`, `consolidation.max_time`; never shrunk): a taller specimen takes
     /// longer to fall, to sink and to carry the plate's stress to its bottom (at 300 to
     /// 10 000 spheres a pour's preparation grew as f^0.5, a frictionless expansion's as
-    /// f^1.3, a consolidation's as f^1.25; docs/performance.md, "Settling at scale"), and a
+    /// f^1.3, a consolidation's as f^1.24; docs/performance.md, "Settling at scale"), and a
     /// bound met first ends the stage unsettled.
     pub fn scaled_to(&self, count: u32) -> ShearConfig {
         let f = (f64::from(count) / f64::from(self.specimen.count)).cbrt();
