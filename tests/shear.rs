@@ -8,6 +8,8 @@
 //! - The servo holds the normal stress within ±2 % during shear.
 //! - A run stopped mid-shear and resumed from its checkpoint gives the same bits as one run
 //!   straight through (CPU here; the GPU in `gpu_shear.rs`, the killed CLI in the CLI tests).
+//! - `specimen.local_damping` acts in the preparation alone, a resume included; scaling a test
+//!   scales its box, shear displacement and settling bounds; expansion reaches its void ratio.
 
 mod common;
 
