@@ -11,10 +11,11 @@
 //! - a rigid rotation of the loaded assembly turns its stress with it (with the twirl);
 //! - bad configurations are refused with the field named.
 
+mod common;
+
 use std::path::Path;
 
 use wgdem_core::element::{CellRun, CellSetup, CellSummary};
-use wgdem_core::overrides::{Override, apply};
 use wgdem_core::runner::CpuBackend;
 
 const PRESET: &str = "assets/cell/quick_triaxial.toml";
@@ -31,8 +32,7 @@ fn short(extra: &[&str]) -> String {
 
 /// `preset` shortened as [`short`] says.
 fn short_of(preset: &str, extra: &[&str]) -> String {
-    let text = std::fs::read_to_string(preset).expect("the preset");
-    let sets: Vec<Override> = [
+    let sets: Vec<&str> = [
         "specimen.count=64",
         "specimen.solid_fraction=0.12",
         "compaction.gas_rate=3.0",
@@ -46,9 +46,9 @@ fn short_of(preset: &str, extra: &[&str]) -> String {
     ]
     .iter()
     .chain(extra)
-    .map(|s| Override::parse(s).unwrap_or_else(|e| panic!("{s}: {e}")))
+    .copied()
     .collect();
-    apply(&text, preset, &sets).unwrap_or_else(|e| panic!("{e}"))
+    common::with_sets(Path::new(preset), &sets)
 }
 
 fn setup(text: &str) -> CellSetup {

@@ -15,7 +15,6 @@ mod common;
 
 use std::path::Path;
 
-use wgdem_core::overrides::{Override, apply};
 use wgdem_core::runner::CpuBackend;
 use wgdem_core::shear::{ShearRun, ShearSetup, ShearSummary, Stage};
 
@@ -648,13 +647,7 @@ fn expansion_prepares_the_target_void_ratio() {
 
 /// `scale_check.toml` (300 spheres, expansion; CPU) with `sets` applied as `--set` would.
 fn scale_check_with(sets: &[&str]) -> String {
-    let path = common::shear_preset("scale_check.toml");
-    let text = std::fs::read_to_string(&path).expect("preset");
-    let sets: Vec<Override> = sets
-        .iter()
-        .map(|s| Override::parse(s).unwrap_or_else(|e| panic!("{s}: {e}")))
-        .collect();
-    apply(&text, &path.to_string_lossy(), &sets).unwrap_or_else(|e| panic!("{e}"))
+    common::with_sets(&common::shear_preset("scale_check.toml"), sets)
 }
 
 /// `specimen.local_damping` is the preparation's alone: every preparation row is stepped with

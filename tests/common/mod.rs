@@ -106,6 +106,18 @@ pub fn run_gpu(
     (out, engine)
 }
 
+/// The text of the configuration file `path` with `sets` (`KEY=VALUE`) applied as `--set`
+/// applies them, panicking with the library's message on error.
+pub fn with_sets(path: &std::path::Path, sets: &[&str]) -> String {
+    use wgdem_core::overrides::{Override, apply};
+    let text = std::fs::read_to_string(path).expect("the configuration file");
+    let sets: Vec<Override> = sets
+        .iter()
+        .map(|s| Override::parse(s).unwrap_or_else(|e| panic!("{s}: {e}")))
+        .collect();
+    apply(&text, &path.to_string_lossy(), &sets).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// A bundled direct shear preset, `assets/shear/NAME`.
 pub fn shear_preset(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
