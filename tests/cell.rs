@@ -815,3 +815,24 @@ fn a_rigid_rotation_turns_the_stress_with_the_assembly() {
         "conventional {conventional:e}, refined {refined:e}"
     );
 }
+
+/// A sphere thrown out of the cell by a blow-up (here a speed of 1e300 m/s, beyond f64 once
+/// it moves) leaves its image count saturated rather than overflowed, and the guard reports
+/// the blow-up: never a panic.
+#[test]
+fn a_blow_up_in_a_periodic_cell_is_reported_not_a_panic() {
+    let spheres = "{ position = [0.005, 0.005, 0.005], radius = 0.002 }";
+    let cell = "edges = [[0.02, 0.0, 0.0], [0.0, 0.02, 0.0], [0.0, 0.0, 0.02]]";
+    let mut s = scene(&periodic_scene("hertz", 0.2, cell, spheres));
+    let sim = &mut s.simulation;
+    // A scene refuses such a speed; a blow-up reaches it.
+    sim.particles.velocity[0] = DVec3::new(1e300, 0.0, 0.0);
+    for _ in 0..3 {
+        sim.step();
+    }
+    assert!(wgdem_core::guard::blew_up(sim));
+    let e = wgdem_core::guard::check(sim, "x.csv")
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("blew up") && e.contains("sphere 0"), "{e}");
+}

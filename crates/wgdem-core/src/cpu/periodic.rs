@@ -118,8 +118,10 @@ impl Simulation {
             let (inside, k) = cell.wrap(*x);
             if k != [0; 3] {
                 *x = inside;
+                // Saturating: a sphere thrown out by a blow-up (which the guard then reports)
+                // must not overflow its count.
                 for (a, b) in image.iter_mut().zip(k) {
-                    *a += b;
+                    *a = a.saturating_add(b);
                 }
             }
         }
