@@ -31,6 +31,10 @@ struct SimParams {
     bridge_reach: f32,       // extra neighbour reach for liquid bridges (m)
     n_drives: u32,           // drives ([[loads]]); 0: `integrate` looks none up
     max_speed_sq: f32,       // a sphere faster than √ of this is blown up (m²/s²)
+    periodic: u32,           // 1: the scene has a periodic cell (`Cell`)
+    cell_first_lo: u32,      // the step of `Cell.steps[0]` (low word; steps are counted
+    cell_first_hi: u32,      // as in `Counters`, base + begun − 1)
+    cell_steps: u32,         // entries in `Cell.steps`
 }
 
 // The particles [first, first + count) whose neighbour slots live in one buffer: the slot
@@ -470,6 +474,75 @@ fn sphere_gap(a: Position, b: Position, r_a: f32, r_b: f32, radii_lo: f32, one: 
     let r = two_sum1(radii.x, -l0, one);
     let overlap = r.x + (((r.y + radii.y) + radii_lo) - l_lo);
     return SphereGap(d.hi.xyz + d.lo.xyz, l0 + l_lo, overlap);
+}
+
+// ---- periodic cell --------------------------------------------------------------------------
+// The periodic cell (`[cell]`; crates/wgdem-core/src/cell.rs has the conventions): a
+// parallelepiped of edges H (columns) from a fixed origin, deforming with the velocity gradient
+// L. The host computes the cell of every step of a run in f64, as the CPU reference advances it
+// (`H ← exp(L Δt) H`), and writes them to `Cell.steps` before the run (engine/cell.rs): a
+// kernel of step n reads entry n − first. Without a cell, `params.periodic` is 0 and nothing
+// here is read.
+struct CellStep {
+    h_hi: mat3x3<f32>,  // H, the edges as columns (m): h_hi + h_lo, double-single
+    h_lo: mat3x3<f32>,
+    inv: mat3x3<f32>,   // H⁻¹ (1/m)
+    bins: vec4<u32>,    // hash bins along each edge (xyz), each at least the reach wide
+}
+
+struct CellHead {
+    l: mat3x3<f32>,          // L (1/s), constant over the run
+    map: mat3x3<f32>,        // exp(L Δt) − I: a step's affine displacement is map (x − origin)
+    origin_hi: vec4<f32>,    // the fixed corner, double-single
+    origin_lo: vec4<f32>,
+}
+
+struct Cell {
+    head: CellHead,
+    built: CellStep,         // the cell at the last build (`rebuild.plan` copies it)
+    steps: array<CellStep>,  // the cell at step params.cell_first + k
+}
+
+// Entry of `Cell.steps` for the step `begun` steps after the host's base (`Counters`): the
+// difference of the low words is exact, the table being far shorter than 2³² steps.
+fn cell_entry(base_lo: u32, begun: u32, first_lo: u32) -> u32 {
+    return base_lo + begun - 1u - first_lo;
+}
+
+// x − origin of a double-single point (f32, relative to the cell's size).
+fn from_origin(p: Position, head: CellHead, one: f32) -> vec3<f32> {
+    return (p.hi.xyz - head.origin_hi.xyz) * one + (p.lo.xyz - head.origin_lo.xyz);
+}
+
+// The hash bin of a point of fractional coordinates `s` (`H⁻¹ (x − origin)`): ⌊s_k n_k⌋
+// modulo n_k along edge k, so a point rounded just outside the cell lands in the bin it wraps
+// to. CPU twin: `bin_of` in `broadphase::periodic_pairs_within`.
+fn cell_bin(s: vec3<f32>, bins: vec4<u32>) -> vec3<i32> {
+    let n = vec3<i32>(bins.xyz);
+    let c = vec3<i32>(floor(s * vec3<f32>(bins.xyz)));
+    return ((c % n) + n) % n;
+}
+
+// Whether the neighbour bin at offset `d` (−1, 0, 1) along an edge of `n` bins is one already
+// visited: with two bins −1 and +1 are the same bin, with one every offset is bin 0.
+fn bin_repeats(d: vec3<i32>, n: vec3<i32>) -> bool {
+    return any((n == vec3<i32>(1)) & (d != vec3<i32>(0)))
+        || any((n == vec3<i32>(2)) & (d == vec3<i32>(1)));
+}
+
+// H k in double-single for a whole-cell shift k (components −1, 0 or 1, so each product is
+// exact): the columns summed with TwoSum, the low parts after.
+fn cell_shift(c: CellStep, k: vec3<f32>, one: f32) -> Position {
+    let a = two_sum(c.h_hi[0] * k.x, c.h_hi[1] * k.y, one);
+    let b = two_sum(a.hi.xyz, c.h_hi[2] * k.z, one);
+    let lo = (a.lo.xyz + b.lo.xyz) + c.h_lo * k;
+    return two_sum(b.hi.xyz, lo, one);
+}
+
+// (hi, lo) − s in double-single (the radius and mass in w are the caller's to keep).
+fn ds_sub(hi: vec3<f32>, lo: vec3<f32>, s: Position, one: f32) -> Position {
+    let t = two_sum(hi, -s.hi.xyz, one);
+    return two_sum(t.hi.xyz, t.lo.xyz + (lo - s.lo.xyz), one);
 }
 
 // ---- spatial hash ---------------------------------------------------------------------------

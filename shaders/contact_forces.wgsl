@@ -27,9 +27,10 @@ import package::shared::{
 };
 import package::spec::{MODELS_PRESENT, ONE_MATERIAL, SLOT_WORDS, THE_MATERIAL};
 import package::common::{
-    Chunk, Counters, ForceTorque, ForceTorqueWords, PairRecord, Position, PositionWords,
-    PredictedWords, SimParams, Slot, SlotWords, U32x4Words, Vec4Words, Wall, WallSlot,
-    contact_force, contact_params, ds_diff, fast_two_sum, force_torque_words, law_factor,
+    Cell, Chunk, Counters, ForceTorque, ForceTorqueWords, PairRecord, Position, PositionWords,
+    PredictedWords, SimParams, Slot, SlotWords, SphereGap, U32x4Words, Vec4Words, Wall, WallSlot,
+    cell_entry, cell_shift, contact_force, contact_params, ds_diff, ds_sub, fast_two_sum,
+    force_torque_words, law_factor,
     make_slot, over_plate_face, partner_index, plate_gap, position_of, predicted_of, slot_aux,
     slot_of, slot_words, sphere_gap, spin_of, two_sum, u32x4_words, vec4_of, vec4_words, with_aux,
 };
@@ -83,6 +84,13 @@ import package::jager_slot::{jager_load, jager_store};
 // Per neighbour slot of A's side: the index of B's slot of the pair in the chunk
 // (`neighbours.link_pairs`).
 @group(0) @binding(29) var<storage, read> link: array<u32>;
+// The periodic cell (common.wgsl `Cell`; `params.periodic`): a pair acts through its nearest
+// image, and sees the affine field's velocity difference `L d` across its branch vector `d`.
+@group(0) @binding(30) var<storage, read> cell: Cell;
+// Per particle in a periodic cell, Σ f ⊗ d over the pairs of which it is the A side (`f` the
+// force on B, `d` the branch vector from A to B; column j is f d_j): the host sums them into the
+// cell's Love–Weber stress (`Simulation::stress`).
+@group(0) @binding(31) var<storage, read_write> cell_stress: array<mat3x3<f32>>;
 
 // Whether each pair is evaluated once, by its A side (`hand`): chosen by the host
 // (`GpuOptions::pairs_once`), on one slot chunk only.
@@ -310,6 +318,12 @@ fn particle(
     // one material, its index is the same for every invocation, and lavapipe loads it once.
     let rec_same = pair_table[mat_i * params.n_materials + mat_i];
     let once = pairs_once();
+    let periodic = params.periodic != 0u;
+    var stress_sum = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    var l_cell = stress_sum;
+    if periodic {
+        l_cell = cell.head.l;
+    }
     for (var s = 0u; s < n_slots; s++) {
         let slot = slot_of(slots[base + s]);
         let j = partner_index(slot.partner);
@@ -333,8 +347,30 @@ fn particle(
         let rb = select(r_i, r_j, i_first);
         let ma = select(m_j, m_i, i_first);
         let mb = select(m_i, m_j, i_first);
-        let gap = sphere_gap(pi, pj, ra, rb, r_lo_i + fine[j].w, params.one);
-        let d = gap.d * sign;  // from A to B
+        var gap: SphereGap;
+        var d: vec3<f32>;
+        if periodic {
+            // A and B in canonical order, B moved to its image nearest A (double-single), so
+            // that both sides compute the same bits.
+            var pa = pi;
+            var pb = pj;
+            if !i_first {
+                pa = pj;
+                pb = pi;
+            }
+            let c = cell.steps[cell_entry(counters.base_lo, atomicLoad(&counters.steps),
+                params.cell_first_lo)];
+            let k = round(c.inv * ds_diff(pa, pb, params.one));
+            if any(k != vec3<f32>(0.0)) {
+                let b = ds_sub(pb.hi.xyz, pb.lo.xyz, cell_shift(c, k, params.one), params.one);
+                pb = Position(vec4<f32>(b.hi.xyz, pb.hi.w), vec4<f32>(b.lo.xyz, pb.lo.w));
+            }
+            gap = sphere_gap(pa, pb, ra, rb, r_lo_i + fine[j].w, params.one);
+            d = gap.d;
+        } else {
+            gap = sphere_gap(pi, pj, ra, rb, r_lo_i + fine[j].w, params.one);
+            d = gap.d * sign;  // from A to B
+        }
         let dist = gap.dist;
         let overlap = gap.overlap;
         var mat_j = mat_i;
@@ -374,10 +410,18 @@ fn particle(
         let vj = vj4.xyz;
         let wj = spin_of(vj4, qj);
         // B relative to A: `sign` times the partner relative to this particle.
-        let rel_velocity = ((qj.v.xyz + cross(qj.w.xyz, lever_j))
+        var rel_velocity = ((qj.v.xyz + cross(qj.w.xyz, lever_j))
             - (qi.v.xyz + cross(qi.w.xyz, lever_i))) * sign;
-        let rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
+        var rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
             * sign) * params.dt;
+        if periodic {
+            // Velocities are fluctuations about the affine field, which differs by L d
+            // across the pair (CPU twin: `affine` in `compute_forces`).
+            let affine = l_cell * d;
+            rel_velocity += affine;
+            rel_displacement = ((((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
+                * sign) + affine) * params.dt;
+        }
         let twirl = 0.5 * dot(wi + wj, normal) * params.dt;
         // B's spin relative to A's, at t_n and over the last step (rolling resistance).
         let rel_spin = (qj.w.xyz - qi.w.xyz) * sign;
@@ -404,6 +448,9 @@ fn particle(
         if i_first {
             n_pairs += select(0u, 1u, overlap > 0.0);
             n_sliding += out.sliding;
+            if periodic {
+                stress_sum += mat3x3<f32>(out.force * d.x, out.force * d.y, out.force * d.z);
+            }
         } else {
             elastic += out.elastic;
             dissipated += out.dissipated;
@@ -429,6 +476,9 @@ fn particle(
     }
     ft[i] = force_torque_words(ForceTorque(vec4<f32>(force, work_so_far.x),
         vec4<f32>(torque, work_so_far.y)));
+    if periodic {
+        cell_stress[i] = stress_sum;
+    }
     if with_stats {
         if n_pairs != 0u {
             atomicAdd(&red_stats[0], n_pairs);

@@ -8,7 +8,9 @@
 // reference never reorders).
 
 import package::shared::{WG};
-import package::common::{Position, SimParams, bucket_of, cell_of, pack_cell};
+import package::common::{
+    Cell, Position, SimParams, bucket_of, cell_bin, cell_of, from_origin, pack_cell,
+};
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<Position>;
@@ -16,6 +18,18 @@ import package::common::{Position, SimParams, bucket_of, cell_of, pack_cell};
 @group(0) @binding(3) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(4) var<storage, read_write> vals: array<u32>;
 @group(0) @binding(5) var<storage, read_write> bucket_count: array<atomic<u32>>;
+// The periodic cell (common.wgsl `Cell`): in a periodic scene the cells are the bins of the
+// cell at this build, along its edges.
+@group(0) @binding(6) var<storage, read> cell: Cell;
+
+// The hash cell of particle `i`: a cube of `cell_size` in space, or its periodic bin.
+fn hash_cell(i: u32) -> vec3<i32> {
+    if params.periodic != 0u {
+        let s = cell.built.inv * from_origin(pos[i], cell.head, params.one);
+        return cell_bin(s, cell.built.bins);
+    }
+    return cell_of(pos[i], params.cell_size);
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -23,7 +37,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= params.n {
         return;
     }
-    let c = cell_of(pos[i], params.cell_size);
+    let c = hash_cell(i);
     cells[i] = pack_cell(c);
     let b = bucket_of(c, params.table_bits);
     keys[i] = b;

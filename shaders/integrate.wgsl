@@ -15,14 +15,14 @@
 
 import package::shared::{FAILED_SHORT, WG};
 import package::common::{
-    Counters, ForceTorqueWords, Position, PositionWords, Predicted, PredictedWords, RebuildState,
+    Counters, ForceTorqueWords, cell_entry, cell_shift, ds_sub, from_origin, Position, PositionWords, Predicted, PredictedWords, RebuildState,
     SimParams, Vec4Words, Wall, ds_add, fast_two_sum, force_torque_of, force_torque_words,
     position_of, position_words, predicted_words, two_sum, vec4_of, vec4_words, wall_moved,
 };
 // The bindings this shares with the contact kernels (writable here, flag `integrating`), and
 // their per-workgroup force sums for `steps`.
 import package::contact_forces::{
-    counters, fine, ft, group_forces, pairs_once, params, pos, pred, vel, walls, with_handed,
+    cell, counters, fine, ft, group_forces, pairs_once, params, pos, pred, vel, walls, with_handed,
 };
 
 @group(0) @binding(19) var<storage, read_write> omega: array<Vec4Words>;
@@ -50,6 +50,10 @@ struct Drive {
 // Wall points at the last build, double-single ([2w] high part, [2w + 1] low part; written by
 // `rebuild.plan`): `steps` stops where a wall has moved half the skin since.
 @group(0) @binding(27) var<storage, read> walls_built: array<vec4<f32>>;
+// (Bindings 28–31 are the contact pass's.)
+// Per stable id in a periodic cell, the whole-cell shifts its wraps took off since the start
+// (xyz; its unwrapped position is x + H k: `Simulation::unwrapped_position`).
+@group(0) @binding(32) var<storage, read_write> images: array<vec4<i32>>;
 
 const NO_DRIVE: u32 = 0xffffffffu;
 
@@ -174,7 +178,35 @@ fn advance(i: u32) {
         accel = locked(accel, dr.lock, 0u);
     }
     fine[i] = vec4<f32>(v_lo, fine_old.w);
-    let moved = ds_add(p.hi.xyz, p.lo.xyz + v_lo * dt, v * dt, params.one);
+    var limit = 0.5 * params.skin;
+    var moved: Position;
+    if params.periodic != 0u {
+        // In a periodic cell the velocity is the fluctuation about the affine field, and the
+        // centre is mapped with the cell; one that left the cell after the step is moved back
+        // in by whole edges. CPU twin: `Simulation::integrate` and `advance_cell`.
+        let k = cell_entry(counters.base_lo, atomicLoad(&counters.steps), params.cell_first_lo);
+        let next = cell.steps[k + 1u];
+        let affine = cell.head.map * from_origin(p, cell.head, params.one);
+        moved = ds_add(p.hi.xyz, p.lo.xyz + v_lo * dt, v * dt + affine, params.one);
+        let s = next.inv * from_origin(moved, cell.head, params.one);
+        let shift = floor(s);
+        if any(shift != vec3<f32>(0.0)) {
+            moved = ds_sub(moved.hi.xyz, moved.lo.xyz, cell_shift(next, shift, params.one),
+                params.one);
+            let id = ids[i];
+            images[id] = images[id] + vec4<i32>(vec3<i32>(shift), 0);
+        }
+        // A pair across a face moves apart by the change of the cell's edges since the build
+        // too, which is taken from the skin first (CPU twin: `update_neighbours`).
+        let drift = length(next.h_hi[0] - cell.built.h_hi[0])
+            + length(next.h_hi[1] - cell.built.h_hi[1]) + length(next.h_hi[2] - cell.built.h_hi[2]);
+        limit = 0.5 * (params.skin - drift);
+        if limit <= 0.0 {
+            atomicOr(&state.flag, 1u);
+        }
+    } else {
+        moved = ds_add(p.hi.xyz, p.lo.xyz + v_lo * dt, v * dt, params.one);
+    }
     // Blow-up guard (`wgdem_core::guard`): counted for the host's check at the batch's end.
     // Non-finite values are told by their exponent bits, since WGSL lets compilers assume
     // that NaN and infinity do not occur.
@@ -186,7 +218,6 @@ fn advance(i: u32) {
         Position(vec4<f32>(moved.hi.xyz, p.hi.w), vec4<f32>(moved.lo.xyz, p.lo.w)));
     // Moved more than half the skin since the last build: the next step rebuilds the lists.
     let d = (moved.hi.xyz - built) + moved.lo.xyz;
-    let limit = 0.5 * params.skin;
     if dot(d, d) > limit * limit {
         atomicOr(&state.flag, 1u);
     }

@@ -24,8 +24,8 @@
 import package::shared::{A_SIDE, FAILED_NEIGHBOURS, WG};
 import package::spec::{NEIGHBOUR_SLOTS};
 import package::common::{
-    Chunk, Counters, Position, SimParams, Slot, bucket_of, cell_of, ds_diff, make_slot, pack_cell,
-    partner_index, unpack_cell_near,
+    Cell, Chunk, Counters, Position, SimParams, Slot, bin_repeats, bucket_of, cell_bin, cell_of,
+    ds_diff, from_origin, make_slot, pack_cell, partner_index, unpack_cell_near,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -40,6 +40,9 @@ import package::common::{
 @group(0) @binding(9) var<storage, read> ids: array<u32>;  // stable id of each particle
 // For each slot of a pair's A side, the index of B's slot of the pair (one chunk only).
 @group(0) @binding(10) var<storage, read_write> link: array<u32>;
+// The periodic cell (common.wgsl `Cell`): its bins wrap around, and a pair is within the skin
+// through its nearest image (CPU twin: `broadphase::periodic_pairs_within`).
+@group(0) @binding(11) var<storage, read> cell: Cell;
 
 // After the lists are built, where the slots are one chunk (the host dispatches it only
 // then): each A-side slot of each particle finds its pair's slot in the partner's row, where
@@ -84,7 +87,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let id_i = ids[i];
     // This particle's cell as `hash` found it: recomputed, then corrected to the stored word,
     // so that a division rounded differently in this kernel cannot move the search window.
-    let c = unpack_cell_near(cells[i], cell_of(pi, params.cell_size));
+    let periodic = params.periodic != 0u;
+    let bins = vec3<i32>(cell.built.bins.xyz);
+    var near = cell_of(pi, params.cell_size);
+    if periodic {
+        near = cell_bin(cell.built.inv * from_origin(pi, cell.head, params.one), cell.built.bins);
+    }
+    let c = unpack_cell_near(cells[i], near);
     let n_old = min(count[i], k);
     var old_ids: array<u32, NEIGHBOUR_SLOTS>;
     for (var o = 0u; o < n_old; o++) {
@@ -100,7 +109,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var dx = -1; dx <= 1; dx++) {
         for (var dy = -1; dy <= 1; dy++) {
             for (var dz = -1; dz <= 1; dz++) {
-                let nc = c + vec3<i32>(dx, dy, dz);
+                var nc = c + vec3<i32>(dx, dy, dz);
+                if periodic {
+                    // The distinct bins around, wrapped across the cell's faces.
+                    if bin_repeats(vec3<i32>(dx, dy, dz), bins) {
+                        continue;
+                    }
+                    nc = ((nc % bins) + bins) % bins;
+                }
                 let packed = pack_cell(nc);
                 let b = bucket_of(nc, params.table_bits);
                 let end = bucket_start[b + 1u];
@@ -114,7 +130,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     }
                     let pj = pos[j];
                     let reach = pi.hi.w + pj.hi.w + params.skin + params.bridge_reach;
-                    let d = ds_diff(pi, pj, params.one);
+                    var d = ds_diff(pi, pj, params.one);
+                    if periodic {
+                        // The nearest image (exact under negation, as the test below).
+                        d -= cell.built.h_hi * round(cell.built.inv * d);
+                    }
                     if dot(d, d) >= reach * reach {
                         continue;
                     }

@@ -34,8 +34,8 @@ import package::shared::{
     FAILED_SHORT, FAILED_WALL_ROWS, FAILED_WALL_SLOTS, NO_ROW, NO_WALL, WALL_PLANE, WG,
 };
 import package::common::{
-    Counters, Position, PositionWords, RebuildState, SimParams, Wall, WallSlot, make_slot,
-    plate_gap, position_of, wall_moved,
+    Cell, Counters, Position, PositionWords, RebuildState, SimParams, Wall, WallSlot,
+    cell_entry, make_slot, plate_gap, position_of, wall_moved,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -54,6 +54,9 @@ import package::common::{
 @group(0) @binding(9) var<storage, read_write> wall_free: array<u32>;
 @group(0) @binding(10) var<storage, read_write> alloc: WallAlloc;
 @group(0) @binding(11) var<storage, read_write> wall_slots: array<WallSlot>;
+// The periodic cell (common.wgsl `Cell`): a build records the cell of its step, which
+// `hash` and `neighbours` bin and image with and `integrate` measures the cell's drift from.
+@group(0) @binding(12) var<storage, read_write> cell: Cell;
 
 struct WallAlloc {
     top: atomic<i32>,   // entries on the free stack (briefly negative inside `walls_alloc`)
@@ -142,6 +145,11 @@ fn plan() {
     set_step_args(!failed, last_step());
     if go {
         atomicAdd(&state.builds, 1u);
+        if params.periodic != 0u {
+            // This step's entry: the step is counted as begun just below.
+            let begun = atomicLoad(&counters.steps) + 1u;
+            cell.built = cell.steps[cell_entry(counters.base_lo, begun, params.cell_first_lo)];
+        }
         for (var w = 0u; w < params.n_walls; w++) {
             walls_built[2u * w] = walls[w].point_hi;
             walls_built[2u * w + 1u] = walls[w].point_lo;

@@ -6,90 +6,14 @@
 
 mod common;
 
-use common::scene;
+use common::{
+    LATTICE_RADIUS, LATTICE_RATE, LATTICE_SIDE, compressed_lattice, gas, gas64, periodic_scene,
+    scene, touching_across,
+};
 use glam::{DMat3, DVec3};
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use wgdem_core::contact::model::ContactKind;
 use wgdem_core::cpu::Simulation;
 use wgdem_core::scene::{SceneConfig, build_scene};
-
-/// A frictionless, undamped (restitution 1) scene of explicit spheres in `[cell]` `cell`.
-fn periodic_scene(law: &str, safety: f64, cell: &str, spheres: &str) -> String {
-    format!(
-        r#"
-        [simulation]
-        duration = 1.0
-        output_interval = 1.0
-        safety_factor = {safety}
-        gravity = [0.0, 0.0, 0.0]
-        [contact]
-        law = "{law}"
-        history = "true"
-        [[materials]]
-        name = "m"
-        density = 2500.0
-        friction = 0.0
-        young_modulus = 1e8
-        poisson_ratio = 0.25
-        restitution = 1.0
-        [[particles]]
-        kind = "explicit"
-        material = "m"
-        spheres = [{spheres}]
-        [cell]
-        {cell}
-        "#
-    )
-}
-
-/// `n` spheres of radius 2–3 mm on a jittered 3 mm-spaced grid of 1 cm cells, moving at up to
-/// 0.5 m/s in random directions; positions and radii rounded to multiples of 2⁻¹⁶ m so that a
-/// shift by a dyadic cell vector is exact.
-fn gas(seed: u64, side: usize) -> String {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let q = |x: f64| (x * 65536.0).round() / 65536.0;
-    let mut spheres = String::new();
-    for k in 0..side * side * side {
-        let g = DVec3::new(
-            (k % side) as f64,
-            (k / side % side) as f64,
-            (k / side / side) as f64,
-        );
-        let x = (g + DVec3::splat(0.5)) * 0.01
-            + DVec3::new(rng.random(), rng.random(), rng.random()) * 0.002
-            - DVec3::splat(0.001);
-        let v = DVec3::new(rng.random(), rng.random(), rng.random()) - DVec3::splat(0.5);
-        let r = 0.002 + 0.001 * rng.random::<f64>();
-        spheres.push_str(&format!(
-            "{{ position = [{}, {}, {}], radius = {}, velocity = [{}, {}, {}] }},\n",
-            q(x.x),
-            q(x.y),
-            q(x.z),
-            q(r),
-            v.x,
-            v.y,
-            v.z
-        ));
-    }
-    spheres
-}
-
-/// Pairs touching through a face of the cell but not directly.
-fn touching_across(sim: &Simulation) -> usize {
-    let (p, cell) = (&sim.particles, sim.cell().expect("a periodic cell"));
-    let mut across = 0;
-    for i in 0..p.len() {
-        for j in i + 1..p.len() {
-            let reach = p.radius[i] + p.radius[j];
-            let d = p.position[j] - p.position[i];
-            if cell.nearest_image(d).length() < reach && d.length() >= reach {
-                across += 1;
-            }
-        }
-    }
-    across
-}
 
 /// Twenty-seven spheres in a 3 cm periodic cube collide with each other, many of them through
 /// the faces, and cross the faces, for 0.08 s of about 50 collisions. With restitution 1 and
@@ -152,16 +76,7 @@ fn elastic_gas(safety: f64) -> f64 {
         "{collisions} contact episodes, {across} steps with a contact across a face, {wrapped} spheres wrapped, kinetic energy off by at most {worst:e} over {checked} contact-free steps"
     );
     assert!(collisions >= 20 && across >= 100 && wrapped >= 10 && checked >= 1000);
-    for i in 0..sim.particles.len() {
-        let s = sim
-            .cell()
-            .expect("a periodic cell")
-            .fractional(sim.particles.position[i]);
-        assert!(
-            s.cmpge(DVec3::ZERO).all() && s.cmplt(DVec3::ONE).all(),
-            "sphere {i} outside the cell at {s}"
-        );
-    }
+    common::assert_inside_cell(sim);
     worst
 }
 
@@ -292,24 +207,9 @@ fn a_scene_shifted_by_a_cell_vector_gives_the_same_bits() {
 /// The spheres' fluctuations are rounding noise, so 1e-9 relative is the tolerance.
 #[test]
 fn a_compressed_lattice_gives_the_stress_of_its_closed_form() {
-    // Dyadic radius and spacing: the pairs along y and z touch with an overlap of exactly 0.
-    let (r, n) = (0.0009765625, 4usize);
+    let (r, n, rate) = (LATTICE_RADIUS, LATTICE_SIDE, LATTICE_RATE);
     let a0 = 2.0 * r;
-    let mut spheres = String::new();
-    for k in 0..n * n * n {
-        let g = [k % n, k / n % n, k / n / n].map(|c| (c as f64 + 0.5) * a0);
-        spheres.push_str(&format!("{{ position = {g:?}, radius = {r} }},\n"));
-    }
-    let side = a0 * n as f64;
-    let rate = 2.0;
-    let cell = format!(
-        "edges = [[{side}, 0.0, 0.0], [0.0, {side}, 0.0], [0.0, 0.0, {side}]]\n        velocity_gradient = [[-{rate}, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]"
-    );
-    let toml = periodic_scene("hooke", 0.2, &cell, &spheres).replace(
-        "young_modulus = 1e8\n        poisson_ratio = 0.25\n        restitution = 1.0",
-        "kn = 1e5\n        kt = 1e5\n        gamma_n = 0.0\n        gamma_t = 0.0",
-    );
-    let mut s = scene(&toml);
+    let mut s = scene(&compressed_lattice());
     let sim = &mut s.simulation;
     let ContactKind::Spring(params) = sim.pair_kind(0, 1) else {
         panic!("not a spring contact")
@@ -612,23 +512,6 @@ fn a_cell_run_writes_its_stress_and_resumes_to_the_same_bits() {
         "no ParaView files: {:?}",
         a.keys()
     );
-}
-
-/// 64 spheres of radius 2–2.8 mm on a 6 mm lattice (a 24 mm cube of them), the `spheres` of a
-/// scene.
-fn gas64() -> String {
-    let mut spheres = String::new();
-    let mut rng = ChaCha8Rng::seed_from_u64(9);
-    for k in 0..64 {
-        let g = DVec3::new((k % 4) as f64, (k / 4 % 4) as f64, (k / 16) as f64);
-        let x = (g + DVec3::splat(0.5)) * 0.006;
-        let r = 0.002 + 0.0008 * rng.random::<f64>();
-        spheres.push_str(&format!(
-            "{{ position = [{}, {}, {}], radius = {r} }},\n",
-            x.x, x.y, x.z
-        ));
-    }
-    spheres
 }
 
 /// One step with the cell's velocity gradient set by `servo` from the last step's stress.

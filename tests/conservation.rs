@@ -39,29 +39,7 @@ fn undamped_collisions_conserve_energy_and_momentum() {
                 x.x, x.y, x.z, v.x, v.y, v.z
             ));
         }
-        let mut s = scene(&format!(
-            r#"
-            [simulation]
-            duration = 1.0
-            output_interval = 1.0
-            safety_factor = {safety}
-            gravity = [0.0, 0.0, 0.0]
-            [contact]
-            law = "{law}"
-            history = "true"
-            [[materials]]
-            name = "m"
-            density = 2500.0
-            friction = 0.0
-            young_modulus = 1e8
-            poisson_ratio = 0.25
-            restitution = 1.0
-            [[particles]]
-            kind = "explicit"
-            material = "m"
-            spheres = [{spheres}]
-            "#
-        ));
+        let mut s = scene(&common::elastic_scene(law, safety, &spheres));
         let sim = &mut s.simulation;
         let mut probe = sim.clone();
         probe.compute_forces();

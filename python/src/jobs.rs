@@ -197,8 +197,8 @@ pub fn shear_json(
     Ok((json(&summary)?, json(&run.state().rows)?, output.kept()))
 }
 
-/// Runs an element test in a periodic cell (see `wgdem.cell` in `wgdem/__init__.py`) on the
-/// CPU reference; returns the summary and the rows as JSON, and the output directory if it is
+/// Runs an element test in a periodic cell (see `wgdem.cell` in `wgdem/__init__.py`) on
+/// either engine; returns the summary and the rows as JSON, and the output directory if it is
 /// kept.
 #[pyfunction]
 #[pyo3(signature = (config, backend = "auto", out = None, progress = true, overwrite = false, overrides = None, resume = false, specimen = None))]

@@ -649,6 +649,15 @@ impl Simulation {
                 "the scene has no periodic cell ([cell]) to control",
             ));
         }
+        if matches!(session.engine, crate::session::Engine::Gpu(_)) {
+            // The servo sets L before every step from the last step's stress, which the GPU
+            // engine would read back every step.
+            return Err(bad_argument(
+                what,
+                "rate",
+                "the cell's servo runs on the CPU reference, step by step; make the Simulation with backend=\"cpu\" (or run wgdem.cell, whose servo acts every control interval on either engine)",
+            ));
+        }
         if rate.is_none() && stress.is_none() {
             session.cell_control = None;
             return session
@@ -719,7 +728,10 @@ impl Simulation {
     /// `stress(box)`), Love–Weber's `σ[i, j] = (1/V) (Σ_c f_i l_j + Σ_p m v'_i v'_j)` over all
     /// its contacts and spheres, float64 (3, 3); `None` without a cell (docs/outputs.md).
     fn cell_stress<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
-        let session = self.lock()?;
+        let mut guard = self.lock()?;
+        let session = &mut *guard;
+        // On the GPU the contact sums and velocities arrive with the particles.
+        session.sync()?;
         Ok(session
             .sim
             .stress()

@@ -57,6 +57,147 @@ macro_rules! both_backends {
     };
 }
 
+/// A frictionless, undamped (restitution 1) scene of explicit spheres in `[cell]` `cell`.
+pub fn periodic_scene(law: &str, safety: f64, cell: &str, spheres: &str) -> String {
+    elastic_scene(law, safety, spheres) + &format!("        [cell]\n        {cell}\n")
+}
+
+/// A frictionless, undamped (restitution 1) scene of explicit spheres `spheres` without
+/// gravity, with the `law` spring–dashpot and true history, at `safety` of the critical step.
+pub fn elastic_scene(law: &str, safety: f64, spheres: &str) -> String {
+    format!(
+        r#"
+        [simulation]
+        duration = 1.0
+        output_interval = 1.0
+        safety_factor = {safety}
+        gravity = [0.0, 0.0, 0.0]
+        [contact]
+        law = "{law}"
+        history = "true"
+        [[materials]]
+        name = "m"
+        density = 2500.0
+        friction = 0.0
+        young_modulus = 1e8
+        poisson_ratio = 0.25
+        restitution = 1.0
+        [[particles]]
+        kind = "explicit"
+        material = "m"
+        spheres = [{spheres}]
+"#
+    )
+}
+
+/// `n` spheres of radius 2–3 mm on a jittered 3 mm-spaced grid of 1 cm cells, moving at up to
+/// 0.5 m/s in random directions; positions and radii rounded to multiples of 2⁻¹⁶ m so that a
+/// shift by a dyadic cell vector is exact.
+pub fn gas(seed: u64, side: usize) -> String {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let q = |x: f64| (x * 65536.0).round() / 65536.0;
+    let mut spheres = String::new();
+    for k in 0..side * side * side {
+        let g = glam::DVec3::new(
+            (k % side) as f64,
+            (k / side % side) as f64,
+            (k / side / side) as f64,
+        );
+        let x = (g + glam::DVec3::splat(0.5)) * 0.01
+            + glam::DVec3::new(rng.random(), rng.random(), rng.random()) * 0.002
+            - glam::DVec3::splat(0.001);
+        let v =
+            glam::DVec3::new(rng.random(), rng.random(), rng.random()) - glam::DVec3::splat(0.5);
+        let r = 0.002 + 0.001 * rng.random::<f64>();
+        spheres.push_str(&format!(
+            "{{ position = [{}, {}, {}], radius = {}, velocity = [{}, {}, {}] }},\n",
+            q(x.x),
+            q(x.y),
+            q(x.z),
+            q(r),
+            v.x,
+            v.y,
+            v.z
+        ));
+    }
+    spheres
+}
+
+/// 64 spheres of radius 2–2.8 mm on a 6 mm lattice (a 24 mm cube of them), the `spheres` of a
+/// scene.
+pub fn gas64() -> String {
+    let mut spheres = String::new();
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    for k in 0..64 {
+        let g = glam::DVec3::new((k % 4) as f64, (k / 4 % 4) as f64, (k / 16) as f64);
+        let x = (g + glam::DVec3::splat(0.5)) * 0.006;
+        let r = 0.002 + 0.0008 * rng.random::<f64>();
+        spheres.push_str(&format!(
+            "{{ position = [{}, {}, {}], radius = {r} }},\n",
+            x.x, x.y, x.z
+        ));
+    }
+    spheres
+}
+
+/// Pairs touching through a face of the cell but not directly.
+pub fn touching_across(sim: &wgdem_core::cpu::Simulation) -> usize {
+    let (p, cell) = (&sim.particles, sim.cell().expect("a periodic cell"));
+    let mut across = 0;
+    for i in 0..p.len() {
+        for j in i + 1..p.len() {
+            let reach = p.radius[i] + p.radius[j];
+            let d = p.position[j] - p.position[i];
+            if cell.nearest_image(d).length() < reach && d.length() >= reach {
+                across += 1;
+            }
+        }
+    }
+    across
+}
+
+/// The lattice of `compressed_lattice`: sphere radius (m, dyadic), spheres along each edge,
+/// and the compression rate along x (1/s).
+pub const LATTICE_RADIUS: f64 = 0.0009765625;
+pub const LATTICE_SIDE: usize = 4;
+pub const LATTICE_RATE: f64 = 2.0;
+
+/// A simple cubic lattice of `LATTICE_SIDE`³ touching spheres of `LATTICE_RADIUS` (linear
+/// springs `k_n = k_t = 1e5 N/m`, no damping, μ = 0) filling a periodic cube compressed along x
+/// at `LATTICE_RATE`: the radius and spacing are dyadic, so the pairs along y and z touch with
+/// an overlap of exactly 0.
+pub fn compressed_lattice() -> String {
+    let (r, n) = (LATTICE_RADIUS, LATTICE_SIDE);
+    let a0 = 2.0 * r;
+    let mut spheres = String::new();
+    for k in 0..n * n * n {
+        let g = [k % n, k / n % n, k / n / n].map(|c| (c as f64 + 0.5) * a0);
+        spheres.push_str(&format!("{{ position = {g:?}, radius = {r} }},\n"));
+    }
+    let side = a0 * n as f64;
+    let cell = format!(
+        "edges = [[{side}, 0.0, 0.0], [0.0, {side}, 0.0], [0.0, 0.0, {side}]]\n        velocity_gradient = [[-{LATTICE_RATE}, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]"
+    );
+    periodic_scene("hooke", 0.2, &cell, &spheres).replace(
+        "young_modulus = 1e8\n        poisson_ratio = 0.25\n        restitution = 1.0",
+        "kn = 1e5\n        kt = 1e5\n        gamma_n = 0.0\n        gamma_t = 0.0",
+    )
+}
+
+/// Asserts that every sphere of `sim` lies inside its periodic cell (`0 ≤ s < 1`).
+pub fn assert_inside_cell(sim: &wgdem_core::cpu::Simulation) {
+    let cell = sim.cell().expect("a periodic cell");
+    for (i, &x) in sim.particles.position.iter().enumerate() {
+        let s = cell.fractional(x);
+        assert!(
+            s.cmpge(glam::DVec3::ZERO).all() && s.cmplt(glam::DVec3::ONE).all(),
+            "sphere {i} outside the cell at {s}"
+        );
+    }
+}
+
 /// Relative difference |a − b| / |b|.
 pub fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs()

@@ -11,8 +11,8 @@ use crate::{Engine, GpuSettings, cli_error, make_backend, overridden};
 pub struct CellArgs {
     /// Periodic-cell test file (TOML; reference in docs/cell.md, presets in assets/cell/).
     config: PathBuf,
-    /// Engine that takes the steps: the periodic cell runs on the CPU reference (auto picks
-    /// it; the GPU engine refuses a periodic cell).
+    /// Engine that takes the steps (auto: the GPU engine on a hardware adapter or from 10 000
+    /// spheres, else the CPU reference).
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     backend: Engine,
     /// Output directory (created if missing).

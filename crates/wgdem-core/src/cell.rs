@@ -17,8 +17,9 @@
 //! takes; for a simple shear, whose `L² = 0`, it is `I + L Δt`). Spheres carry a fluctuating
 //! velocity `v'` on top of the affine field `L (x − origin)`, their centres mapped with the
 //! cell; a pair's relative velocity is `v'_j − v'_i + L d` whether or not it crosses a face,
-//! which is the affine velocity jump `L H k` of Lees–Edwards boundaries in any direction. The CPU reference's twin of this module is the whole of it; the GPU engine does
-//! not run periodic cells yet and refuses them.
+//! which is the affine velocity jump `L H k` of Lees–Edwards boundaries in any direction.
+//! The GPU engine takes the cell of every step from the host, which advances it with this
+//! module (`wgdem-gpu`'s engine/cell.rs).
 
 use glam::{DMat3, DVec3};
 use serde::{Deserialize, Serialize};

@@ -41,6 +41,7 @@ impl wgdem_core::runner::Backend for GpuBackend {
             .map_err(backend_error)
     }
     fn advance(&mut self, sim: &mut Simulation, steps: u64) -> wgdem_core::Result<()> {
+        self.take_cell(sim)?;
         let ran = self.engine.run(steps);
         self.finish(sim, ran)
     }
@@ -52,6 +53,7 @@ impl wgdem_core::runner::Backend for GpuBackend {
         interval: u64,
         control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
     ) -> wgdem_core::Result<()> {
+        self.take_cell(sim)?;
         self.engine
             .set_batch_steps(interval.clamp(1, u32::MAX as u64) as u32);
         let ran = self.engine.run_streaming(steps, |r, walls| {
@@ -179,8 +181,21 @@ impl GpuBackend {
         sim: &mut Simulation,
         steps: u64,
     ) -> wgdem_core::Result<()> {
+        self.take_cell(sim)?;
         let ran = self.engine.run(steps);
         self.finish_reading(sim, ran, false)
+    }
+
+    /// The velocity gradient of `sim`'s periodic cell (set by a servo, or by hand) for the
+    /// next steps.
+    fn take_cell(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {
+        match sim.cell() {
+            Some(c) => self
+                .engine
+                .set_velocity_gradient(c.velocity_gradient())
+                .map_err(backend_error),
+            None => Ok(()),
+        }
     }
 
     /// Reads the state back after stepping; a blow-up the GPU counted is reported as

@@ -224,6 +224,40 @@ pub fn read_buffer<T: bytemuck::Pod>(
     map_and_read(device, &staging, bytes)
 }
 
+/// The first `bytes` of each of `parts` (multiples of 4), copied into one staging buffer by one
+/// submission and read with one wait: a host that reads the state back often (a servo, a
+/// protocol's rows) pays the driver's round trip once rather than once per buffer.
+pub fn read_buffers(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    parts: &[(&wgpu::Buffer, u64)],
+) -> Result<Vec<Vec<u8>>, GpuError> {
+    let total: u64 = parts.iter().map(|(_, bytes)| bytes).sum();
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("dem.readback"),
+        size: total.max(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("dem.readback"),
+    });
+    let mut at = 0;
+    for &(buffer, bytes) in parts {
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, at, bytes);
+        at += bytes;
+    }
+    queue.submit([encoder.finish()]);
+    let all: Vec<u8> = map_and_read(device, &staging, total)?;
+    let mut out = Vec::with_capacity(parts.len());
+    let mut at = 0;
+    for &(_, bytes) in parts {
+        out.push(all[at..at + bytes as usize].to_vec());
+        at += bytes as usize;
+    }
+    Ok(out)
+}
+
 /// Waits for the work submitted so far, then maps the first `bytes` of the `MAP_READ`
 /// buffer `staging` and returns them as `T`s (the buffer is unmapped again).
 pub fn map_and_read<T: bytemuck::Pod>(

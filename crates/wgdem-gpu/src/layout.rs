@@ -97,6 +97,14 @@ pub struct SimParams {
     /// Square of the speed above which a sphere counts as blown up (m²/s²;
     /// `Simulation::max_speed`, capped at f32's largest).
     pub max_speed_sq: f32,
+    /// 1 where the scene has a periodic cell (`Cell` in common.wgsl).
+    pub periodic: u32,
+    /// The step of the cell table's first entry, low and high words.
+    pub cell_first_lo: u32,
+    /// See [`SimParams::cell_first_lo`].
+    pub cell_first_hi: u32,
+    /// Entries in the cell table.
+    pub cell_steps: u32,
 }
 
 mirror!(SimParams {
@@ -121,6 +129,52 @@ mirror!(SimParams {
     bridge_reach,
     n_drives,
     max_speed_sq,
+    periodic,
+    cell_first_lo,
+    cell_first_hi,
+    cell_steps,
+});
+
+/// `CellStep`: the periodic cell at one step (common.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct CellStep {
+    /// `H`'s columns, the edges (m), high parts (w unused).
+    pub h_hi: [[f32; 4]; 3],
+    /// Their low parts: `H = h_hi + h_lo` in double-single.
+    pub h_lo: [[f32; 4]; 3],
+    /// `H⁻¹`'s columns (1/m).
+    pub inv: [[f32; 4]; 3],
+    /// Hash bins along each edge (xyz).
+    pub bins: [u32; 4],
+}
+
+mirror!(CellStep {
+    h_hi,
+    h_lo,
+    inv,
+    bins
+});
+
+/// `CellHead`: what the periodic cell keeps over a run (common.wgsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct CellHead {
+    /// `L`'s columns (1/s).
+    pub l: [[f32; 4]; 3],
+    /// `exp(L Δt) − I`'s columns.
+    pub map: [[f32; 4]; 3],
+    /// The fixed corner, double-single (m).
+    pub origin_hi: [f32; 4],
+    /// See [`CellHead::origin_hi`].
+    pub origin_lo: [f32; 4],
+}
+
+mirror!(CellHead {
+    l,
+    map,
+    origin_hi,
+    origin_lo
 });
 
 /// `PairRecord`: constants of a material pair.

@@ -154,6 +154,8 @@ fn wgsl_structs_match_rust_field_by_field() {
         mirror::<layout::WallAlloc>(),
         mirror::<layout::Permute>(),
         mirror::<layout::Drive>(),
+        mirror::<layout::CellStep>(),
+        mirror::<layout::CellHead>(),
     ];
     let modules = engine_modules();
     for (name, fields, rust_size) in &mirrors {
@@ -369,7 +371,7 @@ fn a_swapped_or_missing_binding_fails_by_name() {
     let mut missing = good.clone();
     missing.pop();
     let e = table_matches(&missing, &wgsl).expect_err("missing binding passed");
-    assert!(e.contains("`link`"), "{e}");
+    assert!(e.contains("`cell_stress`"), "{e}");
     let mut extra = good.clone();
     extra.push(good[1]);
     assert!(

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::broadphase::{pairs_within, periodic_pairs_within};
 use crate::cell::PeriodicCell;
 use crate::contact::hill::{HillState, Moisture};
-use crate::contact::model::{ContactKind, Kinematics, SlotHistory, evaluate};
+use crate::contact::model::{ContactKind, Kinematics, PairModel, SlotHistory, evaluate};
 use crate::contact::{ContactLaw, ContactModel, ContactParams, RelativeMotion};
 use crate::material::{PairParams, effective};
 use crate::particles::Particles;
@@ -458,6 +458,32 @@ impl Simulation {
             walls: self.wall_history.clone(),
             unreadable: 0,
         }
+    }
+
+    /// Takes over `histories` from an engine that took the steps elsewhere (the GPU engine's
+    /// [`crate::runner::Backend::contact_histories`]), so that this reference continues from
+    /// its contacts: the next step rebuilds the neighbour list, each pair carrying the history
+    /// given for its stable ids, as a rebuild carries its own.
+    pub fn adopt_histories(&mut self, histories: ContactHistories) {
+        self.neighbours = histories
+            .pairs
+            .into_iter()
+            .map(|((i, j), history)| PairSlot {
+                i,
+                j,
+                params: self.slot_params(i as usize, j as usize),
+                history,
+            })
+            .collect();
+        self.wall_history = histories.walls;
+        self.built_at.clear();
+    }
+
+    /// Whether some material pair uses Jäger's history-stack contact.
+    pub fn uses_jager(&self) -> bool {
+        self.pair_params
+            .iter()
+            .any(|p| matches!(p.model(), PairModel::Jager { .. }))
     }
 
     /// Number of materials.

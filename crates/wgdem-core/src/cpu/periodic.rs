@@ -1,6 +1,6 @@
 //! The CPU reference in a periodic cell ([`crate::cell`]): spheres kept inside it, pairs
 //! through their nearest image, the affine field of a deforming cell, and the cell's stress.
-//! The GPU engine does not run periodic cells yet.
+//! GPU twin: `wgdem-gpu`'s engine/cell.rs, with the kernels' periodic branches.
 
 use super::*;
 
@@ -36,6 +36,18 @@ impl Simulation {
     /// The periodic cell, where the scene has one.
     pub fn cell(&self) -> Option<&PeriodicCell> {
         self.periodic.as_ref().map(|p| &p.cell)
+    }
+
+    /// The periodic cell's part of the state (cell, images, last contact stress), where the
+    /// scene has one.
+    pub fn periodic(&self) -> Option<&Periodic> {
+        self.periodic.as_ref()
+    }
+
+    /// The same, for an engine that takes the steps elsewhere and copies its state back (the
+    /// GPU engine): the cell it reached, the images of its wraps and its contact stress.
+    pub fn periodic_mut(&mut self) -> Option<&mut Periodic> {
+        self.periodic.as_mut()
     }
 
     /// Sets the cell's velocity gradient `L` (1/s) from the next step on (a servo's output).

@@ -266,6 +266,12 @@ impl CellRun {
             self.sim.dt,
         );
         let mut rows_this_session = 0;
+        if backend.name() != "cpu" && self.sim.uses_jager() {
+            // The rows' history lengths are read from the CPU reference's neighbour list.
+            return Err(Error::Backend(
+                "a periodic-cell test with Jäger contacts measures their history lengths (cell.csv's history_points_*) on the CPU reference only; use --backend cpu".to_owned(),
+            ));
+        }
         if self.sim.force_seconds().is_none() {
             self.sim.time_forces();
         }
@@ -435,6 +441,18 @@ impl CellRun {
                     .as_ref()
                     .is_some_and(|p| row.stress_ratio >= p.at_stress_ratio);
                 if probe_now || strain >= target * 0.999_999 {
+                    if (c.probes.is_some() || c.rotation.is_some()) && backend.name() != "cpu" {
+                        // The probes and the rotation run on the CPU reference, from copies
+                        // of this state: with the contacts' histories the engine kept.
+                        let histories = backend.contact_histories(&mut self.sim)?;
+                        if histories.unreadable > 0 {
+                            return Err(Error::Backend(format!(
+                                "the strain probes and the rotation continue on the CPU reference from the GPU engine's state, which cannot hand over {} Jäger contact histories; use --backend cpu",
+                                histories.unreadable
+                            )));
+                        }
+                        self.sim.adopt_histories(histories);
+                    }
                     if c.probes.is_some() {
                         self.probe()?;
                     }

@@ -179,6 +179,13 @@ pub enum Buf {
     PermuteNewIndex,
     /// See [`Buf::PermuteInfo`].
     PermuteData,
+    /// The periodic cell: its constants, the cell at the last build and at every step of the
+    /// run (`dem.cell`; `Cell` in common.wgsl).
+    Cell,
+    /// Per particle, its pairs' Σ f ⊗ d in a periodic cell (`dem.cell_stress`).
+    CellStress,
+    /// Per stable id, the whole-cell shifts of its wraps (`dem.images`).
+    Images,
 }
 
 /// Which bind group of a pass is built: what the buffers that vary between a pass's groups
@@ -258,6 +265,9 @@ impl Buffers {
             Buf::PermuteInfo => permute(0),
             Buf::PermuteNewIndex => permute(1),
             Buf::PermuteData => permute(2),
+            Buf::Cell => &self.cell,
+            Buf::CellStress => &self.cell_stress,
+            Buf::Images => &self.images,
         }
     }
 }

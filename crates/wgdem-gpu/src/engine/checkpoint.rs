@@ -120,6 +120,11 @@ impl GpuEngine {
         out.extend(b.chunks.iter().map(|c| &c.slots));
         // The links of the last build (the lists are not rebuilt on restoring).
         out.extend(b.chunks.iter().map(|c| &c.link));
+        if self.cell.is_some() {
+            // The cell of the last build (the table is written again before each run) and
+            // the wraps' images.
+            out.extend([&b.cell, &b.images]);
+        }
         out
     }
 }

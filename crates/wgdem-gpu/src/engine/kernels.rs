@@ -325,12 +325,12 @@ mod tests {
     #[test]
     fn a_device_with_too_few_storage_buffers_is_refused_up_front() {
         let needed = storage_buffers_per_kernel();
-        assert_eq!(needed, 19, "the contact kernel's storage bindings");
+        assert_eq!(needed, 21, "the contact kernel's storage bindings");
         let e = check_storage_buffers(16).map_err(|e| e.to_string());
         assert!(
             e.as_ref()
                 .is_err_and(|e| e.contains("allows 16 storage buffers")
-                    && e.contains("bind 19")
+                    && e.contains("bind 21")
                     && e.contains("CPU reference")),
             "{e:?}"
         );

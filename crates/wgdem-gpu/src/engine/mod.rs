@@ -33,6 +33,7 @@ use crate::shared;
 
 mod bind_groups;
 mod bindings;
+mod cell;
 mod checkpoint;
 mod kernels;
 mod profile;
@@ -99,7 +100,7 @@ pub struct GpuOptions {
     /// Take many steps per dispatch in one workgroup (`integrate.steps`): `None` chooses by
     /// size ([`SINGLE_WORKGROUP_MAX`] particles or fewer on a software adapter,
     /// [`SINGLE_WORKGROUP_MAX_HARDWARE`] on a GPU; one slot chunk, lists rebuilt only
-    /// when due, and a device that binds the kernel's 28 storage buffers); `Some(true)` takes
+    /// when due, and a device that binds the kernel's 31 storage buffers); `Some(true)` takes
     /// it wherever it can run, `Some(false)` never. Same bits as the general path.
     pub single_workgroup: Option<bool>,
     /// Record the general path's steps lean where they can be: every
@@ -168,6 +169,8 @@ pub struct GpuEngine {
     stream: Stream,
     schedule: Schedule,
     options: GpuOptions,
+    /// The periodic cell on the host's side, where the scene has one (`cell.rs`).
+    cell: Option<cell::HostCell>,
     /// Steps taken.
     pub steps: u64,
     /// Simulated time (s).
@@ -282,6 +285,8 @@ impl GpuEngine {
             params.slots * slot_words as u32,
         );
         let drive_tables = scene.drive_tables;
+        let reach = 2.0 * sim.particles.max_radius() + skin + sim.interaction_range();
+        let cell = sim.cell().map(|c| cell::HostCell::new(*c, reach));
         Ok(Self {
             device: device.clone(),
             queue: queue.clone(),
@@ -320,6 +325,7 @@ impl GpuEngine {
                 events_applied: sim.moisture_events().1,
             },
             options,
+            cell,
             steps: sim.steps,
             time: sim.time,
             regrowths: 0,

@@ -57,6 +57,15 @@ impl GpuEngine {
         // CPU seconds per step and stage; a step taken again overwrites its entry (and its
         // block of timestamps).
         let mut cpu_steps = vec![[0.0; STAGES.len()]; steps as usize];
+        if self.cell.is_some() && steps > super::cell::CELL_TABLE_STEPS {
+            return Err(GpuError::Unsupported(format!(
+                "a periodic cell's profile takes at most {} steps",
+                super::cell::CELL_TABLE_STEPS
+            )));
+        }
+        if let (_, Some(stop)) = self.write_cell_table(steps) {
+            return Err(stop);
+        }
         let start = self.steps;
         let mut done = 0;
         while done < steps {
@@ -114,6 +123,7 @@ impl GpuEngine {
         }
         self.steps = start + steps;
         self.time = self.time_at(self.steps);
+        self.cell_reached();
         for step in &cpu_steps {
             for (total, t) in cpu.iter_mut().zip(step) {
                 *total += t;
@@ -248,6 +258,9 @@ impl GpuEngine {
             &b.counters,
             &b.ids,
             &b.dummy,
+            &b.cell,
+            &b.cell_stress,
+            &b.images,
         ];
         other.extend(b.chunks.iter().map(|c| &c.range));
         other.extend(self.stream.staging.iter().map(|s| &s.buffer));

@@ -118,14 +118,48 @@ impl GpuEngine {
     /// Copies the GPU state into `sim`: particle positions, velocities, orientations, wall
     /// positions, wall forces and contact counts of the last step, time and step count. The
     /// contact history stays on the GPU.
+    /// Everything is copied out by one submission and read with one wait.
     pub fn read_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
         let n = self.shape.params.n as usize;
-        let pos: Vec<Position> = self.read(&self.buffers.pos, n)?;
-        let vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
-        let fine: Vec<[f32; 4]> = self.read(&self.buffers.fine, n)?;
-        let omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
-        let orientation: Vec<[f32; 4]> = self.read(&self.buffers.orientation, n)?;
-        let ids = self.particle_order()?;
+        let b = &self.buffers;
+        let wide = self.shape.slot_words == 8;
+        let periodic = self.cell.is_some();
+        let per = |bytes: usize| (n * bytes) as u64;
+        let mut parts: Vec<(&wgpu::Buffer, u64)> = vec![
+            (&b.pos, per(size_of::<Position>())),
+            (&b.vel, per(16)),
+            (&b.fine, per(16)),
+            (&b.omega, per(16)),
+            (&b.orientation, per(16)),
+            (&b.ids, per(4)),
+            (&b.walls, (sim.walls.len() * size_of::<Wall>()) as u64),
+        ];
+        if wide {
+            parts.push((&b.work, per(16)));
+        }
+        if periodic {
+            parts.push((&b.images, per(16)));
+            parts.push((&b.cell_stress, per(48)));
+        }
+        let mut read = crate::context::read_buffers(&self.device, &self.queue, &parts)?.into_iter();
+        let mut next = || read.next().unwrap_or_default();
+        let pos: Vec<Position> = bytemuck::pod_collect_to_vec(&next());
+        let vel: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&next());
+        let fine: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&next());
+        let omega: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&next());
+        let orientation: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&next());
+        let ids: Vec<u32> = bytemuck::pod_collect_to_vec(&next());
+        let walls: Vec<Wall> = bytemuck::pod_collect_to_vec(&next());
+        let work: Vec<[f32; 4]> = if wide {
+            bytemuck::pod_collect_to_vec(&next())
+        } else {
+            Vec::new()
+        };
+        if periodic {
+            let images: Vec<[i32; 4]> = bytemuck::pod_collect_to_vec(&next());
+            let stress: Vec<[[f32; 4]; 3]> = bytemuck::pod_collect_to_vec(&next());
+            self.cell_into(sim, &images, &stress)?;
+        }
         let p = &mut sim.particles;
         for (k, &id) in ids.iter().enumerate() {
             let i = id as usize;
@@ -135,9 +169,8 @@ impl GpuEngine {
             let q = orientation[k];
             p.orientation[i] = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
         }
-        sim.work = if self.shape.slot_words == 8 {
+        sim.work = if wide {
             // Summed over the particles in f64 (each contact counted on one side).
-            let work: Vec<[f32; 4]> = self.read(&self.buffers.work, n)?;
             wgdem_core::cpu::ContactWork {
                 elastic: work.iter().map(|w| f64::from(w[0])).sum(),
                 dissipated: work.iter().map(|w| f64::from(w[1]) + f64::from(w[2])).sum(),
@@ -147,7 +180,8 @@ impl GpuEngine {
             wgdem_core::cpu::ContactWork::default()
         };
         sim.set_moisture_events_applied(self.schedule.events_applied);
-        self.read_walls_into(sim)
+        self.walls_into(sim, &walls);
+        Ok(())
     }
 
     /// The part of [`GpuEngine::read_into`] that a servo needs, without the particles: wall
@@ -155,7 +189,14 @@ impl GpuEngine {
     /// step count. It reads only the walls' buffer back (the forces arrive with each batch).
     pub fn read_walls_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
         let walls: Vec<Wall> = self.read(&self.buffers.walls, sim.walls.len())?;
-        for (w, g) in sim.walls.iter_mut().zip(&walls) {
+        self.walls_into(sim, &walls);
+        Ok(())
+    }
+
+    /// `walls` (as read back) into `sim`, with the last batch's forces and counts, time and
+    /// step count.
+    fn walls_into(&self, sim: &mut Simulation, walls: &[Wall]) {
+        for (w, g) in sim.walls.iter_mut().zip(walls) {
             let point = d3(g.point_hi) + d3(g.point_lo);
             match &mut w.shape {
                 WallShape::Plane { point: p0, .. } => *p0 = point,
@@ -170,7 +211,9 @@ impl GpuEngine {
         sim.stats = self.stream.last.stats;
         sim.time = self.time;
         sim.steps = self.steps;
-        Ok(())
+        if let (Some(host), Some(periodic)) = (self.cell(), sim.periodic_mut()) {
+            periodic.cell = *host;
+        }
     }
 
     /// The forces and torques of the last step into `sim`'s particles (gravity, contacts and

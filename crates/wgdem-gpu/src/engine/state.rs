@@ -168,6 +168,12 @@ pub(super) struct Buffers {
     pub(super) wall_out: wgpu::Buffer,
     pub(super) stats_out: wgpu::Buffer,
     pub(super) counters: wgpu::Buffer,
+    /// The periodic cell (`Cell` in common.wgsl; `cell.rs`): a few bytes without one.
+    pub(super) cell: wgpu::Buffer,
+    /// Per particle, its pairs' Σ f ⊗ d in the last step (periodic cell only).
+    pub(super) cell_stress: wgpu::Buffer,
+    /// Per stable id, the whole-cell shifts of its wraps (periodic cell only).
+    pub(super) images: wgpu::Buffer,
 }
 
 /// Neighbour slots of the particles `[first, first + count)`.

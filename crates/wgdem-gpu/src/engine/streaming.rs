@@ -148,7 +148,37 @@ impl GpuEngine {
     /// that step with the wall velocities it was submitted with; the velocities the host set
     /// meanwhile apply from the batch after it, as they would have. The result is the one a
     /// table large enough from the start gives, bit for bit, without a copy of the state.
+    ///
+    /// In a periodic cell the run is taken in pieces of at most `cell::CELL_TABLE_STEPS`
+    /// steps, the cell of each step written before each piece.
     pub fn run_streaming(
+        &mut self,
+        steps: u64,
+        mut on_batch: impl FnMut(&WallReadout, &mut WallControl<'_>),
+    ) -> Result<(), GpuError> {
+        if self.cell.is_none() {
+            return self.stream_steps(steps, &mut on_batch);
+        }
+        let mut left = steps;
+        while left > 0 {
+            let (n, stop) = self.write_cell_table(left.min(super::cell::CELL_TABLE_STEPS));
+            let ran = if n > 0 {
+                self.stream_steps(n, &mut on_batch)
+            } else {
+                Ok(())
+            };
+            self.cell_reached();
+            ran?;
+            if let Some(e) = stop {
+                return Err(e);
+            }
+            left -= n;
+        }
+        Ok(())
+    }
+
+    /// [`GpuEngine::run_streaming`] within one cell table.
+    fn stream_steps(
         &mut self,
         steps: u64,
         mut on_batch: impl FnMut(&WallReadout, &mut WallControl<'_>),

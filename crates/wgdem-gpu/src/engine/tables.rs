@@ -21,6 +21,7 @@ pub const REBUILD: Table = &[
     write("wall_free", Buf::WallFree),
     write("alloc", Buf::WallAlloc),
     write("wall_slots", Buf::WallSlots),
+    write("cell", Buf::Cell),
 ];
 
 /// `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle, into the
@@ -32,6 +33,7 @@ pub const HASH: Table = &[
     write("keys", Buf::Keys(0)),
     write("vals", Buf::Vals(0)),
     write("bucket_count", Buf::BucketCount),
+    read("cell", Buf::Cell),
 ];
 
 /// `radix.*` (the reorder's sort by Morton code), one bind group per pass: from one key/value
@@ -68,6 +70,7 @@ pub const NEIGHBOURS: Table = &[
     uniform("chunk", Buf::ChunkRange),
     read("ids", Buf::StableIds),
     write("link", Buf::ChunkLink),
+    read("cell", Buf::Cell),
 ];
 
 /// `moisture`, one bind group per slot chunk.
@@ -115,6 +118,8 @@ pub const CONTACTS: Table = &[
     unused(),
     write("hand", Buf::ChunkHand),
     read("link", Buf::ChunkLink),
+    read("cell", Buf::Cell),
+    write("cell_stress", Buf::CellStress),
 ];
 
 /// `wall_reduce.*`: per-workgroup wall sums and contact counts into totals.
@@ -158,13 +163,21 @@ pub const INTEGRATE: Table = &[
     read("points", Buf::SchedulePoints),
     unused(),
     write("hand", Buf::ChunkHand),
+    unused(),
+    read("cell", Buf::Cell),
+    unused(),
+    write("images", Buf::Images),
 ];
 
 /// `integrate.steps`: the integration's bindings where it has them, the contact pass's in its
 /// gaps (on one slot chunk), and the wall points of the last build (binding 27).
 pub const STEPS: Table = &steps_table();
 
-const STEPS_ROWS: usize = CONTACTS.len();
+const STEPS_ROWS: usize = if CONTACTS.len() > INTEGRATE.len() {
+    CONTACTS.len()
+} else {
+    INTEGRATE.len()
+};
 
 const fn steps_table() -> [Row; STEPS_ROWS] {
     let mut rows = [unused(); STEPS_ROWS];
@@ -172,8 +185,10 @@ const fn steps_table() -> [Row; STEPS_ROWS] {
     while k < STEPS_ROWS {
         rows[k] = if k < INTEGRATE.len() && !matches!(INTEGRATE[k].access, Bind::Unused) {
             INTEGRATE[k]
-        } else {
+        } else if k < CONTACTS.len() {
             CONTACTS[k]
+        } else {
+            unused()
         };
         k += 1;
     }

@@ -22,7 +22,7 @@ use crate::layout::{
 use crate::shaders;
 use crate::shared::{self, A_SIDE};
 
-/// Refuses a scene the engine cannot hold: a periodic cell, no particles, more than one
+/// Refuses a scene the engine cannot hold: walls beside a periodic cell, no particles, more than one
 /// dispatch can cover or a slot's partner word can name, more walls than a wall mask has bits.
 pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(), GpuError> {
     if let Some((_, refusal)) = cpu_only(sim) {
@@ -60,14 +60,13 @@ pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(),
     Ok(())
 }
 
-/// Why a scene with `[cell]` is refused.
 /// What in `sim` only the CPU reference runs, whatever the adapter: the reason `auto` gives
 /// for taking the CPU, and the GPU engine's refusal.
 pub(crate) fn cpu_only(sim: &Simulation) -> Option<(&'static str, &'static str)> {
-    if sim.cell().is_some() {
+    if sim.cell().is_some() && !sim.walls.is_empty() {
         return Some((
-            "the scene has a periodic cell ([cell]), which the GPU engine does not run yet",
-            PERIODIC_UNSUPPORTED,
+            "the scene has walls beside its periodic cell, which the GPU engine does not run yet",
+            PERIODIC_WALLS_UNSUPPORTED,
         ));
     }
     let nm = sim.n_materials();
@@ -83,7 +82,7 @@ pub(crate) fn cpu_only(sim: &Simulation) -> Option<(&'static str, &'static str)>
     ))
 }
 
-const PERIODIC_UNSUPPORTED: &str = "the GPU engine does not run periodic cells ([cell]) yet; use the CPU reference (--backend cpu, or backend = \"auto\")";
+const PERIODIC_WALLS_UNSUPPORTED: &str = "the GPU engine does not run walls beside a periodic cell ([cell]) yet; use the CPU reference (--backend cpu, or backend = \"auto\")";
 
 /// The CPU reference's skin (m): 10 % of the smallest diameter.
 pub(super) fn skin_of(sim: &Simulation) -> f64 {
@@ -135,6 +134,27 @@ pub(super) fn sim_params(sim: &Simulation, options: &GpuOptions, skin: f64) -> S
             let m = sim.max_speed.min(f32::MAX as f64);
             (m * m).min(f32::MAX as f64) as f32
         },
+        periodic: u32::from(sim.cell().is_some()),
+        // Set with the cell's table before each run (`cell.rs`).
+        cell_first_lo: 0,
+        cell_first_hi: 0,
+        cell_steps: 0,
+    }
+}
+
+/// The periodic images of `sim`'s particles as the kernels keep them (`[i32; 4]` by stable
+/// id), or one zeroed entry without a cell.
+fn initial_images(sim: &Simulation) -> Vec<[i32; 4]> {
+    match sim.periodic() {
+        Some(p) => p
+            .images
+            .iter()
+            .map(|k| {
+                let c = |x: i64| x.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+                [c(k[0]), c(k[1]), c(k[2]), 0]
+            })
+            .collect(),
+        None => vec![[0; 4]],
     }
 }
 
@@ -410,6 +430,17 @@ impl Buffers {
             wall_out: zeroed(device, "dem.wall_force", nw * 32),
             stats_out: zeroed(device, "dem.contact_stats.total", 16),
             counters: zeroed(device, "dem.counters", size_of::<Counters>() as u64),
+            cell: zeroed(
+                device,
+                "dem.cell",
+                super::cell::cell_buffer_bytes(params.periodic != 0),
+            ),
+            cell_stress: zeroed(
+                device,
+                "dem.cell_stress",
+                if params.periodic != 0 { n64 * 48 } else { 48 },
+            ),
+            images: init(device, "dem.images", &initial_images(sim)),
         }
     }
 }

@@ -1,0 +1,287 @@
+//! The periodic cell on the GPU engine (`[cell]`; engine/cell.rs and the kernels' periodic
+//! branches) against the CPU reference and closed forms: an elastic gas through the faces, a
+//! packing compressed and sheared in a deforming cell, a compressed lattice's stress, the
+//! same bits on every path and after a checkpoint, and a cell squeezed too narrow refused.
+//!
+//! GPU against CPU: the GPU keeps positions and velocities in double-single and the cell's
+//! edges too, but evaluates forces in f32 (6e-8 relative). Between contacts the two engines
+//! agree to rounding; each contact episode amplifies a difference, and a packing that jams is
+//! chaotic. So the comparisons run over the first contacts only, with bounds set from that
+//! (each test says its measured figure and its bound).
+
+mod common;
+
+use common::{
+    LATTICE_RADIUS, LATTICE_RATE, LATTICE_SIDE, compressed_lattice, gas, gas64, gpu,
+    periodic_scene, scene, touching_across,
+};
+use glam::{DMat3, DVec3};
+use wgdem_core::contact::model::ContactKind;
+use wgdem_core::cpu::Simulation;
+use wgdem_gpu::{GpuEngine, GpuOptions};
+
+/// The largest difference of the spheres' unwrapped positions (m).
+fn worst_position(a: &Simulation, b: &Simulation) -> f64 {
+    (0..a.particles.len())
+        .map(|i| (a.unwrapped_position(i) - b.unwrapped_position(i)).length())
+        .fold(0.0, f64::max)
+}
+
+/// The largest component of `a − b` (Pa).
+fn worst_component(a: DMat3, b: DMat3) -> f64 {
+    (a - b)
+        .to_cols_array()
+        .iter()
+        .fold(0.0f64, |m, e| m.max(e.abs()))
+}
+
+fn engine(ctx: &wgdem_gpu::GpuContext, sim: &Simulation, options: GpuOptions) -> GpuEngine {
+    GpuEngine::new(&ctx.device, &ctx.queue, sim, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `steps` more steps on the GPU, the state read into `sim`.
+fn advance(engine: &mut GpuEngine, sim: &mut Simulation, steps: u64) {
+    engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
+    engine.read_into(sim).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The elastic gas of tests/cell.rs (27 spheres at up to 0.5 m/s in a 3 cm periodic cube,
+/// μ = 0, restitution 1) for 9 000 steps, read back every 500: it collides, through the faces
+/// too, and spheres wrap. The GPU's unwrapped positions follow the CPU's within 1e-7 m (0.005 %
+/// of a radius; 2.2e-8 m measured: the free flights agree to 1e-11 m, each collision
+/// amplifies), and its momentum stays within 1e-6 of Σ m|v| of its start (the forces of a pair
+/// are equal and opposite to the bit, and f32 increments of double-single velocities leave
+/// 7e-9 measured).
+#[test]
+fn an_elastic_gas_follows_the_cpu_reference_through_the_faces() {
+    let Some(ctx) = gpu() else { return };
+    let cell = "edges = [[0.03, 0.0, 0.0], [0.0, 0.03, 0.0], [0.0, 0.0, 0.03]]";
+    let sim = scene(&periodic_scene("hertz", 0.1, cell, &gas(3, 3))).simulation;
+    let mut gpu = engine(&ctx, &sim, GpuOptions::default());
+    let (mut cpu, mut on_gpu) = (sim.clone(), sim.clone());
+    let p0 = sim.particles.momentum();
+    let scale: f64 = (0..sim.particles.len())
+        .map(|i| sim.particles.mass[i] * sim.particles.velocity[i].length())
+        .sum();
+    let (mut touching, mut across, mut worst, mut drift) = (0, 0, 0.0f64, 0.0f64);
+    for _ in 0..18 {
+        cpu.run(500);
+        advance(&mut gpu, &mut on_gpu, 500);
+        touching += usize::from(cpu.stats.contacts > 0);
+        across += touching_across(&cpu);
+        worst = worst.max(worst_position(&cpu, &on_gpu));
+        drift = drift.max((on_gpu.particles.momentum() - p0).length() / scale);
+    }
+    let wrapped = (0..sim.particles.len())
+        .filter(|&i| on_gpu.unwrapped_position(i) != on_gpu.particles.position[i])
+        .count();
+    eprintln!(
+        "{touching} reads with a contact, {across} across a face, {wrapped} spheres wrapped; positions within {worst:e} m, momentum within {drift:e} of Σ m|v|"
+    );
+    assert!(drift <= 1e-6, "momentum drifted by {drift:e} of Σ m|v|");
+    assert!(touching >= 3 && across >= 1 && wrapped >= 3);
+    assert!(worst <= 1e-7, "positions differ by {worst:e} m");
+    common::assert_inside_cell(&on_gpu);
+}
+
+/// 64 frictional spheres (μ = 0.3, local damping 0.7) in a cell compressed at 5 /s and
+/// sheared at 3 /s at once (`L_xz`: Lees–Edwards across the z faces) for 4 000 steps, read back
+/// every 500, up to 23 contacts: the GPU's cell is the CPU's to the bit (the host advances it
+/// in f64 as the reference does), its positions follow within 1e-7 m (3e-9 m measured), and
+/// its Love–Weber stress within 5e-4 of the largest stress component (2e-5 measured, where the
+/// newest contacts' overlaps of 1e-8 m differ by the positions' 3e-10 m).
+#[test]
+fn a_packing_in_a_deforming_cell_follows_the_cpu_reference() {
+    let Some(ctx) = gpu() else { return };
+    let sim = deforming_packing();
+    let mut gpu = engine(&ctx, &sim, GpuOptions::default());
+    let (mut cpu, mut on_gpu) = (sim.clone(), sim.clone());
+    let (mut worst_x, mut worst_s) = (0.0f64, 0.0f64);
+    for _ in 0..8 {
+        cpu.run(500);
+        advance(&mut gpu, &mut on_gpu, 500);
+        assert_eq!(cpu.cell(), on_gpu.cell(), "the cells differ");
+        worst_x = worst_x.max(worst_position(&cpu, &on_gpu));
+        let (a, b) = (
+            cpu.stress().expect("a stress"),
+            on_gpu.stress().expect("a stress"),
+        );
+        let norm = a.to_cols_array().iter().fold(0.0f64, |m, e| m.max(e.abs()));
+        if norm > 0.0 {
+            worst_s = worst_s.max(worst_component(a, b) / norm);
+        }
+    }
+    eprintln!(
+        "{} contacts; positions within {worst_x:e} m, stress within {worst_s:e}",
+        cpu.stats.contacts
+    );
+    assert!(cpu.stats.contacts >= 15 && on_gpu.stats.contacts == cpu.stats.contacts);
+    assert!(worst_x <= 1e-7, "positions differ by {worst_x:e} m");
+    assert!(
+        worst_s <= 5e-4,
+        "stresses differ by {worst_s:e} of the largest"
+    );
+}
+
+/// The packing of the test above, at the start.
+fn deforming_packing() -> Simulation {
+    let cell = "edges = [[0.024, 0.0, 0.0], [0.0, 0.024, 0.0], [0.0, 0.0, 0.024]]
+        velocity_gradient = [[-5.0, 0.0, 3.0], [0.0, -5.0, 0.0], [0.0, 0.0, -5.0]]";
+    let toml = periodic_scene("hertz", 0.2, cell, &gas64())
+        .replace("friction = 0.0", "friction = 0.3")
+        .replace("restitution = 1.0", "restitution = 0.3")
+        .replace("gravity = [", "local_damping = 0.7\n        gravity = [");
+    scene(&toml).simulation
+}
+
+/// The compressed lattice of tests/cell.rs on the GPU: Love–Weber's `σ_xx = k_n δ / (a_y a_z)`
+/// (every other component zero) every 40 steps, within 1e-6 of σ_xx (f32 forces and branch
+/// vectors, 6e-8 each, summed per sphere in f32 and over the spheres in f64; 1.2e-7 measured)
+/// once the overlap exceeds 1e-7 m.
+#[test]
+fn a_compressed_lattice_gives_the_stress_of_its_closed_form_on_the_gpu() {
+    let Some(ctx) = gpu() else { return };
+    let (r, n) = (LATTICE_RADIUS, LATTICE_SIDE as f64);
+    let sim = scene(&compressed_lattice()).simulation;
+    let ContactKind::Spring(params) = sim.pair_kind(0, 1) else {
+        panic!("not a spring contact")
+    };
+    let mut gpu = engine(&ctx, &sim, GpuOptions::default());
+    let mut on_gpu = sim.clone();
+    let (mut checked, mut worst) = (0, 0.0f64);
+    while on_gpu.time < 2.5e-3 {
+        advance(&mut gpu, &mut on_gpu, 40);
+        let h = on_gpu.cell().expect("a periodic cell").matrix();
+        let (ax, ay, az) = (h.x_axis.x / n, h.y_axis.y / n, h.z_axis.z / n);
+        // The contacts were evaluated before the last step moved the cell.
+        let before = 2.0 * r - ax * (LATTICE_RATE * on_gpu.dt).exp();
+        if before <= 1e-7 {
+            continue;
+        }
+        let expected = params.kn * before / (ay * az);
+        let stress = on_gpu.stress().expect("a stress");
+        let off = worst_component(stress, DMat3::from_diagonal(DVec3::new(expected, 0.0, 0.0)));
+        worst = worst.max(off / expected);
+        checked += 1;
+    }
+    eprintln!("{checked} reads; stress within {worst:e} of σ_xx");
+    assert!(checked >= 5, "{checked} reads compared");
+    assert!(worst <= 1e-6, "σ off the closed form by {worst:e}");
+}
+
+/// A periodic run gives the same bits on the general path with each pair evaluated on both
+/// sides or once, and in one workgroup (whose steps loop inside a dispatch), and after a
+/// checkpoint restored into a new engine halfway (the cell of the last build and the images
+/// are saved with the state).
+#[test]
+fn a_periodic_run_gives_the_same_bits_on_every_path_and_after_a_checkpoint() {
+    let Some(ctx) = gpu() else { return };
+    let sim = deforming_packing();
+    let run = |options: GpuOptions| {
+        let mut gpu = engine(&ctx, &sim, options);
+        let mut out = sim.clone();
+        advance(&mut gpu, &mut out, 4000);
+        out
+    };
+    let general = GpuOptions {
+        single_workgroup: Some(false),
+        ..GpuOptions::default()
+    };
+    let straight = run(general);
+    assert!(straight.stats.contacts >= 10, "{}", straight.stats.contacts);
+    let once = run(GpuOptions {
+        pairs_once: Some(true),
+        ..general
+    });
+    same_bits("pairs once", &straight, &once);
+    let single = run(GpuOptions {
+        single_workgroup: Some(true),
+        ..GpuOptions::default()
+    });
+    same_bits("one workgroup", &straight, &single);
+
+    let mut first = engine(&ctx, &sim, general);
+    let mut half = sim.clone();
+    advance(&mut first, &mut half, 2000);
+    let saved = first.save_state().unwrap_or_else(|e| panic!("{e}"));
+    let mut second = first
+        .restore_state(&half, &saved)
+        .unwrap_or_else(|e| panic!("{e}"));
+    advance(&mut second, &mut half, 2000);
+    same_bits("resumed", &straight, &half);
+}
+
+/// Asserts that two runs ended in the same bits: every sphere's position, velocity, spin and
+/// images, the contact counts, the cell and its stress.
+fn same_bits(what: &str, a: &Simulation, b: &Simulation) {
+    let p = (&a.particles, &b.particles);
+    let differ = (0..p.0.len())
+        .filter(|&i| {
+            p.0.position[i] != p.1.position[i]
+                || p.0.velocity[i] != p.1.velocity[i]
+                || p.0.angular_velocity[i] != p.1.angular_velocity[i]
+                || a.unwrapped_position(i) != b.unwrapped_position(i)
+        })
+        .count();
+    assert_eq!(differ, 0, "{what}: {differ} spheres differ");
+    assert_eq!(a.stats, b.stats, "{what}: contact counts");
+    assert_eq!(a.cell(), b.cell(), "{what}: the cell");
+    let bits = |s: &Simulation| s.stress().map(|s| s.to_cols_array().map(f64::to_bits));
+    assert_eq!(bits(a), bits(b), "{what}: the stress");
+}
+
+/// A cell compressed until it is narrower than twice the neighbour reach stops the run with
+/// the reason and the step, before any step in so narrow a cell is taken.
+#[test]
+fn a_cell_squeezed_below_twice_the_reach_is_refused() {
+    let Some(ctx) = gpu() else { return };
+    let spheres = "{ position = [0.005, 0.005, 0.005], radius = 0.002 }";
+    let cell = "edges = [[0.01, 0.0, 0.0], [0.0, 0.02, 0.0], [0.0, 0.0, 0.02]]
+        velocity_gradient = [[-50.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]";
+    let sim = scene(&periodic_scene("hertz", 0.2, cell, spheres)).simulation;
+    let mut gpu = engine(&ctx, &sim, GpuOptions::default());
+    let e = gpu.run(100_000).expect_err("refused").to_string();
+    assert!(
+        e.contains("periodic cell at step") && e.contains("twice the neighbour reach"),
+        "{e}"
+    );
+    let width = gpu.cell().expect("a periodic cell").widths()[0];
+    assert!(
+        width > 0.0088,
+        "the engine stepped into a {width:e} m wide cell"
+    );
+}
+
+/// The CPU reference continues from the GPU engine's state with the contacts' histories it
+/// kept (`Simulation::adopt_histories`, which the cell test's probes and rotation use): 300
+/// steps of the frictional packing above from the GPU's state at step 4 000 follow the GPU's
+/// own 300 within 1e-9 m (3.4e-10 m measured, the f32 histories and forces), while the same
+/// steps with the histories forgotten (each tangential spring starting again from zero)
+/// differ by more than ten times as much (5.6e-6 m measured).
+#[test]
+fn the_cpu_reference_continues_from_the_gpu_engines_contact_histories() {
+    let Some(ctx) = gpu() else { return };
+    let sim = deforming_packing();
+    let mut gpu = engine(&ctx, &sim, GpuOptions::default());
+    let mut state = sim.clone();
+    advance(&mut gpu, &mut state, 4000);
+    let histories = gpu
+        .contact_histories(&mut state)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(histories.pairs.len() >= 15 && histories.unreadable == 0);
+    let mut adopted = state.clone();
+    adopted.adopt_histories(histories);
+    let mut forgotten = state.clone();
+    forgotten.reset_history();
+    let mut on_gpu = state.clone();
+    advance(&mut gpu, &mut on_gpu, 300);
+    adopted.run(300);
+    forgotten.run(300);
+    let (a, f) = (
+        worst_position(&on_gpu, &adopted),
+        worst_position(&on_gpu, &forgotten),
+    );
+    eprintln!("after 300 steps: with the histories {a:e} m, without {f:e} m");
+    assert!(a <= 1e-9, "{a:e} m with the GPU's histories");
+    assert!(f > 10.0 * a, "{f:e} m without them, {a:e} m with");
+}
