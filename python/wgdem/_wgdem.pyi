@@ -187,7 +187,8 @@ class Simulation:
     ) -> None:
         """Drives the cell through later steps: ``L[i, j]`` holds ``stress[i, j]`` (Pa,
         compression positive; ``nan`` where not held) at most at ``max_rate`` (1/s), else
-        ``rate[i, j]`` (1/s); with neither, releases the cell (``L`` = 0)."""
+        ``rate[i, j]`` (1/s); with neither, releases the cell (``L`` = 0). The CPU
+        reference's only: the servo acts every step."""
     def cell_stress(self) -> Optional[Float64Array]:
         """The periodic cell's Love–Weber stress in the last step (Pa, compression positive),
         (3, 3); ``None`` without ``[cell]``."""
