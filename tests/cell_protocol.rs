@@ -9,6 +9,8 @@
 //! - strain probes split the response into its reversible and irreversible parts;
 //! - Jäger contacts report their equivalent load histories, shortened by merging;
 //! - a rigid rotation of the loaded assembly turns its stress with it (with the twirl);
+//! - on the GPU engine, the test resumes to the same bits and its probes continue on the CPU
+//!   reference from the GPU's state (long tier);
 //! - bad configurations are refused with the field named.
 
 mod common;
