@@ -116,9 +116,9 @@ impl GpuEngine {
     }
 
     /// Copies the GPU state into `sim`: particle positions, velocities, orientations, wall
-    /// positions, wall forces and contact counts of the last step, time and step count. The
-    /// contact history stays on the GPU.
-    /// Everything is copied out by one submission and read with one wait.
+    /// positions, wall forces and contact counts of the last step, time and step count, and in
+    /// a periodic cell the cell, images and contact stress. The contact history stays on the
+    /// GPU. Everything is copied out by one submission and read with one wait.
     pub fn read_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
         let n = self.shape.params.n as usize;
         let b = &self.buffers;
