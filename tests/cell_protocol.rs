@@ -673,3 +673,34 @@ fn a_cell_test_on_the_gpu_engine_resumes_to_the_same_bits_and_probes() {
         "{p:?}"
     );
 }
+
+/// A cell test with Jäger contacts is the CPU reference's (its rows' history lengths are read
+/// from the CPU's contacts): `cpu_only` says so, which `backend = "auto"` follows, and the GPU
+/// engine is refused with the reason and the fix before any step; a test without them is
+/// either engine's.
+#[test]
+fn a_jager_cell_test_is_the_cpu_references() {
+    // A capacity the GPU engine holds, so that the refusal is the test's.
+    let jager = setup(&short_of(
+        "assets/cell/quick_jager_biaxial.toml",
+        &["contact.pairs.0.capacity=16"],
+    ));
+    let why = wgdem_core::element::cpu_only(&jager.scene.simulation).expect("CPU only");
+    assert!(why.contains("Jäger"), "{why}");
+    assert!(wgdem_core::element::cpu_only(&setup(&short(&[])).scene.simulation).is_none());
+    let Some(ctx) = common::gpu() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut run =
+        CellRun::create(jager, dir.path(), false, Box::new(wgdem_io::TestFiles)).expect("create");
+    let mut gpu = common::gpu_backend(&ctx, run.simulation(), wgdem_gpu::GpuOptions::default());
+    let e = run
+        .run(&mut gpu, None, |_| {})
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("Jäger") && e.contains("--backend cpu"), "{e}");
+    assert_eq!(
+        run.state().rows.len(),
+        0,
+        "a row was taken before the refusal"
+    );
+}

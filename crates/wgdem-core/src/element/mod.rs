@@ -89,6 +89,15 @@ pub struct CellRun {
     writer: Box<dyn CellWriter + Send>,
 }
 
+/// Why a cell test on `sim` must run on the CPU reference, if it must (`backend = "auto"` then
+/// takes it, and the GPU engine is refused with this): Jäger contacts, whose rows' history
+/// lengths are read from the CPU reference's neighbour list.
+pub fn cpu_only(sim: &Simulation) -> Option<&'static str> {
+    sim.uses_jager().then_some(
+        "a periodic-cell test with Jäger contacts measures their history lengths (cell.csv's history_points_*) on the CPU reference only",
+    )
+}
+
 impl CellRun {
     /// Starts a test writing to `out` (created; a directory holding an earlier test is refused
     /// unless `overwrite`), its snapshots and plots through `writer`.
@@ -266,11 +275,10 @@ impl CellRun {
             self.sim.dt,
         );
         let mut rows_this_session = 0;
-        if backend.name() != "cpu" && self.sim.uses_jager() {
-            // The rows' history lengths are read from the CPU reference's neighbour list.
-            return Err(Error::Backend(
-                "a periodic-cell test with Jäger contacts measures their history lengths (cell.csv's history_points_*) on the CPU reference only; use --backend cpu".to_owned(),
-            ));
+        if backend.name() != "cpu"
+            && let Some(why) = cpu_only(&self.sim)
+        {
+            return Err(Error::Backend(format!("{why}; use --backend cpu")));
         }
         if self.sim.force_seconds().is_none() {
             self.sim.time_forces();
