@@ -704,3 +704,14 @@ fn a_jager_cell_test_is_the_cpu_references() {
         "a row was taken before the refusal"
     );
 }
+
+/// A loading too short for a slope (one row) leaves the summary's dilatancy rate NaN (written
+/// as null), not −inf.
+#[test]
+fn a_loading_of_one_row_has_no_dilatancy_rate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = run(&short(&["loading.strain=1e-6"]), dir.path());
+    assert!(s.max_dilatancy_rate.is_nan(), "{}", s.max_dilatancy_rate);
+    let json = std::fs::read_to_string(dir.path().join("summary.json")).expect("summary");
+    assert!(json.contains("\"max_dilatancy_rate\": null"), "{json}");
+}

@@ -93,10 +93,11 @@ impl CellRun {
         let strain: Vec<f64> = loading.iter().map(|r| r.loading_strain).collect();
         let dilation: Vec<f64> = loading.iter().map(|r| -r.volumetric_strain).collect();
         let window = (loading.len() / 10).max(3);
+        // NaN, not −inf, where the loading has too few rows for a slope.
         let dilatancy = windowed_slope(&strain, &dilation, window)
             .into_iter()
             .flatten()
-            .fold(f64::NEG_INFINITY, f64::max);
+            .fold(f64::NAN, f64::max);
         let p0 = c.compaction.mean_stress;
         // After the first tenth of the strain the loading reached (probes may stop it early).
         let reached = strain.last().copied().unwrap_or(0.0);

@@ -117,9 +117,7 @@ impl ShearRun {
             .collect();
         let target = s.config.consolidation.normal_stress;
         let ratio: Vec<f64> = shear.iter().map(|r| r.stress_ratio).collect();
-        let peak = running_mean(&ratio, 5)
-            .into_iter()
-            .fold(f64::NEG_INFINITY, f64::max);
+        let peak = running_mean(&ratio, 5).into_iter().fold(f64::NAN, f64::max);
         let end = shear.last().map_or(0.0, |r| r.shear_displacement_m);
         let tail: Vec<f64> = shear
             .iter()
@@ -134,7 +132,7 @@ impl ShearRun {
             .into_iter()
             .flatten()
             .map(|m| m.atan().to_degrees())
-            .fold(f64::NEG_INFINITY, f64::max);
+            .fold(f64::NAN, f64::max);
         let steps = self.sim.steps;
         let n = self.sim.particles.len();
         // Each stage ends on a row of its own name (`advance_stage`).
