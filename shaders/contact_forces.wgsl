@@ -412,15 +412,14 @@ fn particle(
         // B relative to A: `sign` times the partner relative to this particle.
         var rel_velocity = ((qj.v.xyz + cross(qj.w.xyz, lever_j))
             - (qi.v.xyz + cross(qi.w.xyz, lever_i))) * sign;
-        var rel_displacement = (((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
-            * sign) * params.dt;
+        let moved = ((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i))) * sign;
+        var rel_displacement = moved * params.dt;
         if periodic {
             // Velocities are fluctuations about the affine field, which differs by L d
             // across the pair (CPU twin: `affine` in `compute_forces`).
             let affine = l_cell * d;
             rel_velocity += affine;
-            rel_displacement = ((((vj + cross(wj, lever_j)) - (vi.xyz + cross(wi, lever_i)))
-                * sign) + affine) * params.dt;
+            rel_displacement = (moved + affine) * params.dt;
         }
         let twirl = 0.5 * dot(wi + wj, normal) * params.dt;
         // B's spin relative to A's, at t_n and over the last step (rolling resistance).

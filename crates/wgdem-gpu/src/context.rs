@@ -210,18 +210,8 @@ pub fn read_buffer<T: bytemuck::Pod>(
     count: usize,
 ) -> Result<Vec<T>, GpuError> {
     let bytes = (count * size_of::<T>()) as u64;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("dem.readback"),
-        size: bytes.max(4),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("dem.readback"),
-    });
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
-    queue.submit([encoder.finish()]);
-    map_and_read(device, &staging, bytes)
+    let read = read_buffers(device, queue, &[(buffer, bytes)])?;
+    Ok(bytemuck::pod_collect_to_vec(&read.concat()))
 }
 
 /// The first `bytes` of each of `parts` (multiples of 4), copied into one staging buffer by one
