@@ -88,8 +88,9 @@ import package::jager_slot::{jager_load, jager_store};
 // image, and sees the affine field's velocity difference `L d` across its branch vector `d`.
 @group(0) @binding(30) var<storage, read> cell: Cell;
 // Per particle in a periodic cell, Σ f ⊗ d over the pairs of which it is the A side (`f` the
-// force on B, `d` the branch vector from A to B; column j is f d_j): the host sums them into the
-// cell's Love–Weber stress (`Simulation::stress`).
+// force on B, `d` the branch vector from A to B; column j is f d_j) and over its wall contacts
+// (`f` the force on the particle, `d` from the contact point to its centre): the host sums them
+// into the cell's Love–Weber stress (`Simulation::stress`).
 @group(0) @binding(31) var<storage, read_write> cell_stress: array<mat3x3<f32>>;
 
 // Whether each pair is evaluated once, by its A side (`hand`): chosen by the host
@@ -212,6 +213,14 @@ fn particle(
     // have no wall within their skin, hence no row: nothing is read or written for them.
     // (A slot is found by rank rather than copied out and searched for: a per-invocation
     // copy of the row in a private array cost more than the rest of the kernel on lavapipe.)
+    // In a periodic cell: L for the affine field's velocity, and Love–Weber's sum Σ f ⊗ d of
+    // this particle's wall contacts and A sides.
+    let periodic = params.periodic != 0u;
+    var stress_sum = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    var l_cell = stress_sum;
+    if periodic {
+        l_cell = cell.head.l;
+    }
     let ws = params.wall_slots;
     var near = wall_mask[i];
     var row = NO_ROW;
@@ -280,8 +289,16 @@ fn particle(
             continue;
         }
         let r_p = -normal * (pi.hi.w - 0.5 * overlap);
-        let rel_velocity = qi.v.xyz + cross(qi.w.xyz, r_p) - wall.velocity.xyz;
-        let rel_displacement = (vi.xyz + cross(wi, r_p) - wall.velocity.xyz) * params.dt;
+        var rel_velocity = qi.v.xyz + cross(qi.w.xyz, r_p) - wall.velocity.xyz;
+        var rel_motion = vi.xyz + cross(wi, r_p) - wall.velocity.xyz;
+        if periodic {
+            // A wall does not deform with the cell: the sphere's affine velocity L (x − origin)
+            // moves it along the wall too (CPU twin: `compute_forces`).
+            let affine = l_cell * from_origin(pi, cell.head, params.one);
+            rel_velocity += affine;
+            rel_motion += affine;
+        }
+        let rel_displacement = rel_motion * params.dt;
         let rec = pair_table[wall.material * params.n_materials + mat_i];
         // A wall is body A with infinite radius and mass.
         let out = evaluate_pair(rec, prev.slot, prev.lo.xyz, overlap, normal, rel_velocity,
@@ -299,6 +316,10 @@ fn particle(
             // build, and `walls_alloc` gave each particle with such a wall a row: a contact
             // without a slot is a defect, reported as one.
             atomicOr(&counters.failed, FAILED_DEFECT);
+        }
+        if periodic {
+            let d = -r_p;  // from the contact point to the centre
+            stress_sum += mat3x3<f32>(out.force * d.x, out.force * d.y, out.force * d.z);
         }
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
         var wall_torque = cross(rel + r_p, -out.force);
@@ -318,12 +339,6 @@ fn particle(
     // one material, its index is the same for every invocation, and lavapipe loads it once.
     let rec_same = pair_table[mat_i * params.n_materials + mat_i];
     let once = pairs_once();
-    let periodic = params.periodic != 0u;
-    var stress_sum = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
-    var l_cell = stress_sum;
-    if periodic {
-        l_cell = cell.head.l;
-    }
     for (var s = 0u; s < n_slots; s++) {
         let slot = slot_of(slots[base + s]);
         let j = partner_index(slot.partner);

@@ -8,7 +8,7 @@ mod common;
 
 use common::{
     LATTICE_RADIUS, LATTICE_RATE, LATTICE_SIDE, compressed_lattice, gas, gas64, periodic_scene,
-    scene, touching_across,
+    scene, sphere_on_a_floor_in_a_cell, touching_across,
 };
 use glam::{DMat3, DVec3};
 use wgdem_core::contact::model::ContactKind;
@@ -718,4 +718,44 @@ fn a_blow_up_in_a_periodic_cell_is_reported_not_a_panic() {
         .expect_err("refused")
         .to_string();
     assert!(e.contains("blew up") && e.contains("sphere 0"), "{e}");
+}
+
+/// A wall does not deform with the cell: a sphere resting on a floor slides on it with the
+/// affine field's velocity `u = L (x − origin)` once the cell deforms (here `L_xx = 0.5 /s` at
+/// x − origin = 15 mm: u = 7.5 mm/s along x). Rigid-body theory of a sphere set sliding at u on
+/// a plane: friction μ m g slows it and spins it up until it rolls, after 2u / (7 μ g) =
+/// 0.44 ms, at 5/7 u. So after 3 ms its fluctuation velocity is −2/7 u and its spin
+/// (5/7) u / R about y, within 3e-3 of u: the sphere's own motion changes u by 1e-3 over the run,
+/// and the tangential spring's stretch at the end of the slip leaves a small oscillation about
+/// the rolling speed (3.6e-4 and 8.2e-4 of u measured). Without the affine velocity at the wall
+/// the sphere felt no friction and stayed at rest in the affine field (errors of 2/7 and 5/7).
+#[test]
+fn a_sphere_on_a_floor_slides_with_the_affine_field_until_it_rolls() {
+    let mut sim = sphere_on_a_floor_in_a_cell(4000);
+    let rate = 0.5;
+    sim.set_velocity_gradient(DMat3::from_cols(
+        DVec3::new(rate, 0.0, 0.0),
+        DVec3::ZERO,
+        DVec3::ZERO,
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let origin = sim.cell().expect("a cell").origin();
+    let u = rate * (sim.particles.position[0].x - origin.x);
+    let steps = (0.003 / sim.dt).ceil() as u64;
+    sim.run(steps);
+    let (v, w) = (sim.particles.velocity[0], sim.particles.angular_velocity[0]);
+    let radius = sim.particles.radius[0];
+    let (v_err, w_err) = (
+        (v.x + 2.0 / 7.0 * u).abs() / u,
+        (w.y * radius - 5.0 / 7.0 * u).abs() / u,
+    );
+    eprintln!(
+        "{steps} steps: v' = {:e} m/s (theory {:e}), ω_y R = {:e} m/s (theory {:e}); errors {v_err:e}, {w_err:e} of u",
+        v.x,
+        -2.0 / 7.0 * u,
+        w.y * radius,
+        5.0 / 7.0 * u
+    );
+    assert!(v_err <= 3e-3 && w_err <= 3e-3);
+    assert_eq!(sim.stats.wall_contacts, 1, "the sphere left the floor");
 }

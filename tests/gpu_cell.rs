@@ -1,7 +1,9 @@
 //! The periodic cell on the GPU engine (`[cell]`; engine/cell.rs and the kernels' periodic
 //! branches) against the CPU reference and closed forms: an elastic gas through the faces, a
 //! packing compressed and sheared in a deforming cell, a compressed lattice's stress, the
-//! same bits on every path and after a checkpoint, and a cell squeezed too narrow refused.
+//! same bits on every path and after a checkpoint, a cell squeezed too narrow refused, and
+//! walls beside a cell: a sphere sliding on a floor with the affine field, a packing between
+//! two planes in a cell periodic along x and y.
 //!
 //! GPU against CPU: the GPU keeps positions and velocities in double-single and the cell's
 //! edges too, but evaluates forces in f32 (6e-8 relative). Between contacts the two engines
@@ -13,7 +15,7 @@ mod common;
 
 use common::{
     LATTICE_RADIUS, LATTICE_RATE, LATTICE_SIDE, compressed_lattice, gas, gas64, gpu,
-    periodic_scene, scene, touching_across,
+    periodic_scene, scene, sphere_on_a_floor_in_a_cell, touching_across,
 };
 use glam::{DMat3, DVec3};
 use wgdem_core::contact::model::ContactKind;
@@ -284,4 +286,123 @@ fn the_cpu_reference_continues_from_the_gpu_engines_contact_histories() {
     eprintln!("after 300 steps: with the histories {a:e} m, without {f:e} m");
     assert!(a <= 1e-9, "{a:e} m with the GPU's histories");
     assert!(f > 10.0 * a, "{f:e} m without them, {a:e} m with");
+}
+
+/// The sphere of tests/cell.rs sliding on a floor with the affine field (`L_xx = 0.5 /s`, u =
+/// 7.5 mm/s until it rolls at 5/7 u): settled and run on both engines, the GPU's fluctuation
+/// velocity and spin follow the CPU's within 1e-5 of u (2.1e-7 and 2.6e-7 measured: f32
+/// contact forces, 6e-8 relative, over a slip and a roll of 3 ms), and the floor's force
+/// within 1e-5 of the sphere's weight (1.2e-7 measured).
+#[test]
+fn a_sphere_slides_on_a_floor_with_the_affine_field_as_on_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let sim = sphere_on_a_floor_in_a_cell(0);
+    let l = DMat3::from_cols(DVec3::new(0.5, 0.0, 0.0), DVec3::ZERO, DVec3::ZERO);
+    let steps = (0.003 / sim.dt).ceil() as u64;
+    let mut cpu = sim.clone();
+    cpu.run(4000);
+    cpu.set_velocity_gradient(l)
+        .unwrap_or_else(|e| panic!("{e}"));
+    cpu.run(steps);
+    let mut gpu = engine(&ctx, &sim, GpuOptions::default());
+    let mut on_gpu = sim.clone();
+    gpu.run(4000).unwrap_or_else(|e| panic!("{e}"));
+    gpu.set_velocity_gradient(l)
+        .unwrap_or_else(|e| panic!("{e}"));
+    advance(&mut gpu, &mut on_gpu, steps);
+    let u = 0.5 * 0.015;
+    let radius = sim.particles.radius[0];
+    let (dv, dw) = (
+        (cpu.particles.velocity[0] - on_gpu.particles.velocity[0]).length() / u,
+        (cpu.particles.angular_velocity[0] - on_gpu.particles.angular_velocity[0]).length()
+            * radius
+            / u,
+    );
+    let weight = sim.particles.mass[0] * 9.81;
+    let df = (cpu.walls[0].force - on_gpu.walls[0].force).length() / weight;
+    eprintln!(
+        "velocity within {dv:e} of u, spin within {dw:e}, floor force within {df:e} of the weight"
+    );
+    assert_eq!(on_gpu.cell(), cpu.cell(), "the cells differ");
+    assert!(
+        cpu.particles.velocity[0].x < -0.2 * u,
+        "the sphere did not slide"
+    );
+    assert!(dv <= 1e-5 && dw <= 1e-5 && df <= 1e-5);
+}
+
+/// The 64 frictional spheres of the deforming cell above, drifting at 0.36 m/s in the x–y
+/// plane, between a floor and a lid (planes at z = 0 and 24 mm, the lid coming down at
+/// 0.2 m/s) in a cell periodic along x and y (its z edge, 40 mm, is taller than the gap between
+/// the planes and twice the reach, so no pair acts across z), compressed along x at 2 /s and
+/// sheared in its plane at 3 /s (`L_xy`): the spheres slide on the planes with the affine field
+/// and wrap across the x and y faces (28 of them). Read every 250 steps for 3 000: the GPU's
+/// cell is the CPU's to the bit and its contact counts the CPU's; its positions follow within
+/// 1e-7 m (2.9e-8 m measured), its Love–Weber stress (wall contacts included) within 5e-4 of
+/// the largest component (6.2e-5 measured) and the planes' forces within 5e-4 of the largest
+/// (3.7e-5 measured): as for the packing above, the newest contacts' f32 forces and overlaps.
+#[test]
+fn a_packing_between_two_planes_in_a_periodic_cell_follows_the_cpu_reference() {
+    let Some(ctx) = gpu() else { return };
+    let cell = "edges = [[0.024, 0.0, 0.0], [0.0, 0.024, 0.0], [0.0, 0.0, 0.04]]
+        velocity_gradient = [[-2.0, 3.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]";
+    let planes = r#"
+        [[walls]]
+        kind = "plane"
+        name = "floor"
+        material = "m"
+        point = [0.0, 0.0, 0.0]
+        normal = [0.0, 0.0, 1.0]
+        [[walls]]
+        kind = "plane"
+        name = "lid"
+        material = "m"
+        point = [0.0, 0.0, 0.024]
+        normal = [0.0, 0.0, -1.0]
+        velocity = [0.0, 0.0, -0.2]
+"#;
+    let drifting = gas64().replace("radius =", "velocity = [0.3, 0.2, 0.0], radius =");
+    let toml = periodic_scene("hertz", 0.2, cell, &drifting)
+        .replace("friction = 0.0", "friction = 0.3")
+        .replace("restitution = 1.0", "restitution = 0.3")
+        + planes;
+    let sim = scene(&toml).simulation;
+    assert_eq!(sim.walls.len(), 2);
+    let mut gpu = engine(&ctx, &sim, GpuOptions::default());
+    let (mut cpu, mut on_gpu) = (sim.clone(), sim.clone());
+    let (mut worst_x, mut worst_s, mut worst_f, mut largest_f) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let (mut on_walls, mut contacts) = (0, 0);
+    for _ in 0..12 {
+        cpu.run(250);
+        advance(&mut gpu, &mut on_gpu, 250);
+        assert_eq!(cpu.cell(), on_gpu.cell(), "the cells differ");
+        assert_eq!(on_gpu.stats, cpu.stats, "step {}", cpu.steps);
+        worst_x = worst_x.max(worst_position(&cpu, &on_gpu));
+        let (a, b) = (
+            cpu.stress().expect("a stress"),
+            on_gpu.stress().expect("a stress"),
+        );
+        let norm = a.to_cols_array().iter().fold(0.0f64, |m, e| m.max(e.abs()));
+        if norm > 0.0 {
+            worst_s = worst_s.max(worst_component(a, b) / norm);
+        }
+        for (a, b) in cpu.walls.iter().zip(&on_gpu.walls) {
+            largest_f = largest_f.max(a.force.length());
+            worst_f = worst_f.max((a.force - b.force).length());
+        }
+        on_walls += usize::from(cpu.stats.wall_contacts > 0);
+        contacts = contacts.max(cpu.stats.contacts + cpu.stats.wall_contacts);
+    }
+    let wrapped = (0..sim.particles.len())
+        .filter(|&i| on_gpu.unwrapped_position(i) != on_gpu.particles.position[i])
+        .count();
+    let worst_f = worst_f / largest_f;
+    eprintln!(
+        "up to {contacts} contacts, {on_walls} reads with one on a plane, {wrapped} spheres wrapped; positions within {worst_x:e} m, stress within {worst_s:e}, plane forces within {worst_f:e} of the largest ({largest_f:e} N)"
+    );
+    assert!(on_walls >= 6 && wrapped >= 10 && contacts >= 8);
+    assert!(worst_x <= 1e-7, "positions differ by {worst_x:e} m");
+    assert!(worst_s <= 5e-4, "stresses differ by {worst_s:e}");
+    assert!(worst_f <= 5e-4, "wall forces differ by {worst_f:e}");
+    common::assert_inside_cell(&on_gpu);
 }

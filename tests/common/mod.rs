@@ -62,6 +62,31 @@ pub fn periodic_scene(law: &str, safety: f64, cell: &str, spheres: &str) -> Stri
     elastic_scene(law, safety, spheres) + &format!("        [cell]\n        {cell}\n")
 }
 
+/// A sphere on a floor in a periodic cell: of radius 2 mm at x = 15 mm of a 2 cm cube from the
+/// origin, resting under gravity on a plane at z = 0 (μ = 0.5, restitution 0.2, Hertz with true
+/// history), the cell's `L` zero until a test sets it: the spheres' velocities are fluctuations
+/// about the affine field, which a wall does not follow. Settled for `settle` steps.
+pub fn sphere_on_a_floor_in_a_cell(settle: u64) -> wgdem_core::cpu::Simulation {
+    let cell = "edges = [[0.02, 0.0, 0.0], [0.0, 0.02, 0.0], [0.0, 0.0, 0.02]]";
+    let toml = periodic_scene(
+        "hertz",
+        0.2,
+        cell,
+        "{ position = [0.015, 0.01, 0.002], radius = 0.002 }",
+    )
+    .replace("friction = 0.0", "friction = 0.5")
+    .replace("restitution = 1.0", "restitution = 0.2")
+    .replace("gravity = [0.0, 0.0, 0.0]", "gravity = [0.0, 0.0, -9.81]")
+        + "        [[walls]]\n        kind = \"plane\"\n        name = \"floor\"\n        material = \"m\"\n        point = [0.0, 0.0, 0.0]\n        normal = [0.0, 0.0, 1.0]\n";
+    let mut sim = scene(&toml).simulation;
+    assert!(
+        sim.gravity.z < 0.0 && sim.walls.len() == 1,
+        "the scene's edits"
+    );
+    sim.run(settle);
+    sim
+}
+
 /// A frictionless, undamped (restitution 1) scene of explicit spheres `spheres` without
 /// gravity, with the `law` spring–dashpot and true history, at `safety` of the critical step.
 pub fn elastic_scene(law: &str, safety: f64, spheres: &str) -> String {

@@ -118,14 +118,21 @@ impl Simulation {
                     continue;
                 };
                 let r_p = -c.normal * (p.radius[i] - 0.5 * c.overlap);
+                let mut velocity = pv[i] + pw[i].cross(r_p) - wall.velocity;
+                let mut moved = p.velocity[i] + p.angular_velocity[i].cross(r_p) - wall.velocity;
+                if let Some(c) = &cell {
+                    // A wall does not deform with the cell: the sphere's affine velocity
+                    // L (x − origin) moves it along the wall too.
+                    let affine = c.velocity_gradient() * (p.position[i] - c.origin());
+                    velocity += affine;
+                    moved += affine;
+                }
                 let kinematics = Kinematics {
                     overlap: c.overlap,
                     normal: c.normal,
                     motion: RelativeMotion {
-                        velocity: pv[i] + pw[i].cross(r_p) - wall.velocity,
-                        displacement: (p.velocity[i] + p.angular_velocity[i].cross(r_p)
-                            - wall.velocity)
-                            * dt,
+                        velocity,
+                        displacement: moved * dt,
                     },
                     twirl: 0.5 * p.angular_velocity[i].dot(c.normal) * dt,
                     spin: pw[i],

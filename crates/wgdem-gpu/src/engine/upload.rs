@@ -22,7 +22,7 @@ use crate::layout::{
 use crate::shaders;
 use crate::shared::{self, A_SIDE};
 
-/// Refuses a scene the engine cannot hold: walls beside a periodic cell, no particles, more than one
+/// Refuses a scene the engine cannot hold: what only the CPU reference runs, no particles, more than one
 /// dispatch can cover or a slot's partner word can name, more walls than a wall mask has bits.
 pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(), GpuError> {
     if let Some((_, refusal)) = cpu_only(sim) {
@@ -63,12 +63,6 @@ pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(),
 /// What in `sim` only the CPU reference runs, whatever the adapter: the reason `auto` gives
 /// for taking the CPU, and the GPU engine's refusal.
 pub(crate) fn cpu_only(sim: &Simulation) -> Option<(&'static str, &'static str)> {
-    if sim.cell().is_some() && !sim.walls.is_empty() {
-        return Some((
-            "the scene has walls beside its periodic cell, which the GPU engine does not run yet",
-            PERIODIC_WALLS_UNSUPPORTED,
-        ));
-    }
     let nm = sim.n_materials();
     let conventional = (0..nm * nm).any(|k| {
         matches!(
@@ -81,8 +75,6 @@ pub(crate) fn cpu_only(sim: &Simulation) -> Option<(&'static str, &'static str)>
         "a linear pair with refined = false (the conventional algorithm, for comparisons) runs on the CPU reference only; use --backend cpu",
     ))
 }
-
-const PERIODIC_WALLS_UNSUPPORTED: &str = "the GPU engine does not run walls beside a periodic cell ([cell]) yet; use the CPU reference (--backend cpu, or backend = \"auto\")";
 
 /// The CPU reference's skin (m): 10 % of the smallest diameter.
 pub(super) fn skin_of(sim: &Simulation) -> f64 {
