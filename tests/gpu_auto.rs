@@ -75,7 +75,7 @@ fn a_periodic_cell_with_or_without_walls_is_the_gpu_engines() {
     let alone = common::scene(&common::periodic_scene("hertz", 0.2, cell, spheres)).simulation;
     let walled = common::scene(
         &(common::periodic_scene("hertz", 0.2, cell, spheres)
-            + "[[walls]]\nkind = \"plane\"\nname = \"floor\"\nmaterial = \"m\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n"),
+            + &common::plane("floor", 0.0, 1.0, 0.0)),
     )
     .simulation;
     assert_eq!(walled.walls.len(), 1);

@@ -62,6 +62,22 @@ pub fn periodic_scene(law: &str, safety: f64, cell: &str, spheres: &str) -> Stri
     elastic_scene(law, safety, spheres) + &format!("        [cell]\n        {cell}\n")
 }
 
+/// A `[[walls]]` plane of material "m" named `name` at height `z` (m), its normal `normal_z` times
+/// z's unit vector, moving along z at `velocity_z` (m/s).
+pub fn plane(name: &str, z: f64, normal_z: f64, velocity_z: f64) -> String {
+    format!(
+        "
+        [[walls]]
+        kind = \"plane\"
+        name = \"{name}\"
+        material = \"m\"
+        point = [0.0, 0.0, {z}]
+        normal = [0.0, 0.0, {normal_z}]
+        velocity = [0.0, 0.0, {velocity_z}]
+"
+    )
+}
+
 /// A sphere on a floor in a periodic cell: of radius 2 mm at x = 15 mm of a 2 cm cube from the
 /// origin, resting under gravity on a plane at z = 0 (μ = 0.5, restitution 0.2, Hertz with true
 /// history), the cell's `L` zero until a test sets it: the spheres' velocities are fluctuations
@@ -77,7 +93,7 @@ pub fn sphere_on_a_floor_in_a_cell(settle: u64) -> wgdem_core::cpu::Simulation {
     .replace("friction = 0.0", "friction = 0.5")
     .replace("restitution = 1.0", "restitution = 0.2")
     .replace("gravity = [0.0, 0.0, 0.0]", "gravity = [0.0, 0.0, -9.81]")
-        + "        [[walls]]\n        kind = \"plane\"\n        name = \"floor\"\n        material = \"m\"\n        point = [0.0, 0.0, 0.0]\n        normal = [0.0, 0.0, 1.0]\n";
+        + &plane("floor", 0.0, 1.0, 0.0);
     let mut sim = scene(&toml).simulation;
     assert!(
         sim.gravity.z < 0.0 && sim.walls.len() == 1,
