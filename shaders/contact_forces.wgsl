@@ -207,12 +207,6 @@ fn particle(
     if !ONE_MATERIAL {
         mat_i = material[i];
     }
-    // The walls within the skin at the last build, each with its own slot of the particle's
-    // row: the one at the wall's rank among them (`rebuild.walls_near` keeps the slots there
-    // when the set changes), which holds the contact's history or `NO_WALL`. Most particles
-    // have no wall within their skin, hence no row: nothing is read or written for them.
-    // (A slot is found by rank rather than copied out and searched for: a per-invocation
-    // copy of the row in a private array cost more than the rest of the kernel on lavapipe.)
     // In a periodic cell: L for the affine field's velocity, and Love–Weber's sum Σ f ⊗ d of
     // this particle's wall contacts and A sides.
     let periodic = params.periodic != 0u;
@@ -221,6 +215,12 @@ fn particle(
     if periodic {
         l_cell = cell.head.l;
     }
+    // The walls within the skin at the last build, each with its own slot of the particle's
+    // row: the one at the wall's rank among them (`rebuild.walls_near` keeps the slots there
+    // when the set changes), which holds the contact's history or `NO_WALL`. Most particles
+    // have no wall within their skin, hence no row: nothing is read or written for them.
+    // (A slot is found by rank rather than copied out and searched for: a per-invocation
+    // copy of the row in a private array cost more than the rest of the kernel on lavapipe.)
     let ws = params.wall_slots;
     var near = wall_mask[i];
     var row = NO_ROW;
