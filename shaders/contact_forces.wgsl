@@ -318,8 +318,7 @@ fn particle(
             atomicOr(&counters.failed, FAILED_DEFECT);
         }
         if periodic {
-            let d = -r_p;  // from the contact point to the centre
-            stress_sum += mat3x3<f32>(out.force * d.x, out.force * d.y, out.force * d.z);
+            stress_sum += outer(out.force, -r_p);  // d from the contact point to the centre
         }
         (*wall_f)[w] = vec4<f32>(-out.force, 0.0);
         var wall_torque = cross(rel + r_p, -out.force);
@@ -463,7 +462,7 @@ fn particle(
             n_pairs += select(0u, 1u, overlap > 0.0);
             n_sliding += out.sliding;
             if periodic {
-                stress_sum += mat3x3<f32>(out.force * d.x, out.force * d.y, out.force * d.z);
+                stress_sum += outer(out.force, d);
             }
         } else {
             elastic += out.elastic;
@@ -504,6 +503,11 @@ fn particle(
             atomicAdd(&red_stats[2], n_sliding);
         }
     }
+}
+
+// f ⊗ d (column j is f d_j), a term of Love–Weber's sum.
+fn outer(f: vec3<f32>, d: vec3<f32>) -> mat3x3<f32> {
+    return mat3x3<f32>(f * d.x, f * d.y, f * d.z);
 }
 
 // The partner word of slot k of the chunk, loaded alone (in the 64-bit words, the high half of
