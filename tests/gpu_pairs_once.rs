@@ -53,56 +53,83 @@ const MODELS: [(&str, &str, usize); 5] = [
     ),
 ];
 
+// One test a model, so that the test runner compiles and runs them side by side.
 #[test]
-fn pairs_evaluated_once_give_the_bits_of_both_sides() {
+fn hertz_pairs_evaluated_once_give_the_bits_of_both_sides() {
+    pairs_evaluated_once_give_the_bits_of_both_sides("hertz");
+}
+
+#[test]
+fn linear_pairs_evaluated_once_give_the_bits_of_both_sides() {
+    pairs_evaluated_once_give_the_bits_of_both_sides("linear");
+}
+
+#[test]
+fn hill_pairs_evaluated_once_give_the_bits_of_both_sides() {
+    pairs_evaluated_once_give_the_bits_of_both_sides("hill");
+}
+
+#[test]
+fn rolling_pairs_evaluated_once_give_the_bits_of_both_sides() {
+    pairs_evaluated_once_give_the_bits_of_both_sides("epsd rolling");
+}
+
+#[test]
+fn jager_pairs_evaluated_once_give_the_bits_of_both_sides() {
+    pairs_evaluated_once_give_the_bits_of_both_sides("jager");
+}
+
+/// The pours of the model `model` (a name in [`MODELS`]) evaluated once and from both sides.
+fn pairs_evaluated_once_give_the_bits_of_both_sides(model: &str) {
     let Some(ctx) = gpu() else { return };
-    for (what, pairs, least) in MODELS {
-        let sim = pour(1000, 0.035, 0.03, pairs);
-        let steps = (0.05 / sim.dt).ceil() as u64;
-        // (single workgroup, 64-bit words): the general path for every model, and the other
-        // variants of the kernels where they differ: the single workgroup's loop for the
-        // model with contact work, 32-bit words for the 16-byte slots.
-        let mut variants = vec![(false, true)];
-        match what {
-            "linear" => variants.push((true, true)),
-            "hertz" => variants.push((false, false)),
-            _ => {}
-        }
-        for (single_workgroup, words64) in variants {
-            let run = |once: bool| {
-                let options = GpuOptions {
-                    pairs_once: Some(once),
-                    single_workgroup: Some(single_workgroup),
-                    words64,
-                    // A reorder inside the run: the links must follow the particles.
-                    reorder_every: steps / 2,
-                    ..GpuOptions::default()
-                };
-                let mut engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, options)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(engine.pairs_once(), once, "{what}: the engine's choice");
-                engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
-                let mut out = sim.clone();
-                engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
-                out
+    let (what, pairs, least) = MODELS
+        .into_iter()
+        .find(|m| m.0 == model)
+        .unwrap_or_else(|| panic!("{model} is not in MODELS"));
+    let sim = pour(1000, 0.035, 0.03, pairs);
+    let steps = (0.05 / sim.dt).ceil() as u64;
+    // (single workgroup, 64-bit words): the general path for every model, and the other
+    // variants of the kernels where they differ: the single workgroup's loop for the
+    // model with contact work, 32-bit words for the 16-byte slots.
+    let mut variants = vec![(false, true)];
+    match what {
+        "linear" => variants.push((true, true)),
+        "hertz" => variants.push((false, false)),
+        _ => {}
+    }
+    for (single_workgroup, words64) in variants {
+        let run = |once: bool| {
+            let options = GpuOptions {
+                pairs_once: Some(once),
+                single_workgroup: Some(single_workgroup),
+                words64,
+                // A reorder inside the run: the links must follow the particles.
+                reorder_every: steps / 2,
+                ..GpuOptions::default()
             };
-            let (once, both) = (run(true), run(false));
-            let label =
-                format!("{what}, single workgroup {single_workgroup}, 64-bit words {words64}");
-            eprintln!(
-                "{label}: {steps} steps, {} contacts, {} sliding, work {:e} J",
-                both.stats.contacts, both.stats.sliding, both.work.dissipated
-            );
-            assert!(
-                both.stats.contacts > least,
-                "{label}: too few contacts to test anything"
-            );
-            assert!(
-                what != "linear" || both.work.dissipated > 0.0,
-                "{label}: no contact work was accounted"
-            );
-            assert_same_bits(&label, &both, &once);
-        }
+            let mut engine = GpuEngine::new(&ctx.device, &ctx.queue, &sim, options)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(engine.pairs_once(), once, "{what}: the engine's choice");
+            engine.run(steps).unwrap_or_else(|e| panic!("{e}"));
+            let mut out = sim.clone();
+            engine.read_into(&mut out).unwrap_or_else(|e| panic!("{e}"));
+            out
+        };
+        let (once, both) = (run(true), run(false));
+        let label = format!("{what}, single workgroup {single_workgroup}, 64-bit words {words64}");
+        eprintln!(
+            "{label}: {steps} steps, {} contacts, {} sliding, work {:e} J",
+            both.stats.contacts, both.stats.sliding, both.work.dissipated
+        );
+        assert!(
+            both.stats.contacts > least,
+            "{label}: too few contacts to test anything"
+        );
+        assert!(
+            what != "linear" || both.work.dissipated > 0.0,
+            "{label}: no contact work was accounted"
+        );
+        assert_same_bits(&label, &both, &once);
     }
 }
 
