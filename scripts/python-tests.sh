@@ -2,11 +2,15 @@
 # `pip install ./python[test,pandas,plot,sweep]` (maturin builds it) and runs its pytest suite
 # (python/tests) against the release `wgdem` binary of the same tree. A missing python3 or an
 # unreachable package index fails the tests: the package is part of what they check.
-# $1: the tier, "default" (the tests not marked `long`) or "long" (those marked
-# `@pytest.mark.long`: the examples run as written).
+# $1: the tier, "default" (the tests not marked `long`), "long" (those marked
+# `@pytest.mark.long`: the examples run as written) or "all".
 run_python_tests() {
-  local marker="not long"
-  [ "${1:-default}" = long ] && marker="long"
+  local marker
+  case "${1:-default}" in
+    default) marker="not long" ;;
+    long) marker="long" ;;
+    all) marker="long or not long" ;;
+  esac
   local venv=.venv-python
   if ! python3 -m venv "$venv" >/dev/null 2>&1; then
     # Debian's python3 needs python3-venv for `python3 -m venv`.

@@ -4,7 +4,10 @@
 #   bash scripts/test.sh --long   the long tier only: the tests marked `#[ignore = "long tier: …"]`
 #                                 (100 000-step holds, full shear presets, kill and resume) and
 #                                 the pytest tests marked `long` (the examples run as written)
-#   bash scripts/test.sh --all    both tiers, one after the other (what CI runs)
+#   bash scripts/test.sh --all    both tiers together (what CI runs)
+# With cargo-nextest installed the Rust tests run side by side, one process each, as many at
+# once as the machine has cores (.config/nextest.toml); without it, `cargo test` runs one test
+# binary after another (the same tests, slower on two cores).
 # The default tier also checks wgdem-core's module floors (scripts/module-floors.py), installs
 # the Python package into .venv-python/ and runs its pytest suite (scripts/python-tests.sh).
 # WGDEM_SKIP_GPU_TESTS=1 skips the GPU tests (and the driver install). A Python venv with VTK
@@ -33,13 +36,26 @@ report_skipped() {
   fi
 }
 trap report_skipped EXIT
+# The Rust tests of a tier: "default" (not ignored), "only" (the long tier) or "all".
+run_rust_tests() {
+  if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --workspace --release --no-fail-fast --run-ignored "$1"
+    # nextest runs no doctests.
+    cargo test --workspace --release --doc
+  else
+    case "$1" in
+      default) cargo test --workspace --release ;;
+      only) cargo test --workspace --release -- --ignored ;;
+      all) cargo test --workspace --release -- --include-ignored ;;
+    esac
+  fi
+}
 if [ "$tier" != --long ]; then
   # wgdem-core's modules on their floors, without import loops (docs/architecture.md).
   python3 scripts/module-floors.py
-  cargo test --workspace --release
-  run_python_tests
 fi
-if [ "$tier" != default ]; then
-  cargo test --workspace --release -- --ignored
-  run_python_tests long
-fi
+case "$tier" in
+  default) run_rust_tests default; run_python_tests ;;
+  --long) run_rust_tests only; run_python_tests long ;;
+  --all) run_rust_tests all; run_python_tests all ;;
+esac
