@@ -18,6 +18,7 @@
 //! modulus and whose direction is the yield surface's normal: [`fit_circle`] finds it.
 
 use glam::{DMat2, DMat3, DVec2, DVec3};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::cpu::Simulation;
@@ -225,18 +226,38 @@ pub fn probe(
 ) -> Result<(Vec<ProbeRow>, ProbeSummary), String> {
     let mut reversible_sim = sim.clone();
     reversible_sim.set_pair_params(locked);
-    let drift = respond(sim, DVec2::ZERO, steps, hold)?;
-    let reversible_drift = respond(&reversible_sim, DVec2::ZERO, steps, hold)?;
-    let mut strains = Vec::new();
-    let mut stresses = Vec::new();
-    let mut reversible = Vec::new();
-    for k in 0..directions {
-        let angle = std::f64::consts::TAU * f64::from(k) / f64::from(directions);
-        let de = DVec2::new(angle.cos(), angle.sin()) * magnitude;
-        strains.push(de);
-        stresses.push(respond(sim, de, steps, hold)? - drift);
-        reversible.push(respond(&reversible_sim, de, steps, hold)? - reversible_drift);
-    }
+    let strains: Vec<DVec2> = (0..directions)
+        .map(|k| {
+            let angle = std::f64::consts::TAU * f64::from(k) / f64::from(directions);
+            DVec2::new(angle.cos(), angle.sin()) * magnitude
+        })
+        .collect();
+    // Every probe starts from its own copy of the same state, so they run side by side on
+    // the host's threads (`RAYON_NUM_THREADS` caps them); each response is the same to the
+    // bit whatever the threads, and the first error in the order below is the one reported.
+    // Order: the zero probes, then each direction with sliding and without.
+    let jobs: Vec<(&Simulation, DVec2)> = [DVec2::ZERO]
+        .iter()
+        .chain(&strains)
+        .flat_map(|&de| [(sim, de), (&reversible_sim, de)])
+        .collect();
+    let responses = jobs
+        .par_iter()
+        .map(|&(s, de)| respond(s, de, steps, hold))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect::<Result<Vec<DVec2>, String>>()?;
+    let (drift, reversible_drift) = (responses[0], responses[1]);
+    let stresses: Vec<DVec2> = responses[2..]
+        .iter()
+        .step_by(2)
+        .map(|s| *s - drift)
+        .collect();
+    let reversible: Vec<DVec2> = responses[3..]
+        .iter()
+        .step_by(2)
+        .map(|s| *s - reversible_drift)
+        .collect();
     // Opposite reversible probes give opposite stresses: a linear response. Far from it, the
     // stepping was unstable once no contact could slide (a time step too large for the
     // packing's rotational modes) and the probes measure nothing.
