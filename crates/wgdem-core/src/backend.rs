@@ -2,7 +2,7 @@
 //! shear, contact cases) and the snapshots drive, and the CPU reference's implementation of it
 //! (the GPU engine's lives in `wgdem-gpu`).
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
 use crate::cpu::{ContactHistories, Simulation, StepStats};
 use crate::error::Result;
@@ -35,6 +35,16 @@ pub trait Backend {
         interval: u64,
         control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
     ) -> Result<()>;
+
+    /// Advances `steps` steps like [`Backend::advance`] for a servo of the periodic cell,
+    /// which needs only the stress afterwards: returns [`Simulation::stress`] of the last
+    /// step. `sim` then holds the cell, the walls, time and step count, but its particles
+    /// only where the backend keeps them there (the CPU reference); the GPU engine sums the
+    /// stress on the device and reads back only the sums, not the particles.
+    fn advance_for_stress(&mut self, sim: &mut Simulation, steps: u64) -> Result<Option<DMat3>> {
+        self.advance(sim, steps)?;
+        Ok(sim.stress())
+    }
 
     /// After [`Backend::advance`]: the particles' forces and torques of the last step into
     /// `sim` (the CPU reference's `sim` holds them already; the GPU engine reads them back).

@@ -1,7 +1,7 @@
 //! The GPU engine as a [`wgdem_core::runner::Backend`]: steps on the device, then copies the
 //! state back.
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 use wgdem_core::cpu::Simulation;
 use wgdem_core::runner::Readout;
 
@@ -68,6 +68,20 @@ impl wgdem_core::runner::Backend for GpuBackend {
             }
         });
         self.finish(sim, ran)
+    }
+
+    fn advance_for_stress(
+        &mut self,
+        sim: &mut Simulation,
+        steps: u64,
+    ) -> wgdem_core::Result<Option<DMat3>> {
+        self.advance_walls_only(sim, steps)?;
+        match (sim.cell(), self.engine.cell_stress()) {
+            (Some(_), None) => Err(wgdem_core::Error::Backend(
+                "the GPU engine gave no cell stress after its steps".to_owned(),
+            )),
+            (_, stress) => Ok(stress),
+        }
     }
 
     fn update_walls(&mut self, sim: &Simulation) -> wgdem_core::Result<()> {

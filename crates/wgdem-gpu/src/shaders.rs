@@ -19,7 +19,7 @@ pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 const CONTACT_FORCES: &str = include_str!("../../../shaders/contact_forces.wgsl");
 
 /// Every kernel file: name and source.
-pub const KERNELS: [(&str, &str); 10] = [
+pub const KERNELS: [(&str, &str); 11] = [
     ("permute", include_str!("../../../shaders/permute.wgsl")),
     ("rebuild", include_str!("../../../shaders/rebuild.wgsl")),
     ("hash", include_str!("../../../shaders/hash.wgsl")),
@@ -35,6 +35,10 @@ pub const KERNELS: [(&str, &str); 10] = [
         include_str!("../../../shaders/wall_reduce.wgsl"),
     ),
     ("integrate", include_str!("../../../shaders/integrate.wgsl")),
+    (
+        "cell_reduce",
+        include_str!("../../../shaders/cell_reduce.wgsl"),
+    ),
     ("moisture", include_str!("../../../shaders/moisture.wgsl")),
 ];
 

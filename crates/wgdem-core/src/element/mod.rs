@@ -340,10 +340,9 @@ impl CellRun {
     }
 
     /// The velocity gradient the stage sets from the last step's stress.
-    fn velocity_gradient(&self) -> DMat3 {
+    fn velocity_gradient(&self, stress: DMat3) -> DMat3 {
         let c = &self.setup.config;
         let p0 = c.compaction.mean_stress;
-        let stress = self.sim.stress().unwrap_or(DMat3::ZERO);
         let modes = match self.state.stage {
             Stage::Compaction if self.state.gas_compressed => LoadingPath::isotropic(p0),
             Stage::Compaction => LoadingPath::isotropic(0.5 * p0),
@@ -353,18 +352,27 @@ impl CellRun {
         self.servo().velocity_gradient(&modes, stress)
     }
 
-    /// `steps` steps, the velocity gradient set every control interval; the strain
-    /// accumulated exactly (`L` is constant over an interval).
+    /// `steps` steps, the velocity gradient set every control interval from the stress of
+    /// the interval before; the strain accumulated exactly (`L` is constant over an
+    /// interval). Between intervals the backend hands over the stress alone
+    /// ([`Backend::advance_for_stress`]: the GPU engine reads back its device sums, not the
+    /// particles), and the whole state after the last.
     fn advance(&mut self, backend: &mut dyn Backend, steps: u64) -> Result<()> {
         let interval = self.setup.config.simulation.control_interval_steps;
         let mut done = 0;
+        let mut stress = self.sim.stress();
         while done < steps {
             let n = interval.min(steps - done);
-            let l = self.velocity_gradient();
+            let l = self.velocity_gradient(stress.unwrap_or(DMat3::ZERO));
             self.sim
                 .set_velocity_gradient(l)
                 .map_err(|e| Error::BlowUp(format!("the cell's servo: {e}")))?;
-            backend.advance(&mut self.sim, n)?;
+            if done + n < steps {
+                stress = backend.advance_for_stress(&mut self.sim, n)?;
+            } else {
+                backend.advance(&mut self.sim, n)?;
+                stress = self.sim.stress();
+            }
             let h = n as f64 * self.sim.dt;
             self.state.strain -= (l + l.transpose()) * (0.5 * h);
             self.state.shear_strain += l.z_axis.x * h;

@@ -54,6 +54,8 @@ pub(super) struct BindGroups {
     pub(super) moisture: Vec<wgpu::BindGroup>,
     /// `integrate.steps` on the one slot chunk, where the engine takes that path.
     pub(super) steps: Option<wgpu::BindGroup>,
+    /// `cell_reduce.*`, in a periodic cell.
+    pub(super) cell_reduce: Option<wgpu::BindGroup>,
 }
 
 impl GpuEngine {
@@ -191,6 +193,8 @@ impl GpuEngine {
                 let chunk = b.chunks.first()?;
                 Some(bind("dem.integrate.steps", kernel, in_chunk(chunk)))
             }),
+            cell_reduce: (k.cell_reduce.as_ref())
+                .map(|(partials, _)| bind("dem.cell_reduce", partials, every)),
         }
     }
 }

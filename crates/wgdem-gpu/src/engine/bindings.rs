@@ -184,6 +184,10 @@ pub enum Buf {
     Cell,
     /// Per particle, its pairs' Σ f ⊗ d in a periodic cell (`dem.cell_stress`).
     CellStress,
+    /// Per workgroup, its particles' Σ f ⊗ d and Σ m v ⊗ v (`dem.cell_partial`).
+    CellPartial,
+    /// The cell's Σ f ⊗ d and Σ m v ⊗ v after a batch, for the host's servo (`dem.cell_sums`).
+    CellSums,
     /// Per stable id, the whole-cell shifts of its wraps (`dem.images`).
     Images,
 }
@@ -267,6 +271,8 @@ impl Buffers {
             Buf::PermuteData => permute(2),
             Buf::Cell => &self.cell,
             Buf::CellStress => &self.cell_stress,
+            Buf::CellPartial => &self.cell_partial,
+            Buf::CellSums => &self.cell_sums,
             Buf::Images => &self.images,
         }
     }

@@ -27,6 +27,10 @@ const MAX_BINS: f64 = 1023.0;
 const BUILT_AT: u64 = size_of::<CellHead>() as u64;
 const STEPS_AT: u64 = BUILT_AT + size_of::<CellStep>() as u64;
 
+/// `Sums` in cell_reduce.wgsl: Σ f ⊗ d and Σ m v ⊗ v, two `mat3x3<f32>` of three columns
+/// padded to 16 bytes.
+pub(super) const CELL_SUMS_BYTES: u64 = 96;
+
 /// The cell buffer's size: the head, the built cell and a table of `CELL_TABLE_STEPS + 1`
 /// entries (a run's steps and the one after its last) where the scene is periodic.
 pub(super) fn cell_buffer_bytes(periodic: bool) -> u64 {
@@ -61,6 +65,26 @@ impl HostCell {
         self.table
             .get(usize::try_from(step.checked_sub(self.first)?).ok()?)
     }
+
+    /// The volume of the cell that the last of `steps` steps began in, in which its
+    /// contacts were evaluated.
+    fn last_step_volume(&self, steps: u64) -> f64 {
+        (steps.checked_sub(1).and_then(|s| self.at(s)))
+            .unwrap_or(&self.now)
+            .volume()
+    }
+}
+
+/// Three columns of f32 (padded to four) as a matrix.
+fn mat3(columns: &[[f32; 4]]) -> DMat3 {
+    let c = |k: usize| {
+        DVec3::new(
+            columns[k][0] as f64,
+            columns[k][1] as f64,
+            columns[k][2] as f64,
+        )
+    };
+    DMat3::from_cols(c(0), c(1), c(2))
 }
 
 fn columns(m: DMat3) -> [[f32; 4]; 3] {
@@ -196,6 +220,19 @@ impl GpuEngine {
         }
     }
 
+    /// The stress of the periodic cell after the last batch, as `Simulation::stress` gives
+    /// it (`(1/V₀) Σ f ⊗ d + (1/V) Σ m v ⊗ v`, `V₀` the cell's volume at the last step's start,
+    /// `V` at its end), from the sums the device made in f32 (cell_reduce.wgsl) and read back
+    /// with the batch: without reading the particles. `None` without a cell, or before a batch
+    /// (after a restore).
+    pub fn cell_stress(&self) -> Option<DMat3> {
+        let host = self.cell.as_ref()?;
+        let last = &self.stream.last;
+        let sums = last.cell_sums.filter(|_| last.steps == self.steps)?;
+        let contact = mat3(&sums[..3]) * (1.0 / host.last_step_volume(self.steps));
+        Some(contact + mat3(&sums[3..]) * (1.0 / host.now.volume()))
+    }
+
     /// The periodic state into `sim`, from the images of the wraps by stable id and the
     /// pairs' Σ f ⊗ d by particle as read back: the cell, the images, and the last step's
     /// contact stress `(1/V) Σ f ⊗ d`, summed in f64 in the particles' order with the volume of
@@ -209,17 +246,8 @@ impl GpuEngine {
         let Some(host) = &self.cell else {
             return Ok(());
         };
-        let mut sum = DMat3::ZERO;
-        for part in parts {
-            let c = part.map(|c| DVec3::new(c[0] as f64, c[1] as f64, c[2] as f64));
-            sum += DMat3::from_cols(c[0], c[1], c[2]);
-        }
-        let volume = self
-            .steps
-            .checked_sub(1)
-            .and_then(|s| host.at(s))
-            .unwrap_or(&host.now)
-            .volume();
+        let sum = parts.iter().map(|part| mat3(part)).sum::<DMat3>();
+        let volume = host.last_step_volume(self.steps);
         let Some(periodic) = sim.periodic_mut() else {
             return Err(GpuError::Unsupported(
                 "the simulation read into has no periodic cell".to_owned(),

@@ -89,6 +89,7 @@ impl GpuEngine {
             time: snap.time,
             walls: snap.last_walls,
             stats: snap.last_stats,
+            cell_sums: None,
         };
         Ok(engine)
     }

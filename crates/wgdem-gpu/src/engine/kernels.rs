@@ -103,6 +103,18 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
         "stats_main",
         tables::REDUCE,
     ),
+    decl(
+        "dem.cell_reduce.partials",
+        "cell_reduce",
+        "partials",
+        tables::CELL_REDUCE,
+    ),
+    decl(
+        "dem.cell_reduce.total",
+        "cell_reduce",
+        "total_main",
+        tables::CELL_REDUCE,
+    ),
     decl("dem.integrate", "integrate", "integrate", tables::INTEGRATE),
     decl("dem.integrate.steps", "integrate", "steps", tables::STEPS),
     decl("dem.moisture", "moisture", "main", tables::MOISTURE),
@@ -261,6 +273,8 @@ pub(super) struct Kernels {
     pub(super) moisture: Kernel,
     /// `integrate.steps`, many steps in one workgroup, where the engine takes that path.
     pub(super) steps: Option<Kernel>,
+    /// `cell_reduce.partials` and `cell_reduce.total`, in a periodic cell.
+    pub(super) cell_reduce: Option<(Kernel, Kernel)>,
 }
 
 impl Kernels {
@@ -269,6 +283,7 @@ impl Kernels {
         slots: SlotKind,
         spec: shaders::Specialization,
         single_workgroup: bool,
+        periodic: bool,
     ) -> Self {
         let k = |label: &str| {
             let d = KERNEL_DECLS
@@ -311,6 +326,8 @@ impl Kernels {
             integrate: k("dem.integrate"),
             moisture: k("dem.moisture"),
             steps: single_workgroup.then(|| k("dem.integrate.steps")),
+            cell_reduce: periodic
+                .then(|| (k("dem.cell_reduce.partials"), k("dem.cell_reduce.total"))),
         }
     }
 }

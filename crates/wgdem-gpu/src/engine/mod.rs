@@ -276,7 +276,13 @@ impl GpuEngine {
         let buffers = Buffers::upload(device, sim, &params, &scene, chunks, wall_rows, slot_words);
         let spec = specialization(device, &options, &params, &scene);
         let single_workgroup = single_workgroup(device, &options, &params);
-        let kernels = Kernels::new(device, slot_kind, spec, single_workgroup);
+        let kernels = Kernels::new(
+            device,
+            slot_kind,
+            spec,
+            single_workgroup,
+            params.periodic != 0,
+        );
         let groups = Self::bind_groups(
             device,
             &kernels,
@@ -426,6 +432,7 @@ impl GpuEngine {
                 self.shape.slot_kind,
                 self.pipelines.spec,
                 self.pipelines.kernels.steps.is_some(),
+                self.pipelines.kernels.cell_reduce.is_some(),
             );
             self.rebind();
         }

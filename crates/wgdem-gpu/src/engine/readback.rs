@@ -186,9 +186,14 @@ impl GpuEngine {
 
     /// The part of [`GpuEngine::read_into`] that a servo needs, without the particles: wall
     /// positions and velocities, wall forces and contact counts of the last step, time and
-    /// step count. It reads only the walls' buffer back (the forces arrive with each batch).
+    /// step count. It reads only the walls' buffer back (the forces arrive with each batch),
+    /// and nothing without walls (a periodic cell's servo between its control intervals).
     pub fn read_walls_into(&self, sim: &mut Simulation) -> Result<(), GpuError> {
-        let walls: Vec<Wall> = self.read(&self.buffers.walls, sim.walls.len())?;
+        let walls: Vec<Wall> = if sim.walls.is_empty() {
+            Vec::new()
+        } else {
+            self.read(&self.buffers.walls, sim.walls.len())?
+        };
         self.walls_into(sim, &walls);
         Ok(())
     }

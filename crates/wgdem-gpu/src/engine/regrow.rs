@@ -82,6 +82,7 @@ impl GpuEngine {
             self.shape.slot_kind,
             self.pipelines.spec,
             self.pipelines.kernels.steps.is_some(),
+            self.pipelines.kernels.cell_reduce.is_some(),
         );
         self.tables_resized();
         Ok(())

@@ -172,6 +172,11 @@ pub(super) struct Buffers {
     pub(super) cell: wgpu::Buffer,
     /// Per particle, its pairs' Σ f ⊗ d in the last step (periodic cell only).
     pub(super) cell_stress: wgpu::Buffer,
+    /// Per workgroup of particles, their Σ f ⊗ d and Σ m v ⊗ v (periodic cell only;
+    /// `cell_reduce.wgsl`).
+    pub(super) cell_partial: wgpu::Buffer,
+    /// The cell's Σ f ⊗ d and Σ m v ⊗ v at the end of a batch, copied into its readout.
+    pub(super) cell_sums: wgpu::Buffer,
     /// Per stable id, the whole-cell shifts of its wraps (periodic cell only).
     pub(super) images: wgpu::Buffer,
 }

@@ -245,7 +245,8 @@ impl GpuEngine {
 
     /// `wall_reduce` at the end of a batch: per-wall force and torque, and the contact
     /// counts, from the per-workgroup sums of its last step taken (one workgroup per wall and
-    /// one for the counts: which recorded step was the last is known only on the GPU).
+    /// one for the counts: which recorded step was the last is known only on the GPU); in a
+    /// periodic cell `cell_reduce`, the stress sums of that step for the host's servo.
     fn reduce(&self, pass: &mut wgpu::ComputePass<'_>) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         let walls = self.shape.params.n_walls;
@@ -253,6 +254,11 @@ impl GpuEngine {
             direct_dispatch(pass, &k.reduce_walls, &g.reduce, walls);
         }
         direct_dispatch(pass, &k.reduce_stats, &g.reduce, 1);
+        if let (Some((partials, total)), Some(group)) = (&k.cell_reduce, &g.cell_reduce) {
+            let n = self.shape.params.n;
+            direct_dispatch(pass, partials, group, n.div_ceil(shared::WG));
+            direct_dispatch(pass, total, group, 1);
+        }
     }
 
     /// Records a batch of the general path, its `steps` steps and `spare` ones after them:

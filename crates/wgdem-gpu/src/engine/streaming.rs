@@ -6,6 +6,7 @@ use glam::DVec3;
 use wgdem_core::cpu::StepStats;
 
 use super::GpuEngine;
+use super::cell::CELL_SUMS_BYTES;
 use super::regrow::check_defect;
 use super::state::v4;
 use super::step::{LEAN_EVERY, StepKind};
@@ -34,6 +35,10 @@ pub struct WallReadout {
     pub walls: Vec<(DVec3, DVec3)>,
     /// Contact counts of the batch's last step.
     pub stats: StepStats,
+    /// In a periodic cell, the batch's last step's Σ f ⊗ d (columns 0–2) and Σ m v ⊗ v
+    /// (columns 3–5), summed on the device (`cell_reduce.wgsl`; the stress is
+    /// [`GpuEngine::cell_stress`]).
+    pub cell_sums: Option<[[f32; 4]; 6]>,
 }
 
 /// Wall velocities the host sets between batches (see [`GpuEngine::run_streaming`]).
@@ -83,11 +88,13 @@ pub(super) struct InFlight {
     pub(super) mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
 }
 
-/// Results copied out of a batch: counters, then wall forces, then contact counts.
+/// Results copied out of a batch: counters, then wall forces, then contact counts, then in a
+/// periodic cell the stress sums.
 pub(super) struct Staging {
     pub(super) buffer: wgpu::Buffer,
     pub(super) walls_offset: u64,
     pub(super) stats_offset: u64,
+    pub(super) cell_offset: u64,
 }
 
 impl GpuEngine {
@@ -402,16 +409,23 @@ impl GpuEngine {
         if self.stream.staging.len() != IN_FLIGHT {
             let walls_offset = size_of::<Counters>() as u64;
             let stats_offset = walls_offset + self.shape.params.n_walls.max(1) as u64 * 32;
+            let cell_offset = stats_offset + 16;
+            let cell_bytes = if self.cell.is_some() {
+                CELL_SUMS_BYTES
+            } else {
+                0
+            };
             self.stream.staging = (0..IN_FLIGHT)
                 .map(|_| Staging {
                     buffer: self.device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("dem.readout_ring"),
-                        size: stats_offset + 16,
+                        size: cell_offset + cell_bytes,
                         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                         mapped_at_creation: false,
                     }),
                     walls_offset,
                     stats_offset,
+                    cell_offset,
                 })
                 .collect();
         }
@@ -485,6 +499,15 @@ impl GpuEngine {
             st.stats_offset - st.walls_offset,
         );
         encoder.copy_buffer_to_buffer(&self.buffers.stats_out, 0, &st.buffer, st.stats_offset, 16);
+        if self.cell.is_some() {
+            encoder.copy_buffer_to_buffer(
+                &self.buffers.cell_sums,
+                0,
+                &st.buffer,
+                st.cell_offset,
+                CELL_SUMS_BYTES,
+            );
+        }
         let submission = self.queue.submit([encoder.finish()]);
         let (tx, rx) = std::sync::mpsc::channel();
         st.buffer.map_async(wgpu::MapMode::Read, .., move |r| {
@@ -546,6 +569,10 @@ impl GpuEngine {
                     &view[st.stats_offset as usize..st.stats_offset as usize + 16],
                 );
                 let steps = batch.start_steps + batch.steps as u64;
+                let cell_at = st.cell_offset as usize;
+                let cell_sums = self.cell.is_some().then(|| {
+                    bytemuck::pod_read_unaligned(&view[cell_at..cell_at + CELL_SUMS_BYTES as usize])
+                });
                 Ok((
                     WallReadout {
                         steps,
@@ -559,6 +586,7 @@ impl GpuEngine {
                             wall_contacts: stats[1] as usize,
                             sliding: stats[2] as usize,
                         },
+                        cell_sums,
                     },
                     counters.rounds,
                 ))

@@ -131,6 +131,17 @@ pub const REDUCE: Table = &[
     write("stats_out", Buf::ContactStatsTotal),
 ];
 
+/// `cell_reduce.*`: a periodic cell's Σ f ⊗ d and Σ m v ⊗ v, per workgroup then in all.
+pub const CELL_REDUCE: Table = &[
+    uniform("params", Buf::Params),
+    read("pos", Buf::Position),
+    read("vel", Buf::Velocity),
+    read("fine", Buf::LowParts),
+    read("cell_stress", Buf::CellStress),
+    write("partial", Buf::CellPartial),
+    write("total", Buf::CellSums),
+];
+
 /// `integrate` (particles and walls), with the first slot chunk's slots and handed forces
 /// (read only where that chunk is the only one: `with_handed` in contact_forces.wgsl).
 pub const INTEGRATE: Table = &[
@@ -220,6 +231,7 @@ pub const ALL: &[(&str, Table)] = &[
     ("MOISTURE", MOISTURE),
     ("CONTACTS", CONTACTS),
     ("REDUCE", REDUCE),
+    ("CELL_REDUCE", CELL_REDUCE),
     ("INTEGRATE", INTEGRATE),
     ("STEPS", STEPS),
     ("PERMUTE", PERMUTE),

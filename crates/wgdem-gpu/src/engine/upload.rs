@@ -8,6 +8,7 @@ use wgdem_core::cpu::Simulation;
 use wgpu::util::DeviceExt;
 
 use super::bindings::Bind;
+use super::cell::CELL_SUMS_BYTES;
 use super::state::{
     Buffers, DriveTables, FORCE_TORQUE_BYTES, ORDER_PASSES, SlotChunk, check_table, dispatch_args,
     drive_tables, empty_wall_slots, gpu_walls, hash_table_bits, init, initial_slots, initial_work,
@@ -432,6 +433,16 @@ impl Buffers {
                 "dem.cell_stress",
                 if params.periodic != 0 { n64 * 48 } else { 48 },
             ),
+            cell_partial: zeroed(
+                device,
+                "dem.cell_partial",
+                if params.periodic != 0 {
+                    n64.div_ceil(WG64) * CELL_SUMS_BYTES
+                } else {
+                    CELL_SUMS_BYTES
+                },
+            ),
+            cell_sums: zeroed(device, "dem.cell_sums", CELL_SUMS_BYTES),
             images: init(device, "dem.images", &initial_images(sim)),
         }
     }
