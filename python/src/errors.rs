@@ -82,7 +82,8 @@ pub fn bad_argument(what: &str, field: &str, message: impl std::fmt::Display) ->
 /// The GPU engine's options from the arguments of `what` (a Python call): `gpu_path`, how it
 /// records its steps, as `--gpu-path` (`"auto"`: by size, `"general"` or `"single-workgroup"`;
 /// `GpuOptions::single_workgroup`), and `pairs`, how it evaluates a pair, as `--pairs`
-/// (`"auto"`: once where the contact model's slots are wide, `"once"` or `"both"`;
+/// (`"auto"`: once on a software adapter where the contact model's slots are wide, `"once"`
+/// or `"both"`;
 /// `GpuOptions::pairs_once`). Anything else is a `ConfigError` naming the argument.
 pub fn gpu_options(what: &str, gpu_path: &str, pairs: &str) -> PyResult<GpuOptions> {
     let single_workgroup = match gpu_path {

@@ -205,8 +205,9 @@ struct GpuPathArg {
     path: GpuPath,
     /// How the GPU engine evaluates a pair of spheres: `once` (on one side, which hands the
     /// other its force and torque: less arithmetic, 36 bytes more per neighbour slot), `both`
-    /// (on each side), or `auto` (once where the contact model's slots are wide: Kuhn, hill,
-    /// Jäger, Type C rolling resistance). Same results.
+    /// (on each side), or `auto` (once on a software adapter where the contact model's slots
+    /// are wide: Kuhn, hill, Jäger, Type C rolling resistance; on both sides on a GPU). Same
+    /// results.
     #[arg(long = "pairs", value_name = "HOW", value_enum, default_value_t = Pairs::Auto)]
     pairs: Pairs,
 }
@@ -229,7 +230,8 @@ impl GpuPathArg {
 /// How the GPU engine evaluates a pair (`GpuOptions::pairs_once`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Pairs {
-    /// Once where the slots are wide, on both sides for the spring's 16-byte slots.
+    /// Once on a software adapter where the slots are wide; on both sides for the spring's
+    /// 16-byte slots and on a GPU.
     Auto,
     /// Once, on the side of the smaller stable id (where the slots are one table).
     Once,

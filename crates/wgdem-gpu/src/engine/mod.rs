@@ -110,11 +110,13 @@ pub struct GpuOptions {
     pub lean_steps: bool,
     /// Evaluate each pair once, on its A side, which hands the force and torque on B to B's
     /// neighbour slot (`hand`, 32 bytes more per slot, and a 4-byte link), instead of on both
-    /// sides: `None` chooses it where the slots are wide (Kuhn's and the hill model, Type C
-    /// rolling resistance, Jäger's), whose arithmetic outweighs the handed bytes, and not for
-    /// the 16-byte slots of the spring–dashpot laws, whose slot memory it would multiply by
-    /// 3.25 for about a tenth on lavapipe (docs/decisions/pairs-once.md). Only where the slots are one chunk (a partner's
-    /// slot must be in the same binding). Same bits either way.
+    /// sides: `None` chooses it on a software adapter where the slots are wide (Kuhn's and the
+    /// hill model, Type C rolling resistance, Jäger's), whose arithmetic outweighs the handed
+    /// bytes there (1.2–1.3× on lavapipe), and not for the 16-byte slots of the spring–dashpot
+    /// laws, whose slot memory it would multiply by 3.25 for about a tenth; nor on a GPU, where
+    /// the bytes decide and it was slower for every model (0.69× for Kuhn's at 10⁶ spheres on
+    /// an NVIDIA H100; docs/decisions/pairs-once.md). Only where the slots are one chunk (a
+    /// partner's slot must be in the same binding). Same bits either way.
     pub pairs_once: Option<bool>,
 }
 
@@ -152,10 +154,12 @@ impl Default for GpuOptions {
 }
 
 impl GpuOptions {
-    /// Whether pairs are to be evaluated once with slots of `kind` (where the slots are one
-    /// chunk): [`GpuOptions::pairs_once`], or by default where the slots are wide.
-    pub(super) fn wants_pairs_once(&self, kind: SlotKind) -> bool {
-        self.pairs_once.unwrap_or(kind != SlotKind::Narrow)
+    /// Whether pairs are to be evaluated once with slots of `kind` on an adapter of type
+    /// `device` (where the slots are one chunk): [`GpuOptions::pairs_once`], or by default on
+    /// a software adapter where the slots are wide.
+    pub(super) fn wants_pairs_once(&self, kind: SlotKind, device: wgpu::DeviceType) -> bool {
+        self.pairs_once
+            .unwrap_or(kind != SlotKind::Narrow && device == wgpu::DeviceType::Cpu)
     }
 }
 
@@ -264,7 +268,7 @@ impl GpuEngine {
             params.slots,
             slot_words,
             None,
-            options.wants_pairs_once(slot_kind),
+            options.wants_pairs_once(slot_kind, device.adapter_info().device_type),
         )?;
         params.chunk_particles = chunks[0].count;
         params.chunks = chunks.len() as u32;

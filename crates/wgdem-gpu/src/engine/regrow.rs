@@ -69,7 +69,8 @@ impl GpuEngine {
             new_k as u32,
             self.shape.slot_words,
             Some(&relaid),
-            self.options.wants_pairs_once(self.shape.slot_kind),
+            (self.options)
+                .wants_pairs_once(self.shape.slot_kind, self.device.adapter_info().device_type),
         )?;
         self.buffers.dispatch_args = dispatch_args(&self.device, self.buffers.chunks.len());
         self.shape.params.chunk_particles = self.buffers.chunks[0].count;

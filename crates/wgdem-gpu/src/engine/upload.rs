@@ -526,4 +526,30 @@ mod tests {
             );
         }
     }
+
+    /// `auto` evaluates pairs once only on a software adapter and only for wide slots; a
+    /// choice made by hand holds on every adapter.
+    #[test]
+    fn pairs_are_evaluated_once_by_default_only_for_wide_slots_on_a_software_adapter() {
+        use crate::shaders::SlotKind;
+        use wgpu::DeviceType::*;
+        let auto = GpuOptions::default();
+        for kind in [SlotKind::Wide, SlotKind::Jager(16)] {
+            assert!(auto.wants_pairs_once(kind, Cpu), "{kind:?}");
+        }
+        assert!(!auto.wants_pairs_once(SlotKind::Narrow, Cpu));
+        for gpu in [DiscreteGpu, IntegratedGpu, VirtualGpu, Other] {
+            for kind in [SlotKind::Narrow, SlotKind::Wide, SlotKind::Jager(16)] {
+                assert!(!auto.wants_pairs_once(kind, gpu), "{gpu:?} {kind:?}");
+                for forced in [true, false] {
+                    let options = GpuOptions {
+                        pairs_once: Some(forced),
+                        ..GpuOptions::default()
+                    };
+                    assert_eq!(options.wants_pairs_once(kind, gpu), forced);
+                    assert_eq!(options.wants_pairs_once(kind, Cpu), forced);
+                }
+            }
+        }
+    }
 }
