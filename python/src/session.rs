@@ -72,11 +72,26 @@ pub(crate) struct Session {
     pub(crate) servos: Vec<crate::servo::WallServo>,
     /// Steps between two servo updates.
     pub(crate) servo_interval: u64,
-    /// The periodic cell's mixed control, applied at every step (`Simulation.control_cell`).
-    pub(crate) cell_control: Option<(
-        wgdem_core::cell_servo::CellServo,
-        [[wgdem_core::cell_servo::Mode; 3]; 3],
-    )>,
+    /// The periodic cell's mixed control (`Simulation.control_cell`).
+    pub(crate) cell_control: Option<CellControl>,
+}
+
+/// `Simulation.control_cell`: the servo and its modes, updating `L` every `interval` steps
+/// from the step `since` at which it was set.
+#[derive(Clone, Copy)]
+pub(crate) struct CellControl {
+    pub(crate) servo: wgdem_core::cell_servo::CellServo,
+    pub(crate) modes: [[wgdem_core::cell_servo::Mode; 3]; 3],
+    pub(crate) interval: u64,
+    pub(crate) since: u64,
+}
+
+impl CellControl {
+    /// Steps from `step` to the control's next update of `L` (0: due now).
+    fn steps_to_update(&self, step: u64) -> u64 {
+        let into = (step - self.since) % self.interval;
+        if into == 0 { 0 } else { self.interval - into }
+    }
 }
 
 /// What the scene says of its snapshots: the material names, the ParaView content
@@ -221,29 +236,70 @@ impl Session {
         }
     }
 
-    /// Advances `steps` steps on the CPU reference (the engine of a periodic cell) with the
-    /// cell's velocity gradient set before every step from the last step's stress
-    /// (`wgdem_core::cell_servo`), and any wall servos updated every `servo_interval` steps
-    /// as `advance_servoed` does.
+    /// Advances `steps` steps with the cell's velocity gradient set from the last step's
+    /// stress (`wgdem_core::cell_servo`) before the first step after the control was set and
+    /// every `interval` steps after it (so the updates fall on the same steps however the
+    /// steps are split between calls). On the CPU reference any wall servos are updated every
+    /// `servo_interval` steps as `advance_servoed` does; the GPU engine takes the steps of
+    /// each interval as one batch and reads back the stress it sums on the device, not the
+    /// particles (`Backend::advance_for_stress`).
     fn advance_cell_controlled(&mut self, steps: u64) -> wgdem_core::Result<()> {
-        let Some((servo, modes)) = self.cell_control else {
+        let Some(control) = self.cell_control else {
             return Ok(());
         };
+        let (servo, modes) = (control.servo, control.modes);
         self.forces_at = None;
-        self.clear_shown_forces();
         let invalid = |message: String| wgdem_core::Error::Invalid {
             file: "Simulation.control_cell".to_owned(),
             field: "velocity_gradient".to_owned(),
             message,
         };
+        let no_cell = || invalid("the scene has no periodic cell".to_owned());
+        if let Engine::Gpu(gpu) = &mut self.engine {
+            if !self.servos.is_empty() {
+                return Err(invalid(
+                    "wall servos beside the cell's servo run on the CPU reference; make the Simulation with backend=\"cpu\"".to_owned(),
+                ));
+            }
+            // The stress the device summed after the last batch; before any, that of the
+            // state (read back).
+            let mut stress = gpu.engine.cell_stress();
+            if stress.is_none() && !self.synced {
+                gpu.engine
+                    .read_into(&mut self.sim)
+                    .map_err(|e| wgdem_core::Error::Backend(e.to_string()))?;
+                self.synced = true;
+            }
+            let mut done = 0;
+            while done < steps {
+                let mut n = control.steps_to_update(self.sim.steps);
+                if n == 0 {
+                    let stress_now = stress.or_else(|| self.sim.stress()).ok_or_else(no_cell)?;
+                    self.sim
+                        .set_velocity_gradient(servo.velocity_gradient(&modes, stress_now))
+                        .map_err(invalid)?;
+                    n = control.interval;
+                }
+                let n = n.min(steps - done);
+                self.synced = false;
+                let ran = gpu.advance_for_stress(&mut self.sim, n);
+                if ran.is_err() {
+                    // A blow-up reads the particles back with it.
+                    self.synced = true;
+                }
+                stress = Some(ran?.ok_or_else(no_cell)?);
+                done += n;
+            }
+            return Ok(());
+        }
+        self.clear_shown_forces();
         for k in 0..steps {
-            let stress = self
-                .sim
-                .stress()
-                .ok_or_else(|| invalid("the scene has no periodic cell".to_owned()))?;
-            self.sim
-                .set_velocity_gradient(servo.velocity_gradient(&modes, stress))
-                .map_err(invalid)?;
+            if control.steps_to_update(self.sim.steps) == 0 {
+                let stress = self.sim.stress().ok_or_else(no_cell)?;
+                self.sim
+                    .set_velocity_gradient(servo.velocity_gradient(&modes, stress))
+                    .map_err(invalid)?;
+            }
             self.sim.step();
             if (k + 1) % self.servo_interval == 0 {
                 for servo in &mut self.servos {
