@@ -7,6 +7,11 @@ use wgdem_gpu::{GpuBackend, GpuOptions, backend::AUTO_SOFTWARE_CPU_BELOW};
 
 /// Spheres of 1 mm on a lattice spaced 3 mm apart, `side`³ of them, no gravity.
 fn lattice(side: usize) -> wgdem_core::cpu::Simulation {
+    lattice_in(side, "")
+}
+
+/// [`lattice`] with `more` (TOML) after it.
+fn lattice_in(side: usize, more: &str) -> wgdem_core::cpu::Simulation {
     common::scene(&format!(
         r#"
         [simulation]
@@ -24,6 +29,7 @@ fn lattice(side: usize) -> wgdem_core::cpu::Simulation {
         origin = [0.0, 0.0, 0.0]
         spacing = 0.003
         counts = [{side}, {side}, {side}]
+        {more}
         "#
     ))
     .simulation
@@ -64,11 +70,14 @@ fn auto_takes_the_cpu_reference_for_small_scenes_on_a_software_adapter() {
 }
 
 /// A periodic cell, alone or with walls beside it, is the GPU engine's: `auto` chooses by size,
-/// as for any scene (the CPU reference for a small one on a software adapter), and says nothing
-/// of the cell or the walls.
+/// with a periodic cell's threshold on a software adapter, where a cell of 22³ = 10 648 spheres
+/// (above the plain threshold) goes to the CPU reference with the cell named in the reason;
+/// on a hardware adapter every cell goes to the GPU engine.
 #[test]
 fn a_periodic_cell_with_or_without_walls_is_the_gpu_engines() {
+    use wgdem_gpu::backend::AUTO_SOFTWARE_CPU_BELOW_PERIODIC;
     let Some(ctx) = common::gpu() else { return };
+    let software = ctx.is_software();
     drop(ctx);
     let spheres = "{ position = [0.005, 0.005, 0.005], radius = 0.002 }";
     let cell = "edges = [[0.02, 0.0, 0.0], [0.0, 0.02, 0.0], [0.0, 0.0, 0.02]]";
@@ -81,9 +90,26 @@ fn a_periodic_cell_with_or_without_walls_is_the_gpu_engines() {
     assert_eq!(walled.walls.len(), 1);
     for sim in [&alone, &walled] {
         GpuBackend::new(None, sim, GpuOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-        let (_, why) =
+        let (backend, why) =
             GpuBackend::auto(None, sim, GpuOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!why.contains("periodic") && !why.contains("wall"), "{why}");
+        assert_eq!(backend.is_some(), !software, "{why}");
+        assert!(!why.contains("wall"), "{why}");
+    }
+    let cell = lattice_in(
+        22,
+        "[cell]\nedges = [[0.066, 0.0, 0.0], [0.0, 0.066, 0.0], [0.0, 0.0, 0.066]]",
+    );
+    let n = cell.particles.len();
+    assert!((AUTO_SOFTWARE_CPU_BELOW..AUTO_SOFTWARE_CPU_BELOW_PERIODIC).contains(&n));
+    let (backend, why) =
+        GpuBackend::auto(None, &cell, GpuOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{why}");
+    assert_eq!(backend.is_some(), !software, "{why}");
+    if software {
+        assert!(
+            why.contains("periodic cell") && why.contains(&n.to_string()),
+            "{why}"
+        );
     }
 }
 

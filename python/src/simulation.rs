@@ -26,8 +26,8 @@ use crate::session::{Engine, FORMAT, Looks, Saved, Session, step_session, upload
 
 /// A scene stepped on the GPU engine (`backend="gpu"`) or the f64 CPU reference
 /// (`backend="cpu"`), or the one `backend="auto"` (the default) takes: the CPU reference where
-/// the GPU adapter is a software one (lavapipe) and the scene has fewer than 10 000 spheres, the
-/// GPU engine otherwise (`sim.backend` says which); its state read as NumPy arrays (SI units,
+/// the GPU adapter is a software one (lavapipe) and the scene has fewer than 10 000 spheres
+/// (100 000 in a periodic cell), the GPU engine otherwise (`sim.backend` says which); its state read as NumPy arrays (SI units,
 /// rows by sphere id) and steered between calls to `step`.
 ///
 /// One thread at a time: a call from a second thread while another is inside one (a `step`

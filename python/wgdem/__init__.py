@@ -239,7 +239,8 @@ def cell(
     config: a periodic-cell test file (``assets/cell/*.toml``, reference in docs/cell.md) or its
         TOML text.
     backend: ``"auto"``, ``"cpu"`` or ``"gpu"``, as for ``wgdem.shear`` (``"auto"`` takes the
-        CPU reference for fewer than 10 000 spheres on a software adapter).
+        CPU reference for fewer than 100 000 spheres, a periodic cell's threshold, on a
+        software adapter).
     out: the output directory (``cell.csv``, ``summary.json``, plots, ParaView files,
         checkpoint); None writes to a temporary directory removed afterwards. A directory that
         holds results is refused unless ``overwrite=True``.

@@ -11,7 +11,7 @@ use crate::{Engine, GpuSettings, cli_error, make_backend, overridden};
 pub struct CellArgs {
     /// Periodic-cell test file (TOML; reference in docs/cell.md, presets in assets/cell/).
     config: PathBuf,
-    /// Engine that takes the steps (auto: the GPU engine on a hardware adapter or from 10 000
+    /// Engine that takes the steps (auto: the GPU engine on a hardware adapter or from 100 000
     /// spheres, else the CPU reference).
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     backend: Engine,

@@ -51,7 +51,8 @@ pub fn backend(
 }
 
 /// The engine `--backend auto` takes for `sim` (`GpuBackend::auto`: the CPU reference on a
-/// software adapter below `AUTO_SOFTWARE_CPU_BELOW` spheres or without an adapter, else the
+/// software adapter below `AUTO_SOFTWARE_CPU_BELOW` spheres (`_PERIODIC` in a periodic cell)
+/// or without an adapter, else the
 /// GPU engine), with the reason logged.
 pub fn auto_backend(
     adapter: Option<&str>,

@@ -33,8 +33,8 @@ enum Command {
         /// Scene file (TOML; reference in docs/scene.md).
         scene: PathBuf,
         /// Engine that takes the steps: auto takes the CPU reference where the only GPU is a
-        /// software one (lavapipe) and the scene has fewer than 10 000 spheres, the GPU engine
-        /// otherwise, and logs why.
+        /// software one (lavapipe) and the scene has fewer than 10 000 spheres (100 000 in a
+        /// periodic cell), the GPU engine otherwise, and logs why.
         #[arg(long, value_enum, default_value_t = Engine::Auto)]
         backend: Engine,
         /// GPU adapter to use: the first whose name contains this text (case-insensitive), or
@@ -265,8 +265,9 @@ impl GpuPath {
 /// adapter (`GpuBackend::auto`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Engine {
-    /// The CPU reference on a software adapter (lavapipe) below 10 000 spheres, or where no
-    /// adapter can be used; the GPU engine otherwise. The log says which and why.
+    /// The CPU reference on a software adapter (lavapipe) below 10 000 spheres (100 000 in a
+    /// periodic cell), or where no adapter can be used; the GPU engine otherwise. The log
+    /// says which and why.
     Auto,
     /// The wgpu compute-shader engine (Vulkan, Metal, DX12; lavapipe without a GPU).
     Gpu,

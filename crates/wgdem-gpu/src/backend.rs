@@ -16,6 +16,15 @@ use crate::engine::GpuEngine;
 /// ran 13–16 times faster on the CPU.
 pub const AUTO_SOFTWARE_CPU_BELOW: usize = 10_000;
 
+/// The same for a scene in a periodic cell, whose contacts through images and affine field
+/// cost the GPU engine more than the CPU reference: on lavapipe with two cores the CPU
+/// reference (one thread) was 1.1–1.45× faster at 10 648, 29 791 and 97 336 spheres of the
+/// bench lattice in a periodic cube (`wgdem bench --scene` of `assets/scenes/periodic_lattice.toml`
+/// and the same lattice at 31³ and 46³, `--backend cpu|gpu`, two alternated rounds,
+/// docs/performance.md); larger cells were not measured. A cell test's servo, which waits
+/// for the device every control interval, favours the CPU further.
+pub const AUTO_SOFTWARE_CPU_BELOW_PERIODIC: usize = 100_000;
+
 /// The GPU engine as a runner backend: steps on the device, then copies the state back.
 pub struct GpuBackend {
     /// The engine.
@@ -142,7 +151,8 @@ impl GpuBackend {
         })
     }
 
-    /// The engine `backend = "auto"` takes for `sim` (see [`AUTO_SOFTWARE_CPU_BELOW`]): the GPU
+    /// The engine `backend = "auto"` takes for `sim` (see [`AUTO_SOFTWARE_CPU_BELOW`] and
+    /// [`AUTO_SOFTWARE_CPU_BELOW_PERIODIC`]): the GPU
     /// engine on `adapter` (`Some`), or `None` for the CPU reference, with the reason in words
     /// ("auto: cpu, because …"). Without a usable adapter it takes the CPU reference, unless an
     /// adapter was named, which is then refused as with `backend = "gpu"`.
@@ -168,16 +178,23 @@ impl GpuBackend {
         };
         let software = crate::context::is_software(&info);
         let described = crate::context::describe(&info);
-        if software && n < AUTO_SOFTWARE_CPU_BELOW {
+        let (below, spheres) = match sim.cell() {
+            Some(_) => (
+                AUTO_SOFTWARE_CPU_BELOW_PERIODIC,
+                "spheres in a periodic cell",
+            ),
+            None => (AUTO_SOFTWARE_CPU_BELOW, "spheres"),
+        };
+        if software && n < below {
             return Ok((
                 None,
                 format!(
-                    "auto: cpu, because the GPU adapter is a software one ({described}) and {n} spheres are fewer than {AUTO_SOFTWARE_CPU_BELOW}, where the CPU reference is faster (--backend gpu to use it anyway)"
+                    "auto: cpu, because the GPU adapter is a software one ({described}) and {n} {spheres} are fewer than {below}, where the CPU reference is faster (--backend gpu to use it anyway)"
                 ),
             ));
         }
         let why = if software {
-            format!("{n} spheres are at least {AUTO_SOFTWARE_CPU_BELOW}")
+            format!("{n} {spheres} are at least {below}")
         } else {
             "a hardware adapter".to_owned()
         };
