@@ -467,34 +467,6 @@ fn strain_probes_split_reversible_and_irreversible_strain() {
     assert!(err.to_string().contains("safety_factor"), "{err}");
 }
 
-/// The probes run side by side on the host's threads, each from its own copy of the state:
-/// one thread and three give the same bits, in the rows and in the loading before them.
-#[test]
-fn strain_probes_give_the_same_bits_on_one_thread_and_on_three() {
-    let text = short(&[
-        "simulation.safety_factor=0.05",
-        "loading.strain=0.004",
-        "probes.at_stress_ratio=0.15",
-        "probes.directions=8",
-    ]);
-    let on = |threads: usize| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("a thread pool");
-        let summary = pool.install(|| run(&text, dir.path()));
-        assert_eq!(summary.probes.map(|p| p.count), Some(8));
-        ["probes.csv", "cell.csv"].map(|f| std::fs::read(dir.path().join(f)).expect(f))
-    };
-    let (one, three) = (on(1), on(3));
-    assert!(one[0].len() > 100, "probes.csv has rows");
-    assert!(
-        one == three,
-        "probes.csv or cell.csv differ between 1 and 3 threads"
-    );
-}
-
 /// `probes.conventional`: a second series from the same state with Kuhn's linear contact run
 /// by the conventional algorithm (64 spheres, k_n = k_t = 2·10⁴ N/m, q/p = 0.15). Both series
 /// are made and written; their reversible stiffness agrees within 1 % (with no contact sliding

@@ -327,6 +327,70 @@ pub fn locked(pairs: &[PairParams]) -> Vec<PairParams> {
 mod tests {
     use super::*;
 
+    /// The probes run side by side on the host's threads, each from its own copy of the
+    /// state: one thread and three give the same rows and summary, bit for bit, on a
+    /// compressed frictional lattice of 27 spheres in a periodic cube.
+    #[test]
+    fn probes_give_the_same_bits_on_one_thread_and_on_three() {
+        let text = r#"
+            [simulation]
+            duration = 1.0
+            output_interval = 1.0
+            gravity = [0.0, 0.0, 0.0]
+            local_damping = 0.3
+            [contact]
+            law = "hertz"
+            history = "true"
+            [[materials]]
+            name = "m"
+            density = 2500.0
+            friction = 0.3
+            young_modulus = 1e8
+            poisson_ratio = 0.25
+            restitution = 0.5
+            [[particles]]
+            kind = "lattice"
+            material = "m"
+            radius = 0.001
+            origin = [0.001, 0.001, 0.001]
+            spacing = 0.002
+            counts = [3, 3, 3]
+            [cell]
+            edges = [[0.006, 0.0, 0.0], [0.0, 0.006, 0.0], [0.0, 0.0, 0.006]]
+        "#;
+        let config =
+            crate::scene::SceneConfig::parse(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+        let mut sim = crate::scene::build_scene(config, "t.toml")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .simulation;
+        // A little more compression along x than across, then held: contacts with force.
+        let l = DMat3::from_diagonal(DVec3::new(-2.0, -1.0, -1.0));
+        sim.set_velocity_gradient(l)
+            .unwrap_or_else(|e| panic!("{e}"));
+        sim.run(300);
+        sim.set_velocity_gradient(DMat3::ZERO)
+            .unwrap_or_else(|e| panic!("{e}"));
+        sim.run(100);
+        assert!(
+            sim.stress().is_some_and(|s| s.x_axis.x > 0.0),
+            "no contacts"
+        );
+        let pairs = vec![*sim.pair(0, 0)];
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool");
+            pool.install(|| probe(&sim, locked(&pairs), 8, 6e-6, (40, 40), 0.5))
+        };
+        let (one, three) = (on(1), on(3));
+        let (rows, summary) = one.clone().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rows.len(), 8);
+        assert!(summary.plastic_modulus_pa.is_finite(), "{summary:?}");
+        // Debug prints every f64 so that it parses back to the same bits.
+        assert_eq!(format!("{one:?}"), format!("{three:?}"));
+    }
+
     /// The Rendulic basis is orthonormal: `(1, 1)` (isotropic) is purely volumetric with
     /// length `√3`, `(1, −1/2)` purely deviatoric with length `√(3/2)`, and the map inverts.
     #[test]
