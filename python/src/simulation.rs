@@ -491,6 +491,16 @@ impl Simulation {
                 ),
             ));
         }
+        if stress.is_some()
+            && session.cell_control.is_some()
+            && matches!(session.engine, Engine::Gpu(_))
+        {
+            return Err(bad_argument(
+                what,
+                "stress",
+                "a wall servo beside the cell's servo (control_cell) runs on the CPU reference; make the Simulation with backend=\"cpu\", or release the cell's servo first (control_cell())",
+            ));
+        }
         session.servos.retain(|s| s.wall != w);
         let Some(stress) = stress else {
             session.sim.walls[w].velocity = DVec3::ZERO;
@@ -661,6 +671,16 @@ impl Simulation {
                 format!("is {interval}; it must be at least 1 (steps between the servo's updates)"),
             ));
         };
+        if (rate.is_some() || stress.is_some())
+            && !session.servos.is_empty()
+            && matches!(session.engine, Engine::Gpu(_))
+        {
+            return Err(bad_argument(
+                what,
+                "stress",
+                "the cell's servo beside wall servos (servo) runs on the CPU reference; make the Simulation with backend=\"cpu\", or release the walls first (servo(wall, None))",
+            ));
+        }
         if rate.is_none() && stress.is_none() {
             session.cell_control = None;
             return session

@@ -130,6 +130,29 @@ def test_control_cell_on_the_gpu_engine_follows_the_cpu_reference():
         assert abs(p / target - 1.0) < 0.01, p / target
 
 
+def test_a_cell_servo_and_a_wall_servo_together_are_the_cpu_references():
+    """On the GPU engine `control_cell` and a wall's `servo` refuse each other, whichever
+    comes first, naming the CPU reference; released, the other is taken."""
+    scene = CELL_SCENE + """
+[[walls]]
+kind = "plane"
+name = "floor"
+material = "grain"
+point = [0.0, 0.0, 0.0005]
+normal = [0.0, 0.0, 1.0]
+"""
+    sim = wgdem.Simulation(wgdem.Scene.from_toml(scene), backend="gpu")
+    sim.servo("floor", stress=1e3, area=SIDE**2)
+    with pytest.raises(wgdem.ConfigError, match='backend="cpu"'):
+        sim.control_cell(stress=np.eye(3) * 1e3, interval=10)
+    sim.servo("floor", stress=None)
+    sim.control_cell(stress=np.eye(3) * 1e3, interval=10)
+    with pytest.raises(wgdem.ConfigError, match='backend="cpu"'):
+        sim.servo("floor", stress=1e3, area=SIDE**2)
+    sim.step(20)
+    assert sim.steps == 20
+
+
 def gas_scene(seed=9):
     """64 spheres of radius 2–2.8 mm on a 6 mm lattice in a periodic 24 mm cube, μ = 0.3,
     Cundall's damping 0.7 (the gas of tests/cell.rs's servo check)."""
