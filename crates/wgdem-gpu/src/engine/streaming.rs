@@ -233,14 +233,20 @@ impl GpuEngine {
                     // batch met and a quarter more: one unused costs a step of empty
                     // dispatches, one too few a batch finished by the next (and the batch
                     // in flight after it, all of whose dispatches are then empty). Spare
-                    // steps for at least one rebuild, which loses at most LEAN_EVERY − 1.
+                    // steps for at least one rebuild, which loses at most LEAN_EVERY − 1 —
+                    // except after a batch shorter than LEAN_EVERY (a periodic cell's servo
+                    // takes 10 steps at a time and waits for each): there those spare steps
+                    // would outnumber its own, and a rebuild costs only a finishing batch
+                    // (none in flight behind it), so none are kept unless its last batch lost
+                    // steps. The same steps are taken either way.
                     if self.single_workgroup() {
                         // The counters count the rounds left down.
                         let used = self.stream.rounds.saturating_sub(rounds);
                         self.stream.rounds = (used + used / 4).min(MAX_ROUNDS);
                     } else {
                         // They count the lean steps lost up.
-                        self.stream.spare = (rounds + rounds / 4).clamp(LEAN_EVERY, MAX_SPARE);
+                        let least = if batch.steps < LEAN_EVERY { 0 } else { LEAN_EVERY };
+                        self.stream.spare = (rounds + rounds / 4).clamp(least, MAX_SPARE);
                     }
                     self.steps = batch.start_steps + batch.steps as u64;
                     self.time = readout.time;
