@@ -214,6 +214,28 @@ fn regrowth_inside_a_batch_takes_the_full_steps_bits() {
     }
 }
 
+/// Batches of 10 steps, shorter than `LEAN_EVERY` (a periodic cell's servo takes 10 steps at
+/// a time), keep no spare steps: the pour's rebuilds stop some of them short, and a finishing
+/// batch takes the steps lost, with the full steps' bits and readouts.
+#[test]
+fn short_batches_without_spare_steps_take_the_full_steps_bits() {
+    let sim = random_spheres_on_a_floor(
+        400,
+        [0.02, 0.02, 0.03],
+        7,
+        "law = \"hertz\"\nhistory = \"true\"",
+    );
+    let steps = (0.03 / sim.dt).ceil() as u64;
+    let short = |path| GpuOptions {
+        batch_steps: 10,
+        ..options(path)
+    };
+    let Some([lean, _]) = compare("short batches", &sim, short, steps, None) else {
+        return;
+    };
+    assert!(lean.short_batches > 0, "no batch stopped short");
+}
+
 /// Reorders due every 150 steps, in batches of 200, while the pour's rebuilds stop batches
 /// short: a batch finished from where it stopped must not reorder there (full steps, which
 /// took those steps in one batch, reorder at the next batch's start), or the particles'

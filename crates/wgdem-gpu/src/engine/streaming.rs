@@ -245,7 +245,11 @@ impl GpuEngine {
                         self.stream.rounds = (used + used / 4).min(MAX_ROUNDS);
                     } else {
                         // They count the lean steps lost up.
-                        let least = if batch.steps < LEAN_EVERY { 0 } else { LEAN_EVERY };
+                        let least = if batch.steps < LEAN_EVERY {
+                            0
+                        } else {
+                            LEAN_EVERY
+                        };
                         self.stream.spare = (rounds + rounds / 4).clamp(least, MAX_SPARE);
                     }
                     self.steps = batch.start_steps + batch.steps as u64;
