@@ -89,7 +89,7 @@ pub(crate) struct CellControl {
 impl CellControl {
     /// Steps from `step` to the control's next update of `L` (0: due now).
     fn steps_to_update(&self, step: u64) -> u64 {
-        let into = (step - self.since) % self.interval;
+        let into = step.saturating_sub(self.since) % self.interval;
         if into == 0 { 0 } else { self.interval - into }
     }
 }
