@@ -240,7 +240,8 @@ impl Session {
     /// stress (`wgdem_core::cell_servo`) before the first step after the control was set and
     /// every `interval` steps after it (so the updates fall on the same steps however the
     /// steps are split between calls). On the CPU reference any wall servos are updated every
-    /// `servo_interval` steps as `advance_servoed` does; the GPU engine takes the steps of
+    /// `servo_interval` steps as `advance_servoed` does (the GPU engine has none beside it);
+    /// the GPU engine takes the steps of
     /// each interval as one batch and reads back the stress it sums on the device, not the
     /// particles (`Backend::advance_for_stress`).
     fn advance_cell_controlled(&mut self, steps: u64) -> wgdem_core::Result<()> {
@@ -256,12 +257,8 @@ impl Session {
         };
         let no_cell = || invalid("the scene has no periodic cell".to_owned());
         if let Engine::Gpu(gpu) = &mut self.engine {
-            if !self.servos.is_empty() {
-                return Err(invalid(
-                    "wall servos beside the cell's servo run on the CPU reference; make the Simulation with backend=\"cpu\"".to_owned(),
-                ));
-            }
-            // The stress the device summed after the last batch; before any, that of the
+            // (No wall servo acts beside it: `control_cell` and `servo` refuse each other on
+            // the GPU engine.) The stress the device summed after the last batch; before any, that of the
             // state (read back).
             let mut stress = gpu.engine.cell_stress();
             if stress.is_none() && !self.synced {

@@ -8,11 +8,12 @@
 //! `integrate` measures the cell's drift. After a run the host reads back the images of the
 //! wraps and the pairs' Σ f ⊗ d, summed in f64 into the Love–Weber stress.
 
-use glam::{DMat3, DVec3};
+use glam::DMat3;
 use wgdem_core::cell::PeriodicCell;
 use wgdem_core::cpu::Simulation;
 
 use super::GpuEngine;
+use super::readback::d3;
 use super::state::split3;
 use crate::context::GpuError;
 use crate::layout::{CellHead, CellStep};
@@ -77,14 +78,7 @@ impl HostCell {
 
 /// Three columns of f32 (padded to four) as a matrix.
 fn mat3(columns: &[[f32; 4]]) -> DMat3 {
-    let c = |k: usize| {
-        DVec3::new(
-            columns[k][0] as f64,
-            columns[k][1] as f64,
-            columns[k][2] as f64,
-        )
-    };
-    DMat3::from_cols(c(0), c(1), c(2))
+    DMat3::from_cols(d3(columns[0]), d3(columns[1]), d3(columns[2]))
 }
 
 fn columns(m: DMat3) -> [[f32; 4]; 3] {
@@ -265,6 +259,7 @@ impl GpuEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::DVec3;
 
     fn cube(side: f64, l: DMat3) -> PeriodicCell {
         PeriodicCell::new(

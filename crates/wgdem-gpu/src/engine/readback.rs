@@ -357,6 +357,6 @@ fn d3_words(w: &[u32]) -> DVec3 {
     )
 }
 
-fn d3(a: [f32; 4]) -> DVec3 {
+pub(super) fn d3(a: [f32; 4]) -> DVec3 {
     DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64)
 }
