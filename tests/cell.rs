@@ -11,6 +11,7 @@ use common::{
     scene, sphere_on_a_floor_in_a_cell, touching_across,
 };
 use glam::{DMat3, DVec3};
+use wgdem_core::analysis::{touching_in, unbalanced_force_ratio};
 use wgdem_core::contact::model::ContactKind;
 use wgdem_core::cpu::Simulation;
 use wgdem_core::scene::{SceneConfig, build_scene};
@@ -204,7 +205,9 @@ fn a_scene_shifted_by_a_cell_vector_gives_the_same_bits() {
 /// compressed along x at a constant rate (`L = diag(−ε̇, 0, 0)`): by symmetry every sphere follows
 /// the affine field, each contact along x carries `k_n δ` with `δ = 2R − a_x`, and Love–Weber's
 /// stress is `σ_xx = k_n δ a_x / (a_x a_y a_z) = k_n δ / (a_y a_z)`, every other component zero.
-/// The spheres' fluctuations are rounding noise, so 1e-9 relative is the tolerance.
+/// The spheres' fluctuations are rounding noise, so 1e-9 relative is the tolerance. Every
+/// sphere's two contacts balance, so its unbalanced force ratio is rounding noise too, and the
+/// mean contact force that ratio divides by, `3 p V / Σ|l|`, is each contact's `k_n δ`.
 #[test]
 fn a_compressed_lattice_gives_the_stress_of_its_closed_form() {
     let (r, n, rate) = (LATTICE_RADIUS, LATTICE_SIDE, LATTICE_RATE);
@@ -279,6 +282,17 @@ fn a_compressed_lattice_gives_the_stress_of_its_closed_form() {
         worst <= 1e-9 * by_cell.x_axis.x,
         "{by_spheres} against {by_cell}"
     );
+    let touches = touching_in(&probe.particles, probe.cell());
+    let p = (by_cell.x_axis.x + by_cell.y_axis.y + by_cell.z_axis.z) / 3.0;
+    let volume = probe.cell().expect("a periodic cell").volume();
+    let balanced = unbalanced_force_ratio(&probe.particles, &touches, p, volume);
+    assert!((0.0..=1e-9).contains(&balanced), "{balanced}");
+    // Every sphere pushed by one contact's force: a ratio of one.
+    let contact = params.kn * (a0 - h.x_axis.x / n as f64);
+    let mut pushed = probe.particles.clone();
+    pushed.force.fill(DVec3::Y * contact);
+    let one = unbalanced_force_ratio(&pushed, &touches, p, volume);
+    assert!((one - 1.0).abs() <= 1e-9, "{one}");
 }
 
 /// Bad cells are refused with the field and the fix named, never a panic: flat, left-handed,

@@ -256,6 +256,50 @@ fn each_path_prescribes_and_holds_what_it_says() {
     }
 }
 
+/// A packing whose speed never counts as at rest (`settle_speed` 10⁻³⁰ m/s) is at rest by
+/// `compaction.max_unbalanced`: the short preset's compaction ends, not timed out, on three
+/// rows within the tolerance with an unbalanced force ratio below 10⁻⁴ (Yade's usual bound;
+/// here a few 10⁻⁵ while the servo still nudges the frictionless packing denser, 10⁻² and
+/// more while it rearranges), sooner than the default's speed criterion ends it; the gas
+/// rows before it are far from balanced (a ratio above 10⁻²).
+#[test]
+fn the_compaction_ends_on_the_unbalanced_force_ratio_where_one_is_set() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = short(&[
+        "compaction.settle_speed=1e-30",
+        "compaction.max_unbalanced=1e-4",
+        "loading.strain=0.0005",
+    ]);
+    let s = run(&text, dir.path());
+    assert!(!s.compaction_timed_out, "{s:?}");
+    let rows = rows(dir.path());
+    let compaction: Vec<_> = (rows.iter())
+        .filter(|(stage, _)| stage == "compaction")
+        .map(|(_, r)| r)
+        .collect();
+    let p0 = 5e4;
+    for r in &compaction[compaction.len() - 3..] {
+        assert!(r["unbalanced_force_ratio"] < 1e-4, "{r:?}");
+        assert!((r["p_Pa"] / p0 - 1.0).abs() < 0.02, "{r:?}");
+    }
+    // The first row with a contact network (over four contacts a sphere), while the gas jams:
+    // far from balanced.
+    let dense = (compaction.iter())
+        .find(|r| r["coordination_number"] > 4.0)
+        .expect("a packing with contacts");
+    assert!(dense["unbalanced_force_ratio"] > 1e-2, "{dense:?}");
+    let by_speed = run(
+        &short(&["loading.strain=0.0005"]),
+        tempfile::tempdir().expect("temp dir").path(),
+    );
+    assert!(
+        s.compaction_steps < by_speed.compaction_steps,
+        "{} steps against {} by the speed",
+        s.compaction_steps,
+        by_speed.compaction_steps
+    );
+}
+
 /// Stopped a few rows after a checkpoint in the middle of the compaction and resumed: the
 /// same `cell.csv`, summary figures and snapshots as one run straight through.
 #[test]

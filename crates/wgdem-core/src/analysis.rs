@@ -66,11 +66,56 @@ pub fn invariants(stress: DMat3) -> (f64, f64) {
     (p, (1.5 * ss).sqrt())
 }
 
-/// Mean sphere speed `√(2 E_k / Σm)` (m/s), rotation included: what the protocols' settling
-/// criteria bound.
+/// Mean sphere speed `√(2 E_k / Σm)` (m/s), rotation included: what the direct shear's
+/// settling criteria bound.
 pub fn mean_speed(p: &Particles) -> f64 {
     let mass: f64 = p.mass.iter().sum();
     (2.0 * p.kinetic_energy() / mass).sqrt()
+}
+
+/// Mean translational sphere speed `√(Σ m |v|² / Σ m)` (m/s), rotation left out: what the
+/// periodic cell's settling criterion bounds. A rattler (a sphere without contacts) keeps
+/// whatever spin it left its last contact with, undamped, so with rotation included one
+/// spinning rattler can hold a packing that is otherwise at rest above any threshold.
+pub fn translational_mean_speed(p: &Particles) -> f64 {
+    let mass: f64 = p.mass.iter().sum();
+    (twice_translational_kinetic(p) / mass).sqrt()
+}
+
+/// `Σ m |v|²` (J): twice the spheres' translational kinetic energy.
+fn twice_translational_kinetic(p: &Particles) -> f64 {
+    (p.mass.iter().zip(&p.velocity))
+        .map(|(m, v)| m * v.length_squared())
+        .sum()
+}
+
+/// The unbalanced force ratio of a packing in a periodic cell: the spheres' mean net force
+/// `(1/N) Σᵢ |Fᵢ|` over the mean contact force, Yade's `unbalancedForce` and PFC's mean force
+/// ratio, with the mean contact force taken as the branch-weighted mean normal force that
+/// Love–Weber's trace gives exactly, `Σ_c f_c^n |l_c| = 3 p V` (`σ = (1/V) Σ f ⊗ l`), so
+/// `f̄ = 3 p_c V / Σ_c |l_c|` with `|l_c| = r_i + r_j − δ_c`. `force` is each sphere's net
+/// force of the last step, before any damping (`Particles::force`); `mean_stress` the cell's
+/// `p` as `Simulation::stress` gives it, whose kinetic part `Σ m |v|² / 3V` is taken off here
+/// to leave the contacts' `p_c` (so a gas, whose pressure is kinetic, is far from balanced). A
+/// quasi-static packing has a small ratio even while it creeps, since its spheres'
+/// accelerations are small against their contact forces; NaN without contacts or without
+/// compression in them.
+pub fn unbalanced_force_ratio(
+    p: &Particles,
+    touches: &[Touch],
+    mean_stress: f64,
+    volume: f64,
+) -> f64 {
+    let branches: f64 = (touches.iter())
+        .map(|t| p.radius[t.i as usize] + p.radius[t.j as usize] - t.overlap)
+        .sum();
+    let kinetic = twice_translational_kinetic(p);
+    let contact_force = (3.0 * mean_stress * volume - kinetic) / branches;
+    if p.is_empty() || !(contact_force > 0.0 && contact_force.is_finite()) {
+        return f64::NAN;
+    }
+    let net = p.force.iter().map(|f| f.length()).sum::<f64>() / p.len() as f64;
+    net / contact_force
 }
 
 /// Coordination number `CN = 2 N_c / N_p` (He, Zheng & Li 2020, Eq. 27).
@@ -263,6 +308,23 @@ mod tests {
     }
 
     use super::*;
+
+    /// A spinning rattler counts in the mean speed but not in the translational one, which is
+    /// the mass-weighted RMS of the spheres' velocities: spheres of masses m and 8m at 3 and
+    /// 0 m/s give √(9m / 9m) = 1 m/s.
+    #[test]
+    fn the_translational_mean_speed_leaves_a_spinning_rattler_out() {
+        let mut p = Particles::default();
+        p.push(DVec3::ZERO, 0.5, 1.0, 0);
+        p.push(DVec3::X * 3.0, 1.0, 1.0, 0);
+        p.velocity[0] = DVec3::new(0.0, 3.0, 0.0);
+        assert!((translational_mean_speed(&p) - 1.0).abs() <= 1e-15);
+        p.velocity[0] = DVec3::ZERO;
+        p.angular_velocity[1] = DVec3::new(0.0, 0.0, 10.0);
+        assert_eq!(translational_mean_speed(&p), 0.0);
+        let spin = (p.inertia[1] * 100.0 / (p.mass[0] + p.mass[1])).sqrt();
+        assert!((mean_speed(&p) - spin).abs() <= 1e-15 * spin);
+    }
 
     #[test]
     fn isotropic_and_uniaxial_fabric() {

@@ -111,9 +111,16 @@ pub struct CompactionConfig {
     /// Consecutive rows within tolerance and below `settle_speed` that end it.
     #[serde(default = "default_settle_rows")]
     pub settle_rows: u32,
-    /// Mean sphere speed (m/s) below which the packing counts as at rest; default the
-    /// loading's strain rate times the mean diameter (the affine speed across a sphere).
+    /// Mean translational sphere speed (m/s, rotation left out) below which the packing
+    /// counts as at rest; default the loading's strain rate times the mean diameter (the
+    /// affine speed across a sphere).
     pub settle_speed: Option<f64>,
+    /// An unbalanced force ratio (–, the spheres' mean net force over the mean contact force,
+    /// `cell.csv`'s `unbalanced_force_ratio`) below which the packing also counts as at rest,
+    /// whatever its speed: for nearly frictionless packings, whose spheres keep creeping
+    /// (their non-affine speeds far above the affine ones) while the servo holds the stress
+    /// quasi-statically. Default none: the speed alone decides.
+    pub max_unbalanced: Option<f64>,
     /// Longest compaction (s of simulated time, both frictions together); the loading starts
     /// anyway after it, with a warning and `compaction_timed_out` in the summary.
     #[serde(default = "default_compaction_time")]
@@ -330,6 +337,9 @@ fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
     v.positive("compaction.max_time", c.max_time, "s")?;
     if let Some(speed) = c.settle_speed {
         v.positive("compaction.settle_speed", speed, "m/s")?;
+    }
+    if let Some(most) = c.max_unbalanced {
+        v.positive("compaction.max_unbalanced", most, "1")?;
     }
     v.positive("servo.max_rate", config.servo.max_rate, "1/s")?;
     v.positive("servo.band", config.servo.band, "1")?;

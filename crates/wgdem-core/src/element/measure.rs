@@ -5,13 +5,14 @@ use glam::DMat3;
 use super::{CellRun, CellSummary, HistorySummary, Row, Stage};
 use crate::analysis::{
     coordination_number, fabric_anisotropy, fabric_tensor, running_mean, touching_in,
-    windowed_slope,
+    unbalanced_force_ratio, windowed_slope,
 };
 use crate::runner::Backend;
 
 impl CellRun {
+    /// The mean translational sphere speed (m/s) the compaction's settling criterion bounds.
     pub(super) fn mean_speed(&self) -> f64 {
-        crate::analysis::mean_speed(&self.sim.particles)
+        crate::analysis::translational_mean_speed(&self.sim.particles)
     }
 
     pub(super) fn measure(&self) -> Row {
@@ -75,6 +76,7 @@ impl CellRun {
             history_points_max: histories.iter().copied().max().unwrap_or(0) as u64,
             kinetic_energy_j: sim.particles.kinetic_energy(),
             cell_volume_m3: volume,
+            unbalanced_force_ratio: unbalanced_force_ratio(&sim.particles, &touches, p, volume),
         }
     }
 

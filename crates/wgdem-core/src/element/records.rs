@@ -111,10 +111,13 @@ pub struct Row {
     /// The cell's volume.
     #[serde(rename = "cell_volume_m3")]
     pub cell_volume_m3: f64,
+    /// The spheres' mean net force over the mean contact force
+    /// ([`crate::analysis::unbalanced_force_ratio`]); what `compaction.max_unbalanced` bounds.
+    pub unbalanced_force_ratio: f64,
 }
 
 /// Columns of `cell.csv`.
-pub const HEADER: [&str; 31] = [
+pub const HEADER: [&str; 32] = [
     "step",
     "time_s",
     "stage",
@@ -146,6 +149,7 @@ pub const HEADER: [&str; 31] = [
     "history_points_max",
     "kinetic_energy_J",
     "cell_volume_m3",
+    "unbalanced_force_ratio",
 ];
 
 /// Everything the driver keeps between output intervals (saved in checkpoints).
