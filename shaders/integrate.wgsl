@@ -17,7 +17,8 @@ import package::shared::{FAILED_SHORT, WG};
 import package::common::{
     Counters, ForceTorqueWords, cell_entry, cell_shift, ds_sub, from_origin, Position, PositionWords, Predicted, PredictedWords, RebuildState,
     SimParams, Vec4Words, Wall, ds_add, fast_two_sum, force_torque_of, force_torque_words,
-    position_of, position_words, predicted_words, two_sum, vec4_of, vec4_words, wall_moved,
+    position_of, position_words, predicted_of, predicted_words, spin_of, two_sum, vec4_of,
+    vec4_words, wall_moved,
 };
 // The bindings this shares with the contact kernels (writable here, flag `integrating`), and
 // their per-workgroup force sums for `steps`.
@@ -25,9 +26,12 @@ import package::contact_forces::{
     cell, counters, fine, ft, group_forces, pairs_once, params, pos, pred, vel, walls, with_handed,
 };
 
-@group(0) @binding(19) var<storage, read_write> omega: array<Vec4Words>;
+// (Binding 19 is free: the angular velocities travel in the spare w words of `vel` and
+// `pred`, common.wgsl `spin_of`, and the inverse inertia in `built_at`'s.)
 @group(0) @binding(20) var<storage, read_write> orientation: array<Vec4Words>;
-// Positions at the last build, recorded here in the step that rebuilds (`state.built`).
+// Positions at the last build (xyz), recorded here in the step that rebuilds (`state.built`),
+// and the inverse moment of inertia (w; 0 for a sphere whose spin is fixed), which no build
+// changes: both are read every step, so the inverse inertia costs no load of its own.
 @group(0) @binding(21) var<storage, read_write> built_at: array<Vec4Words>;
 @group(0) @binding(22) var<storage, read_write> state: RebuildState;
 
@@ -126,10 +130,12 @@ fn advance(i: u32) {
     let p = position_of(pos[i]);
     // The lists of this step were built at these positions (CPU twin: the end of
     // `Simulation::update_neighbours`).
-    var built = vec4_of(built_at[i]).xyz;
+    let built_w = vec4_of(built_at[i]);
+    var built = built_w.xyz;
+    let inv_inertia = built_w.w;
     if state.built != 0u {
         built = p.hi.xyz + p.lo.xyz;
-        built_at[i] = vec4_words(vec4<f32>(built, 0.0));
+        built_at[i] = vec4_words(vec4<f32>(built, inv_inertia));
     }
     // The pairs' forces handed to this particle's B sides (where pairs are evaluated once),
     // written back for the outputs that read forces.
@@ -154,7 +160,8 @@ fn advance(i: u32) {
             ft[i] = force_torque_words(f);
         }
     }
-    let v_old = vec4_of(vel[i]).xyz;
+    let vel_old = vec4_of(vel[i]);
+    let v_old = vel_old.xyz;
     let fine_old = fine[i];
     var accel = f.force.xyz / p.lo.w;
     // Cundall's local damping: each component loses α|F| against the velocity.
@@ -222,10 +229,11 @@ fn advance(i: u32) {
         atomicOr(&state.flag, 1u);
     }
 
-    let om = vec4_of(omega[i]);
-    var alpha = f.torque.xyz * om.w;
-    let damped_t = f.torque.xyz - a_l * abs(f.torque.xyz) * sign(om.xyz);
-    var w = om.xyz + damped_t * om.w * dt;
+    // The angular velocity from its copies in the velocities' spare words.
+    let w_old = spin_of(vel_old, predicted_of(pred[i]));
+    var alpha = f.torque.xyz * inv_inertia;
+    let damped_t = f.torque.xyz - a_l * abs(f.torque.xyz) * sign(w_old);
+    var w = w_old + damped_t * inv_inertia * dt;
     if drive != NO_DRIVE {
         if dr.spin.y != 0u {
             w = schedule_at(dr.spin, t);
@@ -234,7 +242,6 @@ fn advance(i: u32) {
         w = locked(w, dr.lock, 3u);
         alpha = locked(alpha, dr.lock, 3u);
     }
-    omega[i] = vec4_words(vec4<f32>(w, om.w));
     let theta = w * dt;
     let angle = length(theta);
     if angle > 0.0 {

@@ -32,8 +32,10 @@ const MAX_CHUNK_STEPS: u64 = 2_000;
 /// Format of the payload of [`Kind::Simulation`] checkpoints (raised when its meaning
 /// changes; 2: a GPU engine's state holds the low parts of its velocities and radii; 3: the CPU
 /// reference's state ends with its periodic cell, if any; 4: a GPU engine's state holds the
-/// links of its pairs' slots and its lists put each particle's A sides first).
-pub(crate) const FORMAT: u32 = 4;
+/// links of its pairs' slots and its lists put each particle's A sides first; 5: a GPU engine's
+/// state holds no angular-velocity array, the inverse inertia travelling with the positions
+/// of the last build).
+pub(crate) const FORMAT: u32 = 5;
 
 /// What `Simulation.checkpoint` writes (postcard, in the checkpoint envelope).
 #[derive(Serialize, Deserialize)]

@@ -153,8 +153,10 @@ pub const RUN_CHECKPOINT: &str = "checkpoint.bin";
 /// (3: in the checksummed envelope of [`checkpoint`], without the scene's text; 4: a GPU
 /// engine's state holds the low parts of its velocities and radii; 5: the CPU reference's state
 /// ends with its periodic cell, if any; 6: a snapshot names its cell file; 7: a GPU engine's
-/// state holds the links of its pairs' slots and its lists put each particle's A sides first.)
-const RUN_CHECKPOINT_FORMAT: u32 = 7;
+/// state holds the links of its pairs' slots and its lists put each particle's A sides first;
+/// 8: a GPU engine's state holds no angular-velocity array, the inverse inertia travelling with
+/// the positions of the last build.)
+const RUN_CHECKPOINT_FORMAT: u32 = 8;
 
 /// What `checkpoint.bin` of a run holds: enough to continue it to the same bits.
 #[derive(Serialize, Deserialize)]

@@ -63,8 +63,10 @@ pub const ENTRIES: [&str; 12] = [
     crate::output::BLOWUP,
     crate::output::MANIFEST,
 ];
-/// Raised whenever a checkpoint's meaning changes, not only its layout.
-const CHECKPOINT_FORMAT: u32 = 3;
+/// Raised whenever a checkpoint's meaning changes, not only its layout (4: a GPU engine's state
+/// holds no angular-velocity array, the inverse inertia travelling with the positions of the
+/// last build).
+const CHECKPOINT_FORMAT: u32 = 4;
 
 /// Writes a periodic-cell test's snapshot files, plots and specimen, and its probes' plot.
 pub trait CellWriter: TestWriter<Row> {

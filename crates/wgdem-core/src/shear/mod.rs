@@ -79,8 +79,9 @@ pub const ENTRIES: [&str; 12] = [
 /// the configuration's text; 8: a GPU engine's state holds the low parts of its velocities and
 /// radii; 9: the CPU reference's state ends with its periodic cell, if any; 10: a snapshot
 /// names its cell file; 11: a GPU engine's state holds the links of its pairs' slots and its
-/// lists put each particle's A sides first).
-const CHECKPOINT_FORMAT: u32 = 11;
+/// lists put each particle's A sides first; 12: a GPU engine's state holds no angular-velocity
+/// array, the inverse inertia travelling with the positions of the last build).
+const CHECKPOINT_FORMAT: u32 = 12;
 
 /// A direct shear test in progress.
 pub struct ShearRun {

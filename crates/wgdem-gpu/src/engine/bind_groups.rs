@@ -102,7 +102,9 @@ impl GpuEngine {
             let mut arrays: Vec<(Buf, u32)> = vec![
                 (Buf::Position, 8),
                 (Buf::Velocity, 4),
-                (Buf::AngularVelocity, 4),
+                // The inverse inertia in w (the positions are those of the last build, which
+                // the reorder's forced build writes again).
+                (Buf::BuiltAt, 4),
                 (Buf::Orientation, 4),
                 (Buf::Predicted, 8),
                 (Buf::LowParts, 4),

@@ -79,10 +79,8 @@ pub enum Buf {
     Params,
     /// Positions, radius and mass in double-single (`dem.position`).
     Position,
-    /// Velocities (`dem.velocity`).
+    /// Velocities, and the angular velocity's x in w (`dem.velocity`).
     Velocity,
-    /// Angular velocities and inverse inertia (`dem.angular_velocity`).
-    AngularVelocity,
     /// Orientations (`dem.orientation`).
     Orientation,
     /// Predicted velocities (`dem.predicted_velocity`).
@@ -136,7 +134,7 @@ pub enum Buf {
     ChunkHand,
     /// The slot chunk's links from A slots to B slots (`dem.pair_link`).
     ChunkLink,
-    /// Positions at the last build (`dem.built_at`).
+    /// Positions at the last build and inverse inertia (`dem.built_at`).
     BuiltAt,
     /// Wall positions at the last build (`dem.walls_built`).
     WallsBuilt,
@@ -220,7 +218,6 @@ impl Buffers {
             Buf::Params => &self.params,
             Buf::Position => &self.pos,
             Buf::Velocity => &self.vel,
-            Buf::AngularVelocity => &self.omega,
             Buf::Orientation => &self.orientation,
             Buf::Predicted => &self.pred,
             Buf::LowParts => &self.fine,

@@ -100,7 +100,6 @@ impl GpuEngine {
         let mut out = vec![
             &b.pos,
             &b.vel,
-            &b.omega,
             &b.orientation,
             &b.pred,
             &b.fine,

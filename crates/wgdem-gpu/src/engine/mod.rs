@@ -385,18 +385,18 @@ impl GpuEngine {
         let n = self.shape.params.n as usize;
         let ids = self.particle_order()?;
         let mut vel: Vec<[f32; 4]> = self.read(&self.buffers.vel, n)?;
-        let mut omega: Vec<[f32; 4]> = self.read(&self.buffers.omega, n)?;
         let mut pred: Vec<Predicted> = self.read(&self.buffers.pred, n)?;
         let mut fine: Vec<[f32; 4]> = self.read(&self.buffers.fine, n)?;
         for (k, &id) in ids.iter().enumerate() {
             let (v, v_lo) = split3(sim.particles.velocity[id as usize]);
             let w = v4(sim.particles.angular_velocity[id as usize]);
+            // The engine's angular velocity, from its copies in the spare words.
+            let w_old = [vel[k][3], pred[k].v[3], pred[k].w[3]];
             fine[k][..3].copy_from_slice(&v_lo[..3]);
             for c in 0..3 {
                 pred[k].v[c] = v[c] + (pred[k].v[c] - vel[k][c]);
-                pred[k].w[c] = w[c] + (pred[k].w[c] - omega[k][c]);
+                pred[k].w[c] = w[c] + (pred[k].w[c] - w_old[c]);
                 vel[k][c] = v[c];
-                omega[k][c] = w[c];
             }
             // The spare words' copies of the spin (`spin_of` in common.wgsl).
             vel[k][3] = w[0];
@@ -406,8 +406,6 @@ impl GpuEngine {
         let b = &self.buffers;
         self.queue
             .write_buffer(&b.vel, 0, bytemuck::cast_slice(&vel));
-        self.queue
-            .write_buffer(&b.omega, 0, bytemuck::cast_slice(&omega));
         self.queue
             .write_buffer(&b.pred, 0, bytemuck::cast_slice(&pred));
         self.queue

@@ -167,9 +167,11 @@ impl GpuEngine {
     ///   the few particles near a wall also read their row index and wall slots, not
     ///   counted); force and torque (32) written (the contact counts, one entry per
     ///   workgroup at the last step of a batch, not counted);
-    /// - integrate: position, force and torque, velocity, angular velocity, orientation and
-    ///   the position at the last build read; position, velocities, orientation, predicted
-    ///   velocities written.
+    /// - integrate: position (32), force and torque (32), velocity and its low part (16 + 16),
+    ///   the predicted velocities (32: the angular velocity's y and z sit in their w words,
+    ///   and a GPU moves the 32-byte sector they share), orientation (16) and the position at
+    ///   the last build with the inverse inertia (16) read; position, velocity and its low
+    ///   part, orientation and predicted velocities written (32 + 16 + 16 + 16 + 32).
     ///
     /// Where each pair is evaluated once ([`GpuEngine::pairs_once`]), the contact stage reads
     /// and writes the slots, and loads the partners, of the A sides only (half the listed and
@@ -189,7 +191,7 @@ impl GpuEngine {
         let per_listed = 2.0 * slot + 32.0 + material;
         let per_touching = 32.0 + 16.0;
         let integrate =
-            (32.0 + 32.0 + 16.0 + 16.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
+            (32.0 + 32.0 + 16.0 + 16.0 + 32.0 + 16.0 + 16.0) + (32.0 + 16.0 + 16.0 + 16.0 + 32.0);
         let hand = HAND_BYTES as f64;
         // The wall mask and the force and torque, whichever side evaluates.
         let tail = 4.0 + 32.0;
@@ -270,7 +272,6 @@ impl GpuEngine {
                 sum(&[
                     &b.pos,
                     &b.vel,
-                    &b.omega,
                     &b.orientation,
                     &b.pred,
                     &b.fine,

@@ -9,7 +9,7 @@ use wgdem_core::wall::WallShape;
 use super::GpuEngine;
 use super::state::wall_words;
 use crate::context::{GpuError, read_buffer};
-use crate::layout::{Position, Slot, Wall};
+use crate::layout::{Position, Predicted, Slot, Wall};
 use crate::shared;
 
 impl GpuEngine {
@@ -129,7 +129,7 @@ impl GpuEngine {
             (&b.pos, per(size_of::<Position>())),
             (&b.vel, per(16)),
             (&b.fine, per(16)),
-            (&b.omega, per(16)),
+            (&b.pred, per(size_of::<Predicted>())),
             (&b.orientation, per(16)),
             (&b.ids, per(4)),
             (&b.walls, (sim.walls.len() * size_of::<Wall>()) as u64),
@@ -146,7 +146,7 @@ impl GpuEngine {
         let pos: Vec<Position> = bytemuck::pod_collect_to_vec(&next());
         let vel: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&next());
         let fine: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&next());
-        let omega: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&next());
+        let pred: Vec<Predicted> = bytemuck::pod_collect_to_vec(&next());
         let orientation: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&next());
         let ids: Vec<u32> = bytemuck::pod_collect_to_vec(&next());
         let walls: Vec<Wall> = bytemuck::pod_collect_to_vec(&next());
@@ -165,7 +165,12 @@ impl GpuEngine {
             let i = id as usize;
             p.position[i] = d3(pos[k].hi) + d3(pos[k].lo);
             p.velocity[i] = d3(vel[k]) + d3(fine[k]);
-            p.angular_velocity[i] = d3(omega[k]);
+            // The angular velocity's copies in the spare w words (common.wgsl `spin_of`).
+            p.angular_velocity[i] = DVec3::new(
+                f64::from(vel[k][3]),
+                f64::from(pred[k].v[3]),
+                f64::from(pred[k].w[3]),
+            );
             let q = orientation[k];
             p.orientation[i] = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
         }

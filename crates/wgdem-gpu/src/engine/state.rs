@@ -101,8 +101,9 @@ pub(super) struct Buffers {
     pub(super) params: wgpu::Buffer,
     pub(super) radix_passes: Vec<wgpu::Buffer>,
     pub(super) pos: wgpu::Buffer,
+    /// Velocities (xyz) and the angular velocity's x (w). The angular velocity has no array
+    /// of its own: its y and z travel in `pred`'s w words (common.wgsl `spin_of`).
     pub(super) vel: wgpu::Buffer,
-    pub(super) omega: wgpu::Buffer,
     pub(super) orientation: wgpu::Buffer,
     pub(super) pred: wgpu::Buffer,
     /// The low parts of each particle's velocity (xyz) and radius (w): velocity and radius are
@@ -136,6 +137,8 @@ pub(super) struct Buffers {
     /// The neighbour slots (contact history), split by particle so that no binding exceeds
     /// the device's limit.
     pub(super) chunks: Vec<SlotChunk>,
+    /// Positions at the last build (xyz) and the inverse moment of inertia (w; 0 for a sphere
+    /// whose spin is fixed), which `integrate` reads every step and a build leaves as it is.
     pub(super) built_at: wgpu::Buffer,
     /// Wall points at the last build (double-single), for `rebuild.plan`.
     pub(super) walls_built: wgpu::Buffer,

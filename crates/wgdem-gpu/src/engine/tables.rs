@@ -164,7 +164,7 @@ pub const INTEGRATE: Table = &[
     unused(),
     unused(),
     write("fine", Buf::LowParts),
-    write("omega", Buf::AngularVelocity),
+    unused(),
     write("orientation", Buf::Orientation),
     write("built_at", Buf::BuiltAt),
     write("state", Buf::RebuildState),

@@ -219,8 +219,9 @@ pub(super) struct SceneArrays {
     vel: Vec<[f32; 4]>,
     /// The low parts of the velocities and radii (double-single, as the positions).
     fine: Vec<[f32; 4]>,
-    /// Angular velocities, inverse inertia in w (0 for a sphere whose spin is fixed).
-    omega: Vec<[f32; 4]>,
+    /// `built_at`'s first contents: the inverse moment of inertia in w (0 for a sphere whose
+    /// spin is fixed), the positions of the first build (xyz) written by that build.
+    built_at: Vec<[f32; 4]>,
     orientation: Vec<[f32; 4]>,
     pred: Vec<Predicted>,
     material: Vec<u32>,
@@ -256,15 +257,14 @@ impl SceneArrays {
                 lo
             })
             .collect();
-        let omega: Vec<[f32; 4]> = (0..n)
+        let built_at: Vec<[f32; 4]> = (0..n)
             .map(|i| {
-                let mut w = v4(p.angular_velocity[i]);
-                w[3] = if p.spin_fixed[i] {
+                let inv_inertia = if p.spin_fixed[i] {
                     0.0
                 } else {
                     (1.0 / p.inertia[i]) as f32
                 };
-                w
+                [0.0, 0.0, 0.0, inv_inertia]
             })
             .collect();
         let orientation: Vec<[f32; 4]> = p
@@ -289,7 +289,7 @@ impl SceneArrays {
             positions,
             vel,
             fine,
-            omega,
+            built_at,
             orientation,
             pred,
             material: p.material.iter().map(|&m| m as u32).collect(),
@@ -340,7 +340,6 @@ impl Buffers {
                 .collect(),
             pos: init(device, "dem.position", &scene.positions),
             vel: init(device, "dem.velocity", &scene.vel),
-            omega: init(device, "dem.angular_velocity", &scene.omega),
             orientation: init(device, "dem.orientation", &scene.orientation),
             pred: init(device, "dem.predicted_velocity", &scene.pred),
             fine: init(device, "dem.low_parts", &scene.fine),
@@ -370,7 +369,7 @@ impl Buffers {
             counts: zeroed(device, "dem.neighbour_count", n64 * 4),
             dispatch_args: dispatch_args(device, chunks.len()),
             chunks,
-            built_at: zeroed(device, "dem.built_at", n64 * 16),
+            built_at: init(device, "dem.built_at", &scene.built_at),
             walls_built: init(
                 device,
                 "dem.walls_built",
