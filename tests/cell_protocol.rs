@@ -718,34 +718,59 @@ fn a_cell_test_on_the_gpu_engine_resumes_to_the_same_bits_and_probes() {
     );
 }
 
-/// A cell test with Jäger contacts is the CPU reference's (its rows' history lengths are read
-/// from the CPU's contacts): `cpu_only` says so, which `backend = "auto"` follows, and the GPU
-/// engine is refused with the reason and the fix before any step; a test without them is
-/// either engine's.
+/// A cell test with Jäger contacts runs on either engine: on the GPU engine each row counts
+/// the history points of the engine's own Jäger contacts, read back from its slots
+/// (`Backend::contact_histories`, decoded as tests/contact_models.rs checks). The short
+/// biaxial test of 64 spheres (exact histories, at most 16 points) on both engines: every
+/// loading row of the GPU's has a finite mean history length of at least one point where the
+/// CPU's has, and the means over the loading agree within a quarter. The two runs are
+/// realisations of the same test rather than the same path (the compaction of a gas
+/// amplifies f32 against f64 rounding), so their histories are compared as such: a GPU row
+/// that counted nothing (the CPU reference's empty copy, as before) is NaN and fails, and so
+/// does a count of the wrong slots. Measured on lavapipe: CPU 6.3–7.6 points a row, GPU
+/// 6.2–7.0, means 7.07 and 6.68.
 #[test]
-fn a_jager_cell_test_is_the_cpu_references() {
-    // A capacity the GPU engine holds, so that the refusal is the test's.
-    let jager = setup(&short_of(
+#[ignore = "long tier: lavapipe compiles the Jäger kernels (16 points) of a periodic scene in about 3 minutes on a cold shader cache (the test: 241 s cold, 42 s cached)"]
+fn a_jager_cell_test_counts_the_gpu_engines_histories() {
+    let text = short_of(
         "assets/cell/quick_jager_biaxial.toml",
         &["contact.pairs.0.capacity=16"],
-    ));
-    let why = wgdem_core::element::cpu_only(&jager.scene.simulation).expect("CPU only");
-    assert!(why.contains("Jäger"), "{why}");
-    assert!(wgdem_core::element::cpu_only(&setup(&short(&[])).scene.simulation).is_none());
+    );
+    let cpu_dir = tempfile::tempdir().expect("temp dir");
+    run(&text, cpu_dir.path());
     let Some(ctx) = common::gpu() else { return };
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut run =
-        CellRun::create(jager, dir.path(), false, Box::new(wgdem_io::TestFiles)).expect("create");
-    let mut gpu = common::gpu_backend(&ctx, run.simulation(), wgdem_gpu::GpuOptions::default());
-    let e = run
+    let gpu_dir = tempfile::tempdir().expect("temp dir");
+    let mut gpu_run = CellRun::create(
+        setup(&text),
+        gpu_dir.path(),
+        false,
+        Box::new(wgdem_io::TestFiles),
+    )
+    .expect("create");
+    let mut gpu = common::gpu_backend(&ctx, gpu_run.simulation(), wgdem_gpu::GpuOptions::default());
+    gpu_run
         .run(&mut gpu, None, |_| {})
-        .expect_err("refused")
-        .to_string();
-    assert!(e.contains("Jäger") && e.contains("--backend cpu"), "{e}");
-    assert_eq!(
-        run.state().rows.len(),
-        0,
-        "a row was taken before the refusal"
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("ran to the end");
+    let loading_means = |dir: &Path| -> Vec<f64> {
+        rows(dir)
+            .into_iter()
+            .filter(|(stage, _)| stage == "loading")
+            .map(|(_, r)| r.get("history_points_mean").copied().unwrap_or(f64::NAN))
+            .collect()
+    };
+    let (c, g) = (loading_means(cpu_dir.path()), loading_means(gpu_dir.path()));
+    eprintln!("loading rows' mean history points: CPU {c:?}, GPU {g:?}");
+    assert!(c.len() >= 2 && g.len() >= 2, "too few loading rows");
+    assert!(
+        g.iter().all(|m| m.is_finite() && *m >= 1.0),
+        "GPU rows without history lengths: {g:?}"
+    );
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (mc, mg) = (mean(&c), mean(&g));
+    assert!(
+        (mg / mc - 1.0).abs() < 0.25,
+        "mean history points over the loading: CPU {mc}, GPU {mg}"
     );
 }
 

@@ -1424,12 +1424,23 @@ fn hertz_contact_case_errors_name_the_field() {
 /// The Jäger history holds 16 points, not the default 32: the rest overlap does not depend on
 /// it, and lavapipe compiles the kernels for 32 points in about twice the time (docs/testing.md).
 fn spheres_on_a_floor(model: &str) -> wgdem_core::scene::Scene {
+    common::scene(&spheres_on_a_floor_toml(
+        model,
+        "[0.0, 0.0, 0.005]",
+        "[0.05, 0.0, 0.0025]",
+        "",
+    ))
+}
+
+/// [`spheres_on_a_floor`]'s file with the large sphere at `first` and the small one at
+/// `second`, and `tail` (tables) at its end.
+fn spheres_on_a_floor_toml(model: &str, first: &str, second: &str, tail: &str) -> String {
     let capacity = if model == "jager" {
         "capacity = 16"
     } else {
         ""
     };
-    common::scene(&format!(
+    format!(
         r#"
 [simulation]
 duration = 0.05
@@ -1457,8 +1468,8 @@ restitution = 0.9
 kind = "explicit"
 material = "soft"
 spheres = [
-  {{ position = [0.0, 0.0, 0.005], radius = 0.005 }},
-  {{ position = [0.05, 0.0, 0.0025], radius = 0.0025 }},
+  {{ position = {first}, radius = 0.005 }},
+  {{ position = {second}, radius = 0.0025 }},
 ]
 
 [[walls]]
@@ -1467,8 +1478,9 @@ name = "floor"
 material = "soft"
 point = [0.0, 0.0, 0.0]
 normal = [0.0, 0.0, 1.0]
+{tail}
 "#
-    ))
+    )
 }
 
 /// The overlap of each sphere of [`spheres_on_a_floor`] against the Hertz closed form, within
@@ -1526,5 +1538,152 @@ fn gpu_hill_and_jager_spheres_rest_on_a_floor_at_the_hertz_overlap() {
         let steps = (scene.duration / scene.simulation.dt).ceil() as u64;
         let (end, _) = common::run_gpu(&ctx, &scene.simulation, steps, Default::default());
         check_spheres_on_a_floor(&format!("GPU {model}"), &end, 1e-5);
+    }
+}
+
+/// The GPU engine hands over its Jäger contacts' equivalent load histories (what a periodic
+/// cell test's rows count and its probes continue from). The spheres of [`spheres_on_a_floor`]
+/// in contact, moved by prescribed velocities (`[[loads]]`), so that both engines
+/// take the same path without a transient to tell them apart: the large sphere held 1 µm into
+/// the floor, the small one pressed into it at 0.1 mm/s while it moves sideways at a tenth of
+/// that (below the Coulomb limit), along +x, −x, +y and +x in turn for 0.01 s each: each turn
+/// of the tangential loading under a growing normal load is a point of the stack. Every contact the CPU reference
+/// holds, the pair and the large sphere's wall contact, is read back from the GPU's slots
+/// (none unreadable) with the same number of history points, and each point's indentation ζ*,
+/// normal force F*_n and slope p*, and the tangential force agree within 1e-3 of the
+/// contact's largest value, the contact frames within 1e-6 (1 − |q·q'|). The positions agree
+/// to about 5e-14 m (double-single on the GPU), but a turning point is recorded in the step
+/// where the loading turns, which the f32 and the f64 criteria may put a step apart, and a
+/// step moves the pair by up to 1e-4 of its overlap (a path that unloaded at the end put one
+/// point a step late: 1.9e-4); 1e-3 allows a few steps. Measured: the pair's 16 points (the
+/// capacity, reached on both engines) within 4.5e-5, its tangential force within 5.3e-7; the
+/// wall contact's 2 points within 1.4e-7. A point of another contact, a point out of place or
+/// a frame not decoded as xyzw is off by order one. The kernels are those of the floor test
+/// (16 points, 4 slots), which lavapipe has then compiled.
+#[test]
+fn gpu_jager_histories_read_back_as_the_cpu_keeps_them() {
+    use wgdem_core::contact::jager::JagerState;
+    use wgdem_core::contact::model::SlotHistory;
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let ramp = |v: [&str; 4]| {
+        format!(
+            "{{ times = [0.0, 0.01, 0.0101, 0.02, 0.0201, 0.03, 0.0301, 0.04], values = [{a}, {a}, {b}, {b}, {c}, {c}, {d}, {d}] }}",
+            a = v[0],
+            b = v[1],
+            c = v[2],
+            d = v[3]
+        )
+    };
+    let scene = common::scene(&spheres_on_a_floor_toml(
+        "jager",
+        "[0.0, 0.0, 0.004999]",
+        "[0.0, 0.0, 0.012499]",
+        &format!(
+            r#"
+[[loads]]
+particles = [0]
+velocity = [0.0, 0.0, 0.0]
+angular_velocity = [0.0, 0.0, 0.0]
+[[loads]]
+particles = [1]
+velocity = {}
+angular_velocity = [0.0, 0.0, 0.0]
+"#,
+            ramp([
+                "[1e-5, 0.0, -1e-4]",
+                "[-1e-5, 0.0, -1e-4]",
+                "[0.0, 1e-5, -1e-4]",
+                "[1e-5, 0.0, -1e-4]"
+            ])
+        ),
+    ));
+    let steps = (scene.duration / scene.simulation.dt).ceil() as u64;
+    let options = wgdem_gpu::GpuOptions {
+        slots: 4,
+        ..Default::default()
+    };
+    let (mut end, engine) = common::run_gpu(&ctx, &scene.simulation, steps, options);
+    let gpu = engine
+        .contact_histories(&mut end)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut cpu_sim = scene.simulation.clone();
+    cpu_sim.run(steps);
+    let cpu = cpu_sim.contact_histories();
+    assert_eq!(
+        gpu.unreadable, 0,
+        "Jäger contacts the GPU could not hand over"
+    );
+    assert_eq!(cpu.pairs.len(), 1, "the spheres should touch");
+    assert_eq!(
+        cpu.walls.len(),
+        1,
+        "the large sphere should touch the floor"
+    );
+    let jager = |h: &SlotHistory| -> JagerState {
+        match h {
+            SlotHistory::Jager(s) => (**s).clone(),
+            other => panic!("not a Jäger history: {other:?}"),
+        }
+    };
+    for (what, a, b) in [
+        ("pairs", &cpu.pairs, &gpu.pairs),
+        ("walls", &cpu.walls, &gpu.walls),
+    ] {
+        let mut keys: Vec<_> = a.keys().collect();
+        keys.sort();
+        let mut gpu_keys: Vec<_> = b.keys().collect();
+        gpu_keys.sort();
+        assert_eq!(keys, gpu_keys, "{what}: the contacts differ");
+        for key in keys {
+            let (c, g) = (jager(&a[key]), jager(&b[key]));
+            assert!(
+                !c.history.is_empty(),
+                "{what} {key:?}: an empty history tests nothing"
+            );
+            assert_eq!(
+                c.history.len(),
+                g.history.len(),
+                "{what} {key:?}: {} points on the CPU, {} read back from the GPU",
+                c.history.len(),
+                g.history.len()
+            );
+            let zeta = c.history.iter().map(|p| p.zeta.abs()).fold(0.0, f64::max);
+            let force = c.history.iter().map(|p| p.force.abs()).fold(0.0, f64::max);
+            let slope = c
+                .history
+                .iter()
+                .map(|p| p.slope.length())
+                .fold(0.0, f64::max);
+            let mut worst = 0.0f64;
+            for (p, q) in c.history.iter().zip(&g.history) {
+                worst = worst
+                    .max((p.zeta - q.zeta).abs() / zeta)
+                    .max((p.force - q.force).abs() / force)
+                    .max((p.slope - q.slope).length() / slope.max(f64::MIN_POSITIVE));
+            }
+            let tangential =
+                (c.tangential - g.tangential).length() / c.tangential.length().max(force * 1e-3);
+            let frame = 1.0 - c.frame.dot(g.frame).abs();
+            eprintln!(
+                "{what} {key:?}: {} points, largest ζ* {zeta:.3e} m, F*_n {force:.3e} N; points within {worst:.1e}, tangential force {:.3e} N within {tangential:.1e}, frame 1 − |q·q'| = {frame:.1e}",
+                c.history.len(),
+                c.tangential.length()
+            );
+            assert!(worst < 1e-3, "{what} {key:?}: points off by {worst:e}");
+            assert!(
+                tangential < 1e-3,
+                "{what} {key:?}: tangential force {:?} N on the CPU, {:?} N read back",
+                c.tangential,
+                g.tangential
+            );
+            assert!(
+                frame < 1e-6,
+                "{what} {key:?}: frames {:?} and {:?}",
+                c.frame,
+                g.frame
+            );
+        }
     }
 }

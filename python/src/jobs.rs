@@ -227,16 +227,6 @@ pub fn cell_json(
     let _quiet = (!progress).then(Quiet::new);
     let (text, file) = overridden_argument(config, "<cell config text>", what, overrides)?;
     let setup = CellSetup::parse(&text, &file).map_err(to_py)?;
-    let choice = match (
-        choice,
-        wgdem_core::element::cpu_only(&setup.scene.simulation),
-    ) {
-        (crate::errors::Choice::Auto, Some(why)) => {
-            log::info!("auto: cpu, because {why}");
-            crate::errors::Choice::Cpu
-        }
-        (chosen, _) => chosen,
-    };
     let output = Output::new(out)?;
     let dir = output.dir().to_owned();
     let files = || Box::new(wgdem_io::TestFiles);

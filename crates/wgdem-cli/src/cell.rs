@@ -64,13 +64,6 @@ pub fn cell(args: CellArgs) -> Result<(), String> {
     let sim = start
         .as_ref()
         .map_or(&setup.scene.simulation, |run| run.simulation());
-    let backend = match (backend, wgdem_core::element::cpu_only(sim)) {
-        (Engine::Auto, Some(why)) => {
-            log::info!("auto: cpu, because {why}");
-            Engine::Cpu
-        }
-        (chosen, _) => chosen,
-    };
     let mut engine = make_backend(backend, None, sim, GpuSettings::default())?;
     let (mut run, dir) = match (resume, start) {
         (_, Some(run)) => (run, out),

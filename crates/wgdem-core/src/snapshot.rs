@@ -370,7 +370,7 @@ impl Series {
         let histories = backend.contact_histories(sim)?;
         if histories.unreadable > 0 {
             log::debug!(
-                "{} contacts' histories (Jäger stacks) are not read back from the GPU; their tangential force is NaN in the snapshot",
+                "{} contacts' histories are not read back from the engine; their tangential force is NaN in the snapshot",
                 histories.unreadable
             );
         }

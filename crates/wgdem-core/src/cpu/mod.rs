@@ -85,7 +85,8 @@ pub struct ContactHistories {
     /// Particle–wall contacts by `(wall, particle)`.
     pub walls: HashMap<(u32, u32), SlotHistory>,
     /// Contacts whose history the backend cannot hand over (their tangential force is
-    /// written as NaN rather than guessed): the GPU's Jäger stacks.
+    /// written as NaN rather than guessed): none of the engines' now (the GPU engine decodes
+    /// its Jäger stacks too); kept so that a backend that cannot is refused by the probes.
     pub unreadable: usize,
 }
 

@@ -2,7 +2,7 @@
 //! neighbour lists and table sizes for inspection.
 
 use bytemuck::Pod;
-use glam::{DQuat, DVec3};
+use glam::{DQuat, DVec2, DVec3};
 use wgdem_core::cpu::Simulation;
 use wgdem_core::wall::WallShape;
 
@@ -10,6 +10,7 @@ use super::GpuEngine;
 use super::state::wall_words;
 use crate::context::{GpuError, read_buffer};
 use crate::layout::{Position, Predicted, Slot, Wall};
+use crate::shaders::SlotKind;
 use crate::shared;
 
 impl GpuEngine {
@@ -242,8 +243,8 @@ impl GpuEngine {
 
     /// For snapshots: the forces and torques of the last step into `sim`'s particles, and the
     /// contact histories the slots hold (in f32; a wall slot's history with its low part),
-    /// as the CPU reference keeps them. Jäger stacks are not decoded: those contacts are
-    /// counted in `unreadable`. Call after [`GpuEngine::read_into`].
+    /// as the CPU reference keeps them, Jäger stacks included (`jager_state`). Call after
+    /// [`GpuEngine::read_into`].
     pub fn contact_histories(
         &self,
         sim: &mut Simulation,
@@ -263,9 +264,13 @@ impl GpuEngine {
                 [0; 3]
             }
         };
+        let jager_points = match self.shape.slot_kind {
+            SlotKind::Jager(points) => points as usize,
+            _ => 0,
+        };
         // A slot's tangential vector and aux words (zero in narrow slots) as the CPU's history
-        // of `kind`.
-        let history = |kind: &ContactKind, tangential: DVec3, aux_words: [u32; 3]| {
+        // of `kind`; a Jäger history from the slot's words `s`.
+        let history = |kind: &ContactKind, tangential: DVec3, aux_words: [u32; 3], s: &[u32]| {
             let aux = aux_words[0];
             Some(match kind {
                 ContactKind::Spring(p)
@@ -290,6 +295,9 @@ impl GpuEngine {
                     },
                     dissipated: 0.0,
                 }),
+                ContactKind::Jager(_) if jager_points > 0 => {
+                    SlotHistory::Jager(Box::new(jager_state(s, jager_points)))
+                }
                 ContactKind::Jager(_) => return None,
             })
         };
@@ -307,7 +315,7 @@ impl GpuEngine {
                 }
                 let (a, b) = (ids[i], ids[slot.partner_index() as usize]);
                 let kind = sim.pair_kind(a as usize, b as usize);
-                match history(&kind, slot.tangential(), aux_of(s)) {
+                match history(&kind, slot.tangential(), aux_of(s), s) {
                     Some(h) if !h.is_blank() => {
                         out.pairs.insert((a, b), h);
                     }
@@ -338,7 +346,7 @@ impl GpuEngine {
                     // The low part of the history follows the neighbour slot (`WallSlot`).
                     let tangential = slot.tangential() + d3_words(&s[w..w + 3]);
                     let kind = sim.wall_kind(wall as usize, i as usize);
-                    match history(&kind, tangential, aux_of(s)) {
+                    match history(&kind, tangential, aux_of(s), s) {
                         Some(h) if !h.is_blank() => {
                             out.walls.insert((wall, i), h);
                         }
@@ -352,7 +360,35 @@ impl GpuEngine {
     }
 }
 
-/// The first three components of a device vector, in f64.
+/// The Jäger contact state a slot's words `s` hold (a neighbour slot or the start of a wall slot
+/// of `SlotKind::Jager(points)`), as the CPU reference keeps it: the tangential force in the
+/// contact frame in `tangential.xy`, the number of history points in `tangential.z`'s bits,
+/// the contact frame (a quaternion, xyzw) after the four aux words, then the points (ζ*, F*_n,
+/// p*); jager_slot.wgsl writes them. The count of merges the slot's capacity forced is not
+/// kept on the device (0 here).
+fn jager_state(s: &[u32], points: usize) -> wgdem_core::contact::jager::JagerState {
+    use wgdem_core::contact::jager::{HistoryPoint, JagerState};
+    let f = |k: usize| f64::from(f32::from_bits(s[k]));
+    let frame = Slot::AUX + 4;
+    let first = frame + 4;
+    let count = (s[2] as usize).min(points);
+    JagerState {
+        history: (0..count)
+            .map(|k| {
+                let p = first + 4 * k;
+                HistoryPoint {
+                    zeta: f(p),
+                    force: f(p + 1),
+                    slope: DVec2::new(f(p + 2), f(p + 3)),
+                }
+            })
+            .collect(),
+        tangential: DVec2::new(f(0), f(1)),
+        frame: DQuat::from_xyzw(f(frame), f(frame + 1), f(frame + 2), f(frame + 3)),
+        forced_merges: 0,
+    }
+}
+
 /// Three f32 stored as u32 words, in f64.
 fn d3_words(w: &[u32]) -> DVec3 {
     DVec3::new(
@@ -362,6 +398,7 @@ fn d3_words(w: &[u32]) -> DVec3 {
     )
 }
 
+/// The first three components of a device vector, in f64.
 pub(super) fn d3(a: [f32; 4]) -> DVec3 {
     DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64)
 }
