@@ -142,3 +142,43 @@ fn a_conventional_linear_pair_goes_to_the_cpu_reference() {
         "{e}"
     );
 }
+
+/// A Jäger pair whose history capacity is beyond the GPU engine's slots
+/// (`JAGER_GPU_CAPACITY`, 32 points; Kuhn & Jäger's presets keep exact histories of 4 096) is
+/// the CPU reference's: `auto` takes the CPU naming the pair and both capacities, and the GPU
+/// engine refuses it with the fix. At 32 points the GPU engine takes it (the CPU only for the
+/// size here, on a software adapter).
+#[test]
+fn a_jager_capacity_beyond_the_gpu_slots_goes_to_the_cpu_reference() {
+    use wgdem_core::contact::model::PairModel;
+    let Some(ctx) = common::gpu() else { return };
+    drop(ctx);
+    let with_capacity = |capacity: usize| {
+        let mut sim = lattice(3);
+        let pair = sim.pair(0, 0).with_model(PairModel::Jager {
+            shear_modulus: 4e6,
+            poisson_ratio: 0.25,
+            dp_max: 0.0,
+            capacity,
+        });
+        sim.set_pair_params(vec![pair]);
+        sim
+    };
+    let sim = with_capacity(4096);
+    let (backend, why) =
+        GpuBackend::auto(None, &sim, GpuOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        backend.is_none() && why.contains("Jäger") && why.contains("4096") && why.contains("32"),
+        "{why}"
+    );
+    let e = GpuBackend::new(None, &sim, GpuOptions::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("capacity ≤ 32") && e.contains("(0, 0)"), "{e}");
+    let (_, why) = GpuBackend::auto(None, &with_capacity(32), GpuOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!why.contains("Jäger"), "{why}");
+    GpuBackend::new(None, &with_capacity(32), GpuOptions::default())
+        .unwrap_or_else(|e| panic!("32 points: {e}"));
+}

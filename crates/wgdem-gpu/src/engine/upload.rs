@@ -27,7 +27,7 @@ use crate::shared::{self, A_SIDE};
 /// dispatch can cover or a slot's partner word can name, more walls than a wall mask has bits.
 pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(), GpuError> {
     if let Some((_, refusal)) = cpu_only(sim) {
-        return Err(GpuError::Unsupported(refusal.to_owned()));
+        return Err(GpuError::Unsupported(refusal));
     }
     let n = sim.particles.len();
     if n == 0 {
@@ -62,19 +62,31 @@ pub(super) fn check_scene(device: &wgpu::Device, sim: &Simulation) -> Result<(),
 }
 
 /// What in `sim` only the CPU reference runs, whatever the adapter: the reason `auto` gives
-/// for taking the CPU, and the GPU engine's refusal.
-pub(crate) fn cpu_only(sim: &Simulation) -> Option<(&'static str, &'static str)> {
+/// for taking the CPU, and the GPU engine's refusal. The conventional linear algorithm, and a
+/// Jäger history capacity beyond the GPU's slots ([`shared::JAGER_GPU_CAPACITY`] points: the
+/// exact histories of Kuhn & Jäger's presets hold 4 096).
+pub(crate) fn cpu_only(sim: &Simulation) -> Option<(String, String)> {
+    use wgdem_core::contact::model::PairModel;
     let nm = sim.n_materials();
-    let conventional = (0..nm * nm).any(|k| {
-        matches!(
-            sim.pair(k / nm, k % nm).model(),
-            wgdem_core::contact::model::PairModel::Linear { refined: false, .. }
-        )
-    });
-    conventional.then_some((
-        "a linear pair has refined = false (the conventional algorithm, for comparisons), which only the CPU reference runs",
-        "a linear pair with refined = false (the conventional algorithm, for comparisons) runs on the CPU reference only; use --backend cpu",
-    ))
+    let models = || (0..nm * nm).map(|k| (k / nm, k % nm, sim.pair(k / nm, k % nm).model()));
+    if models().any(|(_, _, m)| matches!(m, PairModel::Linear { refined: false, .. })) {
+        return Some((
+            "a linear pair has refined = false (the conventional algorithm, for comparisons), which only the CPU reference runs".to_owned(),
+            "a linear pair with refined = false (the conventional algorithm, for comparisons) runs on the CPU reference only; use --backend cpu".to_owned(),
+        ));
+    }
+    let cap = shared::JAGER_GPU_CAPACITY;
+    models().find_map(|(a, b, m)| match m {
+        PairModel::Jager { capacity, .. } if capacity > cap => Some((
+            format!(
+                "material pair ({a}, {b}) keeps Jäger histories of up to {capacity} points, beyond the GPU engine's {cap}"
+            ),
+            format!(
+                "material pair ({a}, {b}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {cap}; set capacity ≤ {cap}"
+            ),
+        )),
+        _ => None,
+    })
 }
 
 /// The CPU reference's skin (m): 10 % of the smallest diameter.
