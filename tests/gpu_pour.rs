@@ -376,16 +376,10 @@ gravity = [0.0, 0.0, 0.0]
 [contact]
 law = "hertz"
 history = "true"
-[[materials]]
-name = "glass"
-density = 2550.0
-friction = 0.3
-young_modulus = 1e7
-poisson_ratio = 0.22
-restitution = 0.4
+# fixture: material_m
 [[particles]]
 kind = "random"
-material = "glass"
+material = "m"
 count = 64
 region = { min = [0.0, 0.0, 0.0], max = [0.2, 0.2, 0.2] }
 size = { distribution = "uniform", min_diameter = 0.002, max_diameter = 0.006 }
