@@ -72,7 +72,7 @@ pub(crate) fn cpu_only(sim: &Simulation) -> Option<(String, String)> {
     if models().any(|(_, _, m)| matches!(m, PairModel::Linear { refined: false, .. })) {
         return Some((
             "a linear pair has refined = false (the conventional algorithm, for comparisons), which only the CPU reference runs".to_owned(),
-            "a linear pair with refined = false (the conventional algorithm, for comparisons) runs on the CPU reference only; use --backend cpu".to_owned(),
+            "a linear pair with refined = false (the conventional algorithm, for comparisons) runs on the CPU reference only".to_owned(),
         ));
     }
     let cap = shared::JAGER_GPU_CAPACITY;
