@@ -730,7 +730,7 @@ fn a_cell_test_on_the_gpu_engine_resumes_to_the_same_bits_and_probes() {
 /// does a count of the wrong slots. Measured on lavapipe: CPU 6.3–7.6 points a row, GPU
 /// 6.2–7.0, means 7.07 and 6.68.
 #[test]
-#[ignore = "long tier: lavapipe compiles the Jäger kernels (16 points) of a periodic scene in about 3 minutes on a cold shader cache (the test: 241 s cold, 42 s cached)"]
+#[ignore = "long tier: lavapipe compiles the Jäger kernels (16 points) of a periodic scene in about 3 minutes on a cold shader cache (the test: 182 s cold, 42 s cached)"]
 fn a_jager_cell_test_counts_the_gpu_engines_histories() {
     let text = short_of(
         "assets/cell/quick_jager_biaxial.toml",

@@ -109,8 +109,11 @@ pub struct Specialization {
     /// rolling resistance.
     pub models: u32,
     /// Neighbour slots per particle the list build can hold (`NEIGHBOUR_SLOTS`, the size of
-    /// its private arrays; see neighbours.wgsl); the engine's must not exceed it (a regrown
-    /// neighbour table recompiles the kernels).
+    /// its private arrays; see neighbours.wgsl); the engine's must not exceed it. The engine
+    /// rounds it up to a multiple of [`NEIGHBOUR_SLOTS_STEP`], so that most regrowths of the
+    /// table leave the list build as it is; only the list build's source depends on it (the
+    /// other kernels are composed without it), so a regrowth that changes it recompiles that
+    /// one kernel.
     pub slots: u32,
     /// Whether the per-step kernels hold the per-particle arrays and neighbour slots as
     /// 64-bit words (the `words64` flag of common.wgsl: the same bytes, each pair of u32 words
@@ -124,6 +127,16 @@ pub struct Specialization {
     /// the pair record at an index known when it is compiled (one load for all invocations,
     /// not one per invocation, on lavapipe).
     pub one_material: Option<u32>,
+}
+
+/// [`Specialization::slots`] is a multiple of this: a driver compiles each kernel variant at
+/// its first use (lavapipe: about 12 s for an engine's Hertz kernels on a cold shader cache),
+/// and a table regrown by a few slots then keeps its list build.
+pub const NEIGHBOUR_SLOTS_STEP: u32 = 8;
+
+/// The list build's capacity ([`Specialization::slots`]) for a table of `slots` per particle.
+pub fn neighbour_slots_for(slots: u32) -> u32 {
+    slots.max(1).div_ceil(NEIGHBOUR_SLOTS_STEP) * NEIGHBOUR_SLOTS_STEP
 }
 
 /// The most walls a scene may have (one bit each in a particle's wall mask).
@@ -148,7 +161,8 @@ fn working_jager_points(slots: SlotKind) -> u32 {
     }
 }
 
-/// `package::spec`: the numbers a kernel is compiled for.
+/// `package::spec`: the numbers a kernel is compiled for; `NEIGHBOUR_SLOTS` only where
+/// `spec.slots` is set (the list build's).
 fn spec_module(slots: SlotKind, spec: Specialization, jager_cap: u32) -> String {
     let points = match slots {
         SlotKind::Jager(points) => points,
@@ -162,13 +176,16 @@ const JAGER_CAP: u32 = {jager_cap}u;
 const MODELS_PRESENT: u32 = {}u;
 const ONE_MATERIAL: bool = {};
 const THE_MATERIAL: u32 = {}u;
-const NEIGHBOUR_SLOTS: u32 = {}u;
-",
+{}",
         slots.words(),
         spec.models,
         spec.one_material.is_some(),
         spec.one_material.unwrap_or(0),
-        spec.slots.max(1)
+        if spec.slots > 0 {
+            format!("const NEIGHBOUR_SLOTS: u32 = {}u;\n", spec.slots)
+        } else {
+            String::new()
+        }
     )
 }
 
@@ -383,6 +400,13 @@ pub fn kernel_specialized(name: &str, slots: SlotKind, spec: Specialization) -> 
     // Composing takes about 10 ms a kernel; an engine compiles 23 and a regrowth or a new
     // engine of the same kind compiles the same again, so each is composed once a process.
     static COMPOSED: LazyLock<Mutex<HashMap<KernelKey, Arc<str>>>> = LazyLock::new(Mutex::default);
+    // Only the list build's source depends on the slot count (`NEIGHBOUR_SLOTS`); the other
+    // kernels are composed without it, so that a regrown table recompiles the list build alone.
+    let spec = if *name == "neighbours" {
+        spec
+    } else {
+        Specialization { slots: 0, ..spec }
+    };
     let key = (*name, slots, spec);
     if let Some(src) = COMPOSED.lock().ok().and_then(|c| c.get(&key).cloned()) {
         return src.to_string();

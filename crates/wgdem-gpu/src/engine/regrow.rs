@@ -76,15 +76,19 @@ impl GpuEngine {
         self.shape.params.chunk_particles = self.buffers.chunks[0].count;
         self.shape.params.chunks = self.buffers.chunks.len() as u32;
         self.shape.params.slots = new_k as u32;
-        // The list build's private arrays must hold the new lists.
-        self.pipelines.spec.slots = new_k as u32;
-        self.pipelines.kernels = Kernels::new(
-            &self.device,
-            self.shape.slot_kind,
-            self.pipelines.spec,
-            self.pipelines.kernels.steps.is_some(),
-            self.pipelines.kernels.cell_reduce.is_some(),
-        );
+        // The list build's private arrays must hold the new lists: where they do not, the
+        // kernels are made again (only the list build's source changes).
+        let capacity = crate::shaders::neighbour_slots_for(new_k as u32);
+        if capacity != self.pipelines.spec.slots {
+            self.pipelines.spec.slots = capacity;
+            self.pipelines.kernels = Kernels::new(
+                &self.device,
+                self.shape.slot_kind,
+                self.pipelines.spec,
+                self.pipelines.kernels.steps.is_some(),
+                self.pipelines.kernels.cell_reduce.is_some(),
+            );
+        }
         self.tables_resized();
         Ok(())
     }

@@ -461,7 +461,8 @@ impl Buffers {
 
 /// What the kernels are compiled for: the scene's models and its one material, where
 /// `options.specialize`, else every model; 64-bit words where asked and the device has them.
-/// The list build's private arrays are sized for the table's slots in either case.
+/// The list build's private arrays are sized for the table's slots in either case, rounded up
+/// to a multiple of [`shaders::NEIGHBOUR_SLOTS_STEP`].
 pub(super) fn specialization(
     device: &wgpu::Device,
     options: &GpuOptions,
@@ -473,7 +474,7 @@ pub(super) fn specialization(
         let material = &scene.material;
         shaders::Specialization {
             models: model_mask(&scene.pair_table),
-            slots: params.slots,
+            slots: shaders::neighbour_slots_for(params.slots),
             words64,
             one_material: material
                 .first()
@@ -482,7 +483,7 @@ pub(super) fn specialization(
         }
     } else {
         shaders::Specialization {
-            slots: params.slots,
+            slots: shaders::neighbour_slots_for(params.slots),
             words64,
             ..shaders::Specialization::ANY
         }
