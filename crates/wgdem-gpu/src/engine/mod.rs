@@ -429,16 +429,22 @@ impl GpuEngine {
             .write_buffer(&self.buffers.pair_table, 0, bytemuck::cast_slice(&table));
         if models & !self.pipelines.spec.models != 0 {
             self.pipelines.spec.models |= models;
-            self.pipelines.kernels = Kernels::new(
-                &self.device,
-                self.shape.slot_kind,
-                self.pipelines.spec,
-                self.pipelines.kernels.steps.is_some(),
-                self.pipelines.kernels.cell_reduce.is_some(),
-            );
+            self.remake_kernels();
             self.rebind();
         }
         Ok(())
+    }
+
+    /// Makes the kernels again for `self.pipelines.spec` (after it changed), with the paths
+    /// this engine has (the single workgroup's, a periodic cell's stress sums).
+    fn remake_kernels(&mut self) {
+        self.pipelines.kernels = Kernels::new(
+            &self.device,
+            self.shape.slot_kind,
+            self.pipelines.spec,
+            self.pipelines.kernels.steps.is_some(),
+            self.pipelines.kernels.cell_reduce.is_some(),
+        );
     }
 
     /// Takes over `sim`'s gravity and local damping from the next step on (contact history,

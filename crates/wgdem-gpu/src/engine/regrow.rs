@@ -3,7 +3,6 @@
 //! table gives.
 
 use super::GpuEngine;
-use super::kernels::Kernels;
 use super::state::{
     SLOT_HEADROOM, check_table, dispatch_args, empty_wall_slots, init, slot_chunks, wall_words,
 };
@@ -81,13 +80,7 @@ impl GpuEngine {
         let capacity = crate::shaders::neighbour_slots_for(new_k as u32);
         if capacity != self.pipelines.spec.slots {
             self.pipelines.spec.slots = capacity;
-            self.pipelines.kernels = Kernels::new(
-                &self.device,
-                self.shape.slot_kind,
-                self.pipelines.spec,
-                self.pipelines.kernels.steps.is_some(),
-                self.pipelines.kernels.cell_reduce.is_some(),
-            );
+            self.remake_kernels();
         }
         self.tables_resized();
         Ok(())
