@@ -58,9 +58,19 @@ fn setup(text: &str) -> CellSetup {
 }
 
 fn run(text: &str, dir: &Path) -> CellSummary {
+    run_on(text, dir, |_| CpuBackend)
+}
+
+/// [`run`] on the backend `backend` makes for the test's simulation.
+fn run_on<B: wgdem_core::runner::Backend>(
+    text: &str,
+    dir: &Path,
+    backend: impl FnOnce(&wgdem_core::cpu::Simulation) -> B,
+) -> CellSummary {
     let mut run = CellRun::create(setup(text), dir, false, Box::new(wgdem_io::TestFiles))
         .unwrap_or_else(|e| panic!("{e}"));
-    run.run(&mut CpuBackend, None, |_| {})
+    let mut backend = backend(run.simulation());
+    run.run(&mut backend, None, |_| {})
         .unwrap_or_else(|e| panic!("{e}"))
         .expect("ran to the end")
 }
@@ -740,18 +750,9 @@ fn a_jager_cell_test_counts_the_gpu_engines_histories() {
     run(&text, cpu_dir.path());
     let Some(ctx) = common::gpu() else { return };
     let gpu_dir = tempfile::tempdir().expect("temp dir");
-    let mut gpu_run = CellRun::create(
-        setup(&text),
-        gpu_dir.path(),
-        false,
-        Box::new(wgdem_io::TestFiles),
-    )
-    .expect("create");
-    let mut gpu = common::gpu_backend(&ctx, gpu_run.simulation(), wgdem_gpu::GpuOptions::default());
-    gpu_run
-        .run(&mut gpu, None, |_| {})
-        .unwrap_or_else(|e| panic!("{e}"))
-        .expect("ran to the end");
+    run_on(&text, gpu_dir.path(), |sim| {
+        common::gpu_backend(&ctx, sim, wgdem_gpu::GpuOptions::default())
+    });
     let loading_means = |dir: &Path| -> Vec<f64> {
         rows(dir)
             .into_iter()

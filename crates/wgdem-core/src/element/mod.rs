@@ -280,12 +280,14 @@ impl CellRun {
             let advanced = self.advance(backend, every);
             crate::output::guarded(self.dir.path(), &self.sim, advanced)?;
             // The row's unbalanced force ratio needs the last step's net forces.
-            backend.read_forces(&mut self.sim)?;
             if backend.name() != "cpu" && self.sim.uses_jager() {
                 // The row counts the Jäger contacts' history points (`history_points_*`) in
-                // the host's copy of the state: the engine's histories, handed over.
+                // the host's copy of the state: the engine's histories, handed over with the
+                // forces in one readback.
                 let histories = backend.contact_histories(&mut self.sim)?;
                 self.sim.adopt_histories(histories);
+            } else {
+                backend.read_forces(&mut self.sim)?;
             }
             let seconds = t0.elapsed().as_secs_f64();
             self.state.wall_seconds += seconds;

@@ -268,9 +268,10 @@ impl GpuEngine {
             SlotKind::Jager(points) => points as usize,
             _ => 0,
         };
-        // A slot's tangential vector and aux words (zero in narrow slots) as the CPU's history
-        // of `kind`; a Jäger history from the slot's words `s`.
-        let history = |kind: &ContactKind, tangential: DVec3, aux_words: [u32; 3], s: &[u32]| {
+        // The slot `s` (its tangential vector `tangential`, with a wall slot's low part) as the
+        // CPU's history of `kind`.
+        let history = |kind: &ContactKind, tangential: DVec3, s: &[u32]| {
+            let aux_words = aux_of(s);
             let aux = aux_words[0];
             Some(match kind {
                 ContactKind::Spring(p)
@@ -315,7 +316,7 @@ impl GpuEngine {
                 }
                 let (a, b) = (ids[i], ids[slot.partner_index() as usize]);
                 let kind = sim.pair_kind(a as usize, b as usize);
-                match history(&kind, slot.tangential(), aux_of(s), s) {
+                match history(&kind, slot.tangential(), s) {
                     Some(h) if !h.is_blank() => {
                         out.pairs.insert((a, b), h);
                     }
@@ -346,7 +347,7 @@ impl GpuEngine {
                     // The low part of the history follows the neighbour slot (`WallSlot`).
                     let tangential = slot.tangential() + d3_words(&s[w..w + 3]);
                     let kind = sim.wall_kind(wall as usize, i as usize);
-                    match history(&kind, tangential, aux_of(s), s) {
+                    match history(&kind, tangential, s) {
                         Some(h) if !h.is_blank() => {
                             out.walls.insert((wall, i), h);
                         }

@@ -349,6 +349,15 @@ pub(super) fn v4(x: DVec3) -> [f32; 4] {
     [x.x as f32, x.y as f32, x.z as f32, 0.0]
 }
 
+/// The GPU engine's refusal of material pair (`a`, `b`)'s Jäger history capacity beyond its
+/// slots' [`crate::shared::JAGER_GPU_CAPACITY`] points.
+pub(super) fn jager_capacity_refusal(a: usize, b: usize, capacity: usize) -> String {
+    let cap = crate::shared::JAGER_GPU_CAPACITY;
+    format!(
+        "material pair ({a}, {b}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {cap}; set capacity ≤ {cap}"
+    )
+}
+
 /// The slots the pairs of `sim` need: 16 bytes for the spring–dashpot; 32 bytes carry the Kuhn
 /// and hill models' extra state and type C rolling resistance's spring torque; Jäger slots add
 /// the contact frame and the largest history capacity in points.
@@ -368,12 +377,10 @@ pub(super) fn slot_kind_for(sim: &Simulation) -> Result<SlotKind, GpuError> {
         match sim.pair(k / nm, k % nm).model() {
             wgdem_core::contact::model::PairModel::Jager { capacity, .. } => {
                 if capacity > crate::shared::JAGER_GPU_CAPACITY {
-                    return Err(GpuError::Unsupported(format!(
-                        "material pair ({}, {}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {}; set capacity ≤ {}",
+                    return Err(GpuError::Unsupported(jager_capacity_refusal(
                         k / nm,
                         k % nm,
-                        crate::shared::JAGER_GPU_CAPACITY,
-                        crate::shared::JAGER_GPU_CAPACITY
+                        capacity,
                     )));
                 }
                 jager_points = jager_points.max(capacity.max(3) as u32);

@@ -12,7 +12,7 @@ use super::cell::CELL_SUMS_BYTES;
 use super::state::{
     Buffers, DriveTables, FORCE_TORQUE_BYTES, ORDER_PASSES, SlotChunk, check_table, dispatch_args,
     drive_tables, empty_wall_slots, gpu_walls, hash_table_bits, init, initial_slots, initial_work,
-    model_mask, pair_table, split, split3, v4, wall_words, zeroed,
+    jager_capacity_refusal, model_mask, pair_table, split, split3, v4, wall_words, zeroed,
 };
 use super::tables::STEPS;
 use super::{GpuOptions, SINGLE_WORKGROUP_MAX, SINGLE_WORKGROUP_MAX_HARDWARE, WG64};
@@ -81,9 +81,7 @@ pub(crate) fn cpu_only(sim: &Simulation) -> Option<(String, String)> {
             format!(
                 "material pair ({a}, {b}) keeps Jäger histories of up to {capacity} points, beyond the GPU engine's {cap}"
             ),
-            format!(
-                "material pair ({a}, {b}): a Jäger history capacity of {capacity} points exceeds the GPU engine's {cap}; set capacity ≤ {cap}"
-            ),
+            jager_capacity_refusal(a, b, capacity),
         )),
         _ => None,
     })
