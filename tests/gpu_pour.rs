@@ -203,7 +203,7 @@ fn gpu_runs_are_bitwise_reproducible_and_regrowth_changes_nothing() {
             (rows_at_start, engine.wall_rows()),
         )
     };
-    // Tables sized from the scene (the rain starts with no contact, so 4 slots).
+    // Tables sized from the scene (the rain starts with no contact, so `SLOT_HEADROOM` slots).
     let (a, grown_a, slots_a, rows_a) = run(0, 0);
     let (b, _, _, _) = run(0, 0);
     let (c, grown_c, slots_c, _) = run(1, 0);
