@@ -82,6 +82,13 @@ pub struct BenchReport {
     pub wall_rows: u32,
     /// Times a table was regrown during the run; 0 on the CPU.
     pub regrowths: u32,
+    /// Neighbour-list builds during the timed steps: a build is the sort and the list
+    /// passes, taken where some sphere has moved half the skin, so a falling or flowing
+    /// packing builds far more often than a settled one.
+    pub neighbour_builds: u64,
+    /// Neighbour-list builds during the profiled steps (GPU only; 0 on the CPU): the rebuild
+    /// stages' times are averages over these builds and the steps without one.
+    pub profiled_neighbour_builds: u64,
     /// Measured device copy bandwidth, read plus write (bytes/s); 0 on the CPU.
     pub copy_bandwidth_bytes_per_second: f64,
 }
@@ -165,7 +172,7 @@ pub fn run(
     let (sim, name, model, first) = build(specimen, &mut log)?;
     let after_s = first as f64 * sim.dt;
     let n = sim.particles.len();
-    let timed = |wall: f64, after: &Simulation| BenchReport {
+    let timed = |wall: f64, after: &Simulation, builds: u64| BenchReport {
         backend: "cpu",
         adapter: "CPU reference (f64, one thread)".to_owned(),
         specimen: name.clone(),
@@ -192,14 +199,18 @@ pub fn run(
         neighbour_slots: 0,
         wall_rows: 0,
         regrowths: 0,
+        neighbour_builds: builds,
+        profiled_neighbour_builds: 0,
         copy_bandwidth_bytes_per_second: 0.0,
     };
     if !gpu {
         let mut cpu = sim;
         cpu.run(first + WARM_UP);
+        let builds = cpu.neighbour_builds;
         let t0 = Instant::now();
         cpu.run(steps);
-        return Ok(timed(t0.elapsed().as_secs_f64(), &cpu));
+        let wall = t0.elapsed().as_secs_f64();
+        return Ok(timed(wall, &cpu, cpu.neighbour_builds - builds));
     }
     gpu_run(&sim, first, steps, adapter, settings, &mut log, timed)
 }
@@ -213,7 +224,7 @@ fn gpu_run(
     adapter: Option<&str>,
     settings: crate::GpuSettings,
     log: &mut impl FnMut(&str),
-    timed: impl Fn(f64, &Simulation) -> BenchReport,
+    timed: impl Fn(f64, &Simulation, u64) -> BenchReport,
 ) -> Result<BenchReport, String> {
     use wgdem_gpu::{GpuContext, GpuEngine, STAGES};
     let n = sim.particles.len();
@@ -228,12 +239,15 @@ fn gpu_run(
     engine.run(first + WARM_UP).map_err(|e| e.to_string())?;
     engine.reorder_next_batch();
     engine.run(WARM_UP).map_err(|e| e.to_string())?;
+    let builds = |engine: &GpuEngine| engine.neighbour_builds().map_err(|e| e.to_string());
+    let before = builds(&engine)?;
     let t0 = Instant::now();
     engine.run(steps).map_err(|e| e.to_string())?;
     let wall = t0.elapsed().as_secs_f64();
-    // Stage shares over a tenth of the timed steps (at least 5).
-    let profiled = (steps / 10).max(5);
+    let timed_builds = builds(&engine)? - before;
+    let profiled = profiled_steps(steps);
     let times = engine.profile_stages(profiled).map_err(|e| e.to_string())?;
+    let profiled_builds = builds(&engine)? - before - timed_builds;
     let mut after = sim.clone();
     engine.read_into(&mut after).map_err(|e| e.to_string())?;
     let listed = engine.listed_per_particle().map_err(|e| e.to_string())?;
@@ -277,8 +291,9 @@ fn gpu_run(
         neighbour_slots: engine.slots(),
         wall_rows: engine.wall_rows(),
         regrowths: engine.regrowths,
+        profiled_neighbour_builds: u64::from(profiled_builds),
         copy_bandwidth_bytes_per_second: copy,
-        ..timed(wall, &after)
+        ..timed(wall, &after, u64::from(timed_builds))
     })
 }
 
@@ -291,9 +306,24 @@ fn gpu_run(
     _adapter: Option<&str>,
     _settings: crate::GpuSettings,
     _log: &mut impl FnMut(&str),
-    _timed: impl Fn(f64, &Simulation) -> BenchReport,
+    _timed: impl Fn(f64, &Simulation, u64) -> BenchReport,
 ) -> Result<BenchReport, String> {
     Err(crate::gpu::unavailable())
+}
+
+/// The steps over which a GPU bench takes its stage shares: a tenth of the timed steps, at
+/// least 5.
+fn profiled_steps(steps: u64) -> u64 {
+    (steps / 10).max(5)
+}
+
+/// `builds` over `steps` in words: one build every so many steps, or none.
+fn builds_per_step(builds: u64, steps: u64) -> String {
+    if builds == 0 {
+        "none".to_owned()
+    } else {
+        format!("one every {:.1} steps", steps as f64 / builds as f64)
+    }
 }
 
 fn contacts_per_particle(sim: &Simulation) -> f64 {
@@ -353,6 +383,11 @@ pub fn print(r: &BenchReport) {
     println!("particle_steps_per_s   {:.3e}", r.particle_steps_per_s);
     println!("contacts_per_particle       {:.2}", r.contacts_per_particle);
     println!("contact_steps_per_s    {:.3e}", r.contact_steps_per_s);
+    println!(
+        "neighbour_builds            {} in the timed steps ({})",
+        r.neighbour_builds,
+        builds_per_step(r.neighbour_builds, r.steps)
+    );
     if r.backend == "gpu" {
         println!(
             "gpu_bytes_per_particle      {:.0}",
@@ -375,6 +410,11 @@ pub fn print(r: &BenchReport) {
         );
         let total: f64 = r.stages.iter().map(|s| s.seconds_per_step).sum();
         println!("stage times per step ({}):", r.stage_timer);
+        println!(
+            "  over {} profiled steps with {} neighbour builds: the rebuild stages average the steps with a build and without",
+            profiled_steps(r.steps),
+            r.profiled_neighbour_builds
+        );
         println!(
             "  {:<14} {:>10} {:>7} {:>12} {:>10} {:>10} {:>10}",
             "stage", "ms", "share", "B/particle", "GB/s", "of copy", "cpu ms"
