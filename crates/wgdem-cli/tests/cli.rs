@@ -295,6 +295,11 @@ fn bench_reports_json_on_both_backends() {
             per_s >= 0.5 * c * rate * (1.0 - 1e-12) && per_s <= c * rate,
             "{backend}: {per_s} contact-steps/s against {c} × {rate}"
         );
+        // The lattice's lower half moves 10 steps at 0.01 m/s, far less than half the skin:
+        // no build in the timed steps (the warm-up's builds, the reorder's included, are not
+        // theirs), nor in the GPU's profiled ones.
+        assert_eq!(v["neighbour_builds"], 0, "{backend}");
+        assert_eq!(v["profiled_neighbour_builds"], 0, "{backend}");
         if backend == "gpu" {
             assert!(
                 v["gpu_bytes_per_particle"]
