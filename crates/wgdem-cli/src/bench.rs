@@ -244,10 +244,10 @@ fn gpu_run(
     let t0 = Instant::now();
     engine.run(steps).map_err(|e| e.to_string())?;
     let wall = t0.elapsed().as_secs_f64();
-    let timed_builds = builds(&engine)? - before;
+    let after_timed = builds(&engine)?;
     let profiled = profiled_steps(steps);
     let times = engine.profile_stages(profiled).map_err(|e| e.to_string())?;
-    let profiled_builds = builds(&engine)? - before - timed_builds;
+    let profiled_builds = builds(&engine)? - after_timed;
     let mut after = sim.clone();
     engine.read_into(&mut after).map_err(|e| e.to_string())?;
     let listed = engine.listed_per_particle().map_err(|e| e.to_string())?;
@@ -293,7 +293,7 @@ fn gpu_run(
         regrowths: engine.regrowths,
         profiled_neighbour_builds: u64::from(profiled_builds),
         copy_bandwidth_bytes_per_second: copy,
-        ..timed(wall, &after, u64::from(timed_builds))
+        ..timed(wall, &after, u64::from(after_timed - before))
     })
 }
 

@@ -21,11 +21,8 @@ use crate::shared::{self, PERMUTE_BLOCK};
 /// regrowth. Every particle holds the table's slots, so each slot of headroom costs every
 /// particle a slot (16 B, 32 B wide, 560 B for a Jäger slot of 32 points), while a regrowth
 /// only reads the table back once and repeats one step (the list build is compiled again only
-/// where its private arrays, a multiple of 8, no longer hold the lists). Measured with 4, 2, 1
-/// and 0 on the settling twin of LIGGGHTS's `in.prep` (1, 2, 3 and 6 regrowths to 15, 14, 13
-/// and 12 slots, the same bits and wall time within the runs' spread) and on the
-/// polydisperse shear box's rain (6, 9 and 14 regrowths to 19, 16 and 15 slots with 4, 1 and
-/// 0); CHANGELOG.md.
+/// where its private arrays, a multiple of 8, no longer hold the lists). The choice among 0–4
+/// is measured in docs/performance.md (GPU memory rows).
 pub const SLOT_HEADROOM: u32 = 1;
 
 /// Neighbour slots for a new engine on `sim`: the most partners any particle has within the
