@@ -6,7 +6,7 @@
 // `contact_params` and `contact_force` are the twins of `PairParams::contact_params` and
 // `contact::contact_force` in `crates/wgdem-core`, with the same argument order.
 
-import package::shared::{A_SIDE, DAMPING_TSUJI, HISTORY_PSEUDO, HISTORY_TRUE, LAW_HERTZ};
+import package::shared::{A_SIDE, DAMPING_TSUJI, HISTORY_PSEUDO, HISTORY_TRUE, LAW_HERTZ, NO_WALL};
 import package::spec::{JAGER_POINTS};
 
 struct SimParams {
@@ -132,15 +132,43 @@ fn spin_of(vel: vec4<f32>, pred: Predicted) -> vec3<f32> {
 // pair's body A) and this side's copy of the pair's tangential history.
 // A narrow slot (16 bytes) holds the spring–dashpot history; a wide one (`slot_wide`, 32
 // bytes) four words of model state (`aux`) for the Kuhn and hill models and type C rolling;
-// a Jäger slot (`slot_jager`) a wide one plus the contact frame and `JAGER_POINTS` history
-// points, the tangential force in the contact frame and the point count in `tangential`.
+// a Jäger slot (`slot_jager`) a wide one plus the contact frame, the tangential force in the
+// contact frame and the point count in `tangential`, and in storage (`JagerSlot`) its
+// `JAGER_POINTS` history points after them.
 // `SLOT_WORDS` (package::spec) is the slot's size in u32 words.
+// `Slot` is the value a kernel carries: a Jäger slot's head without its points, which stay in
+// storage and are read and written there one at a time (contact_forces.wgsl `stack_point`).
+// Carried whole, a 32-point slot was copied half a kilobyte at a time through every load,
+// constructor and return, which lavapipe compiled into minutes of LLVM and ran lane by lane.
 struct Slot {
     tangential: vec3<f32>,
     partner: u32,
     @if(slot_wide || slot_jager) aux: vec4<f32>,
     @if(slot_jager) frame: vec4<f32>,
-    @if(slot_jager) points: array<vec4<f32>, JAGER_POINTS>,
+}
+// A Jäger slot as stored: the head (`Slot`'s fields) and the history points (ζ*, F*, p*ₓ, p*ᵧ);
+// points at and past the count are not read (a contact that ends sets the count to 0 only).
+@if(slot_jager)
+struct JagerSlot {
+    tangential: vec3<f32>,
+    partner: u32,
+    aux: vec4<f32>,
+    frame: vec4<f32>,
+    points: array<vec4<f32>, JAGER_POINTS>,
+}
+// A slot as stored in the neighbour and wall tables (the f32 struct form; `SlotWords` below
+// is the contact kernels' form of the neighbour table).
+@if(!slot_jager)
+alias StoredSlot = Slot;
+@if(slot_jager)
+alias StoredSlot = JagerSlot;
+@if(!slot_jager)
+fn slot_head(s: StoredSlot) -> Slot {
+    return s;
+}
+@if(slot_jager)
+fn slot_head(s: StoredSlot) -> Slot {
+    return Slot(s.tangential, s.partner, s.aux, s.frame);
 }
 @if(!slot_wide && !slot_jager)
 fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
@@ -152,7 +180,7 @@ fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
 }
 @if(slot_jager)
 fn make_slot(tangential: vec3<f32>, partner: u32) -> Slot {
-    return Slot(tangential, partner, vec4<f32>(0.0), vec4<f32>(0.0), array<vec4<f32>, JAGER_POINTS>());
+    return Slot(tangential, partner, vec4<f32>(0.0), vec4<f32>(0.0));
 }
 @if(!slot_wide && !slot_jager)
 fn slot_aux(s: Slot) -> vec4<f32> {
@@ -166,11 +194,7 @@ fn slot_aux(s: Slot) -> vec4<f32> {
 fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
     return s;
 }
-@if(slot_wide)
-fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
-    return Slot(s.tangential, s.partner, aux);
-}
-@if(slot_jager)
+@if(slot_wide || slot_jager)
 fn with_aux(s: Slot, aux: vec4<f32>) -> Slot {
     var out = s;
     out.aux = aux;
@@ -188,8 +212,19 @@ fn partner_index(partner: u32) -> u32 {
 // One wall slot: a neighbour slot plus the low part of its tangential history (xyz), so that a
 // resting contact keeps the sub-ulp increments an f32 history would drop (see `two_sum`).
 struct WallSlot {
-    slot: Slot,
+    slot: StoredSlot,
     lo: vec4<f32>,
+}
+
+// An empty wall slot (no wall, no history), written whole where a row is emptied.
+@if(!slot_jager)
+fn empty_wall_slot() -> WallSlot {
+    return WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
+}
+@if(slot_jager)
+fn empty_wall_slot() -> WallSlot {
+    return WallSlot(JagerSlot(vec3<f32>(0.0), NO_WALL, vec4<f32>(0.0), vec4<f32>(0.0),
+        array<vec4<f32>, JAGER_POINTS>()), vec4<f32>(0.0));
 }
 
 struct ForceTorque {
@@ -211,7 +246,7 @@ alias PositionWords = Position;
 alias PredictedWords = Predicted;
 @if(!words64)
 alias ForceTorqueWords = ForceTorque;
-@if(!words64)
+@if(!words64 && !slot_jager)
 alias SlotWords = Slot;
 @if(!words64)
 alias U32x4Words = vec4<u32>;
@@ -255,14 +290,18 @@ fn force_torque_of(w: ForceTorqueWords) -> ForceTorque {
 fn force_torque_words(f: ForceTorque) -> ForceTorqueWords {
     return f;
 }
-@if(!words64)
+@if(!words64 && !slot_jager)
 fn slot_of(w: SlotWords) -> Slot {
     return w;
 }
-@if(!words64)
+@if(!words64 && !slot_jager)
 fn slot_words(s: Slot) -> SlotWords {
     return s;
 }
+// Jäger slots keep their struct form, read and written a field at a time by the contact
+// kernels (contact_forces.wgsl `load_slot`, `store_slot`).
+@if(slot_jager)
+alias SlotWords = JagerSlot;
 // The same as 64-bit words (`words64`, on devices with SHADER_INT64): each pair of u32 words
 // one u64, low word first, as the bytes lie. Jäger slots keep their struct form.
 @if(words64)
@@ -345,16 +384,6 @@ fn slot_of(w: SlotWords) -> Slot {
 fn slot_words(s: Slot) -> SlotWords {
     return vec4<u64>(u32x4_words(vec4<u32>(bitcast<vec3<u32>>(s.tangential), s.partner)),
         vec4_words(s.aux));
-}
-@if(words64 && slot_jager)
-alias SlotWords = Slot;
-@if(words64 && slot_jager)
-fn slot_of(w: SlotWords) -> Slot {
-    return w;
-}
-@if(words64 && slot_jager)
-fn slot_words(s: Slot) -> SlotWords {
-    return s;
 }
 
 // Overflow and capacity counters read back by the host.

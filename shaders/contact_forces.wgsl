@@ -38,7 +38,8 @@ import package::models::{
     HillState, JagerParams, KuhnParams, KuhnState, hill_params, hill_step, inv_rolling_inertia,
     jager_step, kuhn_step, rolling_torque,
 };
-import package::jager_slot::{jager_load, jager_store};
+import package::jager_slot::{jager_head, jager_head_state};
+import package::slot_tables::{IN_WALL_SLOTS, NOWHERE, slots, wall_slots};
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 // Per-particle arrays in their stored form (common.wgsl's words block: structs, or 64-bit words).
@@ -56,8 +57,7 @@ import package::jager_slot::{jager_load, jager_store};
 @if(!integrating) @group(0) @binding(6) var<storage, read> walls: array<Wall>;
 @if(integrating) @group(0) @binding(6) var<storage, read_write> walls: array<Wall>;
 @group(0) @binding(7) var<storage, read> count: array<u32>;
-@group(0) @binding(8) var<storage, read_write> slots: array<SlotWords>;
-@group(0) @binding(9) var<storage, read_write> wall_slots: array<WallSlot>;  // [row][slot]
+// (Bindings 8 and 9, the neighbour and wall slots, are `package::slot_tables`'s.)
 @group(0) @binding(10) var<storage, read_write> wall_partial: array<ForceTorque>;  // [group][wall]
 @group(0) @binding(11) var<storage, read_write> ft: array<ForceTorqueWords>;
 @group(0) @binding(12) var<storage, read_write> stats: array<U32x4Words>;  // [group]: pairs, walls, sliding
@@ -271,20 +271,21 @@ fn particle(
             overlap = (pi.hi.w - dot(rel_hi, normal)) * params.one
                 + (r_lo_i - dot(rel_lo, normal));
         }
-        var prev = WallSlot(make_slot(vec3<f32>(0.0), w), vec4<f32>(0.0));
+        var prev = make_slot(vec3<f32>(0.0), w);
+        var prev_lo = vec3<f32>(0.0);
         var had = false;  // in contact last step
         if held {
-            let old = wall_slots[wbase + k];
-            had = old.slot.partner == w;
+            let old = load_wall_slot(wbase + k);
+            had = old.partner == w;
             if had {
                 prev = old;
+                prev_lo = wall_slots[wbase + k].lo.xyz;
             }
         }
         if !hit {
             if had {
                 // The contact has ended: a later one starts afresh.
-                wall_slots[wbase + k] =
-                    WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
+                store_wall_slot(wbase + k, make_slot(vec3<f32>(0.0), NO_WALL), vec3<f32>(0.0));
             }
             continue;
         }
@@ -301,7 +302,9 @@ fn particle(
         let rel_displacement = rel_motion * params.dt;
         let rec = pair_table[wall.material * params.n_materials + mat_i];
         // A wall is body A with infinite radius and mass.
-        let out = evaluate_pair(rec, prev.slot, prev.lo.xyz, overlap, normal, rel_velocity,
+        // A Jäger history's points are read and written in the wall slot (nowhere without one).
+        let at = select(NOWHERE, IN_WALL_SLOTS | (wbase + k), held);
+        let out = evaluate_pair(rec, prev, at, prev_lo, overlap, normal, rel_velocity,
             rel_displacement, 0.5 * dot(wi, normal) * params.dt, qi.w.xyz, wi * params.dt, 1e30,
             pi.hi.w, 1e30, pi.lo.w, pi.lo.w, pi.hi.w);
         force += out.force;
@@ -310,7 +313,7 @@ fn particle(
             torque += out.torque;
         }
         if held {
-            wall_slots[wbase + k] = WallSlot(out.slot, vec4<f32>(out.lo, 0.0));
+            store_wall_slot(wbase + k, out.slot, out.lo);
         } else {
             // `rebuild.walls_near` sized the rows for every wall within the skin at the last
             // build, and `walls_alloc` gave each particle with such a wall a row: a contact
@@ -339,7 +342,7 @@ fn particle(
     let rec_same = pair_table[mat_i * params.n_materials + mat_i];
     let once = pairs_once();
     for (var s = 0u; s < n_slots; s++) {
-        let slot = slot_of(slots[base + s]);
+        let slot = load_slot(base + s);
         let j = partner_index(slot.partner);
         // Canonical order by stable id (the slot's `A_SIDE` bit): it fixes which body is A, and
         // so the sign of the stored history, whatever order the particles currently sit in.
@@ -402,7 +405,7 @@ fn particle(
         let bridged = uses_model(MODEL_HILL) && rec.model == MODEL_HILL && bitcast<u32>(aux.x) == MOISTURE_WET;
         if overlap <= 0.0 && !bridged {
             // A later contact starts afresh.
-            slots[base + s] = slot_words(make_slot(vec3<f32>(0.0), slot.partner));
+            store_slot(base + s, make_slot(vec3<f32>(0.0), slot.partner));
             if once {
                 let h = 2u * link[base + s];
                 hand[h] = vec4_words(vec4<f32>(0.0));
@@ -442,7 +445,7 @@ fn particle(
         let m_eff = ma * mb / (ma + mb);
         let r_eff = ra * rb / (ra + rb);
         // Neighbour slots keep a single-f32 history (no low part).
-        let out = evaluate_pair(rec, slot, vec3<f32>(0.0), overlap, normal, rel_velocity,
+        let out = evaluate_pair(rec, slot, base + s, vec3<f32>(0.0), overlap, normal, rel_velocity,
             rel_displacement, twirl, rel_spin, rel_rotation, ra, rb, ma, mb, m_eff, r_eff);
         // The two shares: `out.force` on B with its torque about B's centre (B's lever arm is
         // `lever_j` on A's side), the opposite on A (and so the rolling torque), each torque as
@@ -474,7 +477,7 @@ fn particle(
             hand[h] = vec4_words(vec4<f32>(out.force, out.elastic));
             hand[h + 1u] = vec4_words(vec4<f32>(torque_b, out.dissipated));
         }
-        slots[base + s] = slot_words(out.slot);
+        store_slot(base + s, out.slot);
     }
 
     // Evaluating pairs once, the contact work of this particle's B sides is still to come
@@ -586,11 +589,59 @@ fn uses_rolling() -> bool {
     return (MODELS_PRESENT & ROLLING_PRESENT) != 0u;
 }
 
+// Neighbour slot k's head (`Slot`), and writing it back: a Jäger slot's field by field, its
+// points staying where they are (`stack_point`).
+@if(!slot_jager)
+fn load_slot(k: u32) -> Slot {
+    return slot_of(slots[k]);
+}
+@if(!slot_jager)
+fn store_slot(k: u32, s: Slot) {
+    slots[k] = slot_words(s);
+}
+@if(slot_jager)
+fn load_slot(k: u32) -> Slot {
+    let w = &slots[k];
+    return Slot((*w).tangential, (*w).partner, (*w).aux, (*w).frame);
+}
+@if(slot_jager)
+fn store_slot(k: u32, s: Slot) {
+    let w = &slots[k];
+    (*w).tangential = s.tangential;
+    (*w).partner = s.partner;
+    (*w).aux = s.aux;
+    (*w).frame = s.frame;
+}
+
+// Wall slot k's head and the low part of its history, the same way.
+@if(!slot_jager)
+fn load_wall_slot(k: u32) -> Slot {
+    return wall_slots[k].slot;
+}
+@if(!slot_jager)
+fn store_wall_slot(k: u32, s: Slot, lo: vec3<f32>) {
+    wall_slots[k] = WallSlot(s, vec4<f32>(lo, 0.0));
+}
+@if(slot_jager)
+fn load_wall_slot(k: u32) -> Slot {
+    let w = &wall_slots[k].slot;
+    return Slot((*w).tangential, (*w).partner, (*w).aux, (*w).frame);
+}
+@if(slot_jager)
+fn store_wall_slot(k: u32, s: Slot, lo: vec3<f32>) {
+    let w = &wall_slots[k].slot;
+    (*w).tangential = s.tangential;
+    (*w).partner = s.partner;
+    (*w).aux = s.aux;
+    (*w).frame = s.frame;
+    wall_slots[k].lo = vec4<f32>(lo, 0.0);
+}
+
 // One contact with the pair's model: the scene's spring–dashpot (`contact_force`), Kuhn's
 // linear contact, the hill model (models.wgsl, state in the slot's `aux` words: Kuhn keeps
 // the last overlap, hill its moisture state) or Jäger's (its history in Jäger slots). Radii and masses of a wall are 1e30.
 // CPU twin: `contact::model::evaluate`.
-fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, normal: vec3<f32>,
+fn evaluate_pair(rec: PairRecord, slot: Slot, at: u32, lo: vec3<f32>, overlap: f32, normal: vec3<f32>,
                  rel_velocity: vec3<f32>, rel_displacement: vec3<f32>, twirl: f32,
                  rel_spin: vec3<f32>, rel_rotation: vec3<f32>,
                  r_a: f32, r_b: f32, m_a: f32, m_b: f32, m_eff: f32, r_eff: f32) -> PairOut {
@@ -627,13 +678,13 @@ fn evaluate_pair(rec: PairRecord, slot: Slot, lo: vec3<f32>, overlap: f32, norma
         // Jäger: the history stack and contact frame live in the slot (Jäger slots only). The
         // pair radius R = 2 r_a r_b / (r_a + r_b) = 2 R*, and 2R against a wall of the same
         // constants (`contact::jager::JagerParams::new`).
-        var st = jager_load(slot);
+        var st = jager_head_state(slot, at);
         let radius = 2.0 * r_eff;
         let jp = JagerParams(rec.kn, rec.kt, rec.friction, radius, rec.dp_max, rec.flags, 0u, 0u);
         let o = jager_step(&st, overlap, normal, rel_displacement, twirl, jp);
         let sliding = o.normal_force > 0.0
             && length(st.tangential) >= rec.friction * o.normal_force * (1.0 - 1e-6);
-        return PairOut(o.force, select(0u, 1u, sliding), jager_store(&st, slot), vec3<f32>(0.0),
+        return PairOut(o.force, select(0u, 1u, sliding), jager_head(&st, slot), vec3<f32>(0.0),
             0.0, 0.0, vec3<f32>(0.0));
     }
     let p = contact_params(rec, params.law, m_eff, r_eff);

@@ -12,6 +12,8 @@ import package::models::{
     HillParams, HillState, JagerParams, JagerState, KuhnParams, KuhnState, hill_step, jager_step,
     kuhn_step,
 };
+import package::spec::{JAGER_CAP};
+import package::slot_tables::{work_points};
 
 // Fleischmann et al.'s spring–dashpot (Eq. 1–6): `ContactParams` and the mode.
 struct SpringProbe {
@@ -56,6 +58,7 @@ struct ProbeState {
     spring: vec4<f32>,   // u_t of the spring–dashpot
     kuhn: KuhnState,
     hill: HillState,
+    jager_points: array<vec4<f32>, JAGER_CAP - 1u>,  // the history but its spare point
     jager: JagerState,
     dissipated: f32,
 }
@@ -75,6 +78,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var kst = st.kuhn;
     var hst = st.hill;
     var jst = st.jager;
+    work_points = st.jager_points;
     var u_t = st.spring.xyz;
     if setup.action == 1u && setup.gap_now <= setup.moisture_gap {
         hst.moisture = MOISTURE_WET;
@@ -139,5 +143,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     st.kuhn = kst;
     st.hill = hst;
     st.jager = jst;
+    st.jager_points = work_points;
     states[c] = st;
 }

@@ -2,10 +2,12 @@
 // f32, imported by the kernels that evaluate them. Each function is the twin of a CPU function in
 // `crates/wgdem-core/src/contact/` with the same steps in the same order:
 // `kuhn_step` ↔ `kuhn::kuhn_step`, `hill_step` ↔ `hill::hill_step`,
-// `jager_step` ↔ `jager::jager_step` (history in a function-local array of JAGER_CAP points).
+// `jager_step` ↔ `jager::jager_step` (its points where the kernel's `package::slot_tables` keeps
+// them).
 
 import package::shared::{MOISTURE_RUPTURED, MOISTURE_WET, ROLLING_CDT};
 import package::spec::{JAGER_CAP};
+import package::slot_tables::{point, put_point};
 import package::common::{two_sum};
 
 // ---- Kuhn, Suzuki & Daouadji: refined linear-frictional contact (Fig. 1) ------------------
@@ -262,13 +264,32 @@ struct JagerParams {
     _p1: u32,
 }
 
-// One contact: the history points (ζ*, F*, p*ₓ, p*ᵧ), their count (0: apart), the tangential
-// force on A in the contact frame, and the frame quaternion (x, y, z, w; frame → global).
+// One contact: the count of its history points (ζ*, F*, p*ₓ, p*ᵧ; 0: apart), where they lie
+// (`at`, for `package::slot_tables`: the contact kernels keep them in the contact's slot, the
+// probe in a working array), the tangential force on A in the contact frame, the frame
+// quaternion (x, y, z, w; frame → global), and the working history's last point (`spare`,
+// index JAGER_CAP − 1): a step may add one point past a full slot before merging.
 struct JagerState {
-    points: array<vec4<f32>, JAGER_CAP>,
     count: u32,
+    at: u32,
     tangential: vec2<f32>,
     frame: vec4<f32>,
+    spare: vec4<f32>,
+}
+
+// Point m of the history, and writing it.
+fn get_point(s: ptr<function, JagerState>, m: u32) -> vec4<f32> {
+    if m + 1u == JAGER_CAP {
+        return (*s).spare;
+    }
+    return point((*s).at, m);
+}
+fn set_point(s: ptr<function, JagerState>, m: u32, v: vec4<f32>) {
+    if m + 1u == JAGER_CAP {
+        (*s).spare = v;
+    } else {
+        put_point((*s).at, m, v);
+    }
 }
 
 fn q_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
@@ -320,7 +341,7 @@ fn normalize_or_zero2(v: vec2<f32>) -> vec2<f32> {
 fn jager_advance(s: ptr<function, JagerState>, zeta: f32, f_n: f32, dxi: vec2<f32>,
                  p: JagerParams) -> u32 {
     let f = p.friction;
-    let top = (*s).points[(*s).count - 1u];
+    let top = get_point(s, (*s).count - 1u);
     let dzeta = zeta - top.x;
     if all(dxi == vec2<f32>(0.0)) && dzeta == 0.0 {
         return 0u;
@@ -328,7 +349,7 @@ fn jager_advance(s: ptr<function, JagerState>, zeta: f32, f_n: f32, dxi: vec2<f3
     if dzeta > 0.0 && length(dxi) < p.kappa * f * dzeta {
         let slope = dxi / (p.kappa * dzeta);
         (*s).tangential = (*s).tangential + slope * (f_n - top.y);
-        (*s).points[(*s).count] = vec4<f32>(zeta, f_n, slope);
+        set_point(s, (*s).count, vec4<f32>(zeta, f_n, slope));
         (*s).count = (*s).count + 1u;
         return 0u;
     }
@@ -340,12 +361,13 @@ fn jager_advance(s: ptr<function, JagerState>, zeta: f32, f_n: f32, dxi: vec2<f3
         if i == 0u {
             let slope = normalize_or_zero2(d) * f;
             (*s).tangential = slope * f_n;
-            (*s).points[1] = vec4<f32>(zeta, f_n, slope);
+            set_point(s, 1u, vec4<f32>(zeta, f_n, slope));
             (*s).count = 2u;
             return 1u;
         }
-        let p_top = (*s).points[i].zw;
-        let z_lo = (*s).points[i - 1u].x;
+        let p_top = get_point(s, i).zw;
+        let below = get_point(s, i - 1u);
+        let z_lo = below.x;
         let de = d - p_top * (zeta - z_old);
         let scale = max(length(d), length(p_top) * abs(zeta - z_old));
         var sol = 0.0;
@@ -365,19 +387,18 @@ fn jager_advance(s: ptr<function, JagerState>, zeta: f32, f_n: f32, dxi: vec2<f3
         if z_star >= z_lo {
             if sol == 0.0 {
                 (*s).tangential = (*s).tangential + p_top * (f_n - f_old);
-                (*s).points[i] = vec4<f32>(zeta, f_n, p_top);
+                set_point(s, i, vec4<f32>(zeta, f_n, p_top));
                 return 1u;
             }
             let zs = min(z_star, z_old);
             let f_star = jager_force(p, zs);
             let slope = normalize_or_zero2(p_top + de / sol) * f;
             (*s).tangential = (*s).tangential + slope * (f_n - f_star) - p_top * (f_old - f_star);
-            (*s).points[i] = vec4<f32>(zs, f_star, p_top);
-            (*s).points[i + 1u] = vec4<f32>(zeta, f_n, slope);
+            set_point(s, i, vec4<f32>(zs, f_star, p_top));
+            set_point(s, i + 1u, vec4<f32>(zeta, f_n, slope));
             (*s).count = i + 2u;
             return 1u;
         }
-        let below = (*s).points[i - 1u];
         (*s).tangential = (*s).tangential - p_top * (f_old - below.y);
         d = d + p_top * (z_old - z_lo);
         z_old = below.x;
@@ -389,47 +410,55 @@ fn jager_advance(s: ptr<function, JagerState>, zeta: f32, f_n: f32, dxi: vec2<f3
 
 // Merges the segments ending at k − 1 and k (force-weighted slope) and drops point k − 1.
 fn jager_merge(s: ptr<function, JagerState>, k: u32) {
-    let w1 = (*s).points[k - 1u].y - (*s).points[k - 2u].y;
-    let w2 = (*s).points[k].y - (*s).points[k - 1u].y;
+    let before = get_point(s, k - 2u);
+    let mid = get_point(s, k - 1u);
+    let last = get_point(s, k);
+    let w1 = mid.y - before.y;
+    let w2 = last.y - mid.y;
     if w1 + w2 != 0.0 {
-        (*s).points[k] = vec4<f32>((*s).points[k].xy,
-            ((*s).points[k - 1u].zw * w1 + (*s).points[k].zw * w2) / (w1 + w2));
+        set_point(s, k, vec4<f32>(last.xy, (mid.zw * w1 + last.zw * w2) / (w1 + w2)));
     }
     for (var m = k - 1u; m + 1u < (*s).count; m++) {
-        (*s).points[m] = (*s).points[m + 1u];
+        set_point(s, m, get_point(s, m + 1u));
     }
     (*s).count = (*s).count - 1u;
 }
 
 fn jager_compact(s: ptr<function, JagerState>, p: JagerParams) {
     let elastic = p.friction * (1.0 - 1e-6);
+    let cap = min(p.capacity, JAGER_CAP - 1u);
+    // First the top points while they are elastic and close in slope, then, once one is not,
+    // the closest pair of slopes while the history is longer than its capacity: one merge a
+    // turn, so that the merge is compiled once.
+    var elastic_phase = true;
     loop {
         let c = (*s).count;
-        if c < 3u {
-            break;
+        var k = c - 1u;
+        if elastic_phase && c >= 3u {
+            let a = get_point(s, c - 1u).zw;
+            let b = get_point(s, c - 2u).zw;
+            elastic_phase = length(a) < elastic && length(b) < elastic && length(a - b) < p.dp_max;
+        } else {
+            elastic_phase = false;
         }
-        let a = (*s).points[c - 1u].zw;
-        let b = (*s).points[c - 2u].zw;
-        if !(length(a) < elastic && length(b) < elastic && length(a - b) < p.dp_max) {
-            break;
-        }
-        jager_merge(s, c - 1u);
-    }
-    let cap = min(p.capacity, JAGER_CAP - 1u);
-    loop {
-        if (*s).count <= cap {
-            break;
-        }
-        var best = 2u;
-        var best_d = 1e30;
-        for (var k = 2u; k < (*s).count; k++) {
-            let dk = length((*s).points[k].zw - (*s).points[k - 1u].zw);
-            if dk < best_d {
-                best_d = dk;
-                best = k;
+        if !elastic_phase {
+            if c <= cap {
+                break;
+            }
+            k = 2u;
+            var best_d = 1e30;
+            var below = get_point(s, 1u);
+            for (var m = 2u; m < c; m++) {
+                let here = get_point(s, m);
+                let dm = length(here.zw - below.zw);
+                below = here;
+                if dm < best_d {
+                    best_d = dm;
+                    k = m;
+                }
             }
         }
-        jager_merge(s, best);
+        jager_merge(s, k);
     }
 }
 
@@ -449,7 +478,7 @@ fn jager_step(s: ptr<function, JagerState>, overlap: f32, n: vec3<f32>, movement
     }
     if (*s).count == 0u {
         (*s).frame = q_arc(vec3<f32>(0.0, 0.0, 1.0), n);
-        (*s).points[0] = vec4<f32>(0.0);
+        set_point(s, 0u, vec4<f32>(0.0));
         (*s).count = 1u;
         (*s).tangential = vec2<f32>(0.0);
     } else {

@@ -10,7 +10,7 @@
 
 import package::shared::{MODEL_HILL, MOISTURE_DRY, MOISTURE_WET, WG};
 import package::common::{
-    Chunk, PairRecord, Position, SimParams, Slot, ds_diff, partner_index, slot_aux, with_aux,
+    Chunk, PairRecord, Position, SimParams, StoredSlot, ds_diff, partner_index, slot_aux, slot_head,
 };
 
 struct MoistureAction {
@@ -25,7 +25,7 @@ struct MoistureAction {
 @group(0) @binding(2) var<storage, read> material: array<u32>;
 @group(0) @binding(3) var<storage, read> pair_table: array<PairRecord>;
 @group(0) @binding(4) var<storage, read> count: array<u32>;
-@group(0) @binding(5) var<storage, read_write> slots: array<Slot>;  // this chunk's table
+@group(0) @binding(5) var<storage, read_write> slots: array<StoredSlot>;  // this chunk's table
 @group(0) @binding(6) var<uniform> chunk: Chunk;
 @group(0) @binding(7) var<uniform> action: MoistureAction;
 
@@ -38,7 +38,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let base = gid.x * params.slots;
     let pi = pos[i];
     for (var s = 0u; s < min(count[i], params.slots); s++) {
-        let slot = slots[base + s];
+        let slot = slot_head(slots[base + s]);
         let j = partner_index(slot.partner);
         if pair_table[material[i] * params.n_materials + material[j]].model != MODEL_HILL {
             continue;
@@ -52,6 +52,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if action.wet != 0u && gap <= action.gap {
             aux.x = bitcast<f32>(MOISTURE_WET);
         }
-        slots[base + s] = with_aux(slot, aux);
+        set_aux(base + s, aux);
     }
+}
+
+// Slot k's model state (`aux`; narrow slots have none, and no hill contact).
+@if(slot_wide || slot_jager)
+fn set_aux(k: u32, aux: vec4<f32>) {
+    slots[k].aux = aux;
+}
+@if(!slot_wide && !slot_jager)
+fn set_aux(k: u32, aux: vec4<f32>) {
 }

@@ -22,10 +22,10 @@
 // `broadphase::pairs_within`.
 
 import package::shared::{A_SIDE, FAILED_NEIGHBOURS, WG};
-import package::spec::{NEIGHBOUR_SLOTS};
+import package::spec::{JAGER_POINTS, NEIGHBOUR_SLOTS};
 import package::common::{
-    Cell, Chunk, Counters, Position, SimParams, Slot, bin_repeats, bucket_of, cell_bin, cell_of,
-    ds_diff, from_origin, make_slot, pack_cell, partner_index, unpack_cell_near,
+    Cell, Chunk, Counters, Position, SimParams, Slot, StoredSlot, bin_repeats, bucket_of, cell_bin, cell_of,
+    ds_diff, from_origin, make_slot, pack_cell, partner_index, slot_head, unpack_cell_near,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -34,7 +34,7 @@ import package::common::{
 @group(0) @binding(3) var<storage, read> sorted_vals: array<u32>;
 @group(0) @binding(4) var<storage, read> bucket_start: array<u32>;  // `buckets.scan`
 @group(0) @binding(5) var<storage, read_write> count: array<u32>;
-@group(0) @binding(6) var<storage, read_write> slots: array<Slot>;
+@group(0) @binding(6) var<storage, read_write> slots: array<StoredSlot>;
 @group(0) @binding(7) var<storage, read_write> counters: Counters;
 @group(0) @binding(8) var<uniform> chunk: Chunk;
 @group(0) @binding(9) var<storage, read> ids: array<u32>;  // stable id of each particle
@@ -189,10 +189,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             done[p] = true;
             let q = src[p];
             if q == NONE {
-                slots[base + p] = make_slot(vec3<f32>(0.0), new_ids[p]);
+                put_fresh(base + p, new_ids[p]);
                 break;
             }
-            slots[base + p] = slots[base + q];
+            move_slot(base + p, base + q);
             if q >= n {
                 break;
             }
@@ -207,18 +207,106 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if src[t] == t {
             continue;
         }
-        let first = slots[base + t];
+        set_aside(base + t);
         var p = t;
         loop {
             let q = src[p];
             if q == t {
-                slots[base + p] = first;
+                put_aside(base + p);
                 break;
             }
-            slots[base + p] = slots[base + q];
+            move_head(base + p, base + q);
             p = q;
             done[p] = true;
         }
+        turn_points(base, t, src);
     }
     count[i] = n;
+}
+
+// A new contact with `partner` in slot k: no history (a Jäger slot's head only, its count 0:
+// the points past the count are not read).
+@if(!slot_jager)
+fn put_fresh(k: u32, partner: u32) {
+    slots[k] = make_slot(vec3<f32>(0.0), partner);
+}
+@if(slot_jager)
+fn put_fresh(k: u32, partner: u32) {
+    let s = make_slot(vec3<f32>(0.0), partner);
+    slots[k].tangential = s.tangential;
+    slots[k].partner = s.partner;
+    slots[k].aux = s.aux;
+    slots[k].frame = s.frame;
+}
+
+// Moving slot q to slot p (a chain's step: a Jäger slot's head and the points it holds, its
+// count in `tangential.z`'s bits; a spring contact's displacement there reads as many, and at
+// most all are moved), and turning a cycle: the heads (`move_head`, the first one set aside),
+// then a Jäger slot's points one index at a time (`turn_points`). Moved whole, a Jäger slot is
+// half a kilobyte, which lavapipe compiled into a very long kernel at every copy.
+@if(!slot_jager)
+var<private> aside: StoredSlot;
+@if(!slot_jager)
+fn move_slot(p: u32, q: u32) {
+    slots[p] = slots[q];
+}
+@if(!slot_jager)
+fn move_head(p: u32, q: u32) {
+    slots[p] = slots[q];
+}
+@if(!slot_jager)
+fn set_aside(k: u32) {
+    aside = slots[k];
+}
+@if(!slot_jager)
+fn put_aside(k: u32) {
+    slots[k] = aside;
+}
+@if(!slot_jager)
+fn turn_points(base: u32, t: u32, src: array<u32, NEIGHBOUR_SLOTS>) {
+}
+@if(slot_jager)
+var<private> aside: Slot;
+@if(slot_jager)
+fn move_head(p: u32, q: u32) {
+    slots[p].tangential = slots[q].tangential;
+    slots[p].partner = slots[q].partner;
+    slots[p].aux = slots[q].aux;
+    slots[p].frame = slots[q].frame;
+}
+@if(slot_jager)
+fn move_slot(p: u32, q: u32) {
+    move_head(p, q);
+    let n = min(bitcast<u32>(slots[q].tangential.z), JAGER_POINTS);
+    for (var m = 0u; m < n; m++) {
+        slots[p].points[m] = slots[q].points[m];
+    }
+}
+@if(slot_jager)
+fn set_aside(k: u32) {
+    aside = slot_head(slots[k]);
+}
+@if(slot_jager)
+fn put_aside(k: u32) {
+    slots[k].tangential = aside.tangential;
+    slots[k].partner = aside.partner;
+    slots[k].aux = aside.aux;
+    slots[k].frame = aside.frame;
+}
+// The cycle through slot t of the map p ← src[p], turned once for each point index.
+@if(slot_jager)
+fn turn_points(base: u32, t: u32, src: array<u32, NEIGHBOUR_SLOTS>) {
+    for (var m = 0u; m < JAGER_POINTS; m++) {
+        let first = slots[base + t].points[m];
+        var p = t;
+        loop {
+            let q = src[p];
+            if q == t {
+                slots[base + p].points[m] = first;
+                break;
+            }
+            slots[base + p].points[m] = slots[base + q].points[m];
+            p = q;
+        }
+    }
 }

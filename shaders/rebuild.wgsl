@@ -31,11 +31,11 @@
 import package::shared::{
     ARGS_REBUILD_BUCKETS, ARGS_REBUILD_CHUNKS, ARGS_REBUILD_ONE, ARGS_REBUILD_PARTICLES,
     ARGS_REBUILD_TILES, ARGS_STEP_CHUNKS, ARGS_STEP_PARTICLES,
-    FAILED_SHORT, FAILED_WALL_ROWS, FAILED_WALL_SLOTS, NO_ROW, NO_WALL, WALL_PLANE, WG,
+    FAILED_SHORT, FAILED_WALL_ROWS, FAILED_WALL_SLOTS, NO_ROW, WALL_PLANE, WG,
 };
 import package::common::{
     Cell, Counters, Position, PositionWords, RebuildState, SimParams, Wall, WallSlot,
-    cell_entry, make_slot, plate_gap, position_of, wall_moved,
+    cell_entry, empty_wall_slot, plate_gap, position_of, wall_moved,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -249,8 +249,7 @@ fn walls_near(@builtin(global_invocation_id) gid: vec3<u32>) {
     // clean whatever happened.
     if mask == 0u && row != NO_ROW {
         for (var k = 0u; k < params.wall_slots; k++) {
-            wall_slots[row * params.wall_slots + k] =
-                WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
+            wall_slots[row * params.wall_slots + k] = empty_wall_slot();
         }
         wall_free[atomicAdd(&alloc.top, 1)] = row;
         wall_row[i] = NO_ROW;
@@ -292,7 +291,7 @@ fn move_wall_slots(base: u32, old_mask: u32, mask: u32) {
             wall_slots[base + now] = wall_slots[base + was];
         }
     }
-    let empty = WallSlot(make_slot(vec3<f32>(0.0), NO_WALL), vec4<f32>(0.0));
+    let empty = empty_wall_slot();
     var k = 0u;
     m = mask;
     while m != 0u {

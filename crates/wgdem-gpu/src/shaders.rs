@@ -45,8 +45,15 @@ pub const KERNELS: [(&str, &str); 11] = [
 /// The contact models beyond the spring–dashpot (Kuhn, hill, Jäger; `package::models`).
 pub const MODELS: &str = include_str!("../../../shaders/models.wgsl");
 
-/// A Jäger history between a slot and the models' state (`package::jager_slot`).
+/// A Jäger history's head between a slot and the models' state (`package::jager_slot`).
 pub const JAGER_SLOT: &str = include_str!("../../../shaders/jager_slot.wgsl");
+
+/// The contact kernels' slot tables, where the models keep a Jäger history's points
+/// (`package::slot_tables`).
+pub const SLOT_TABLES: &str = include_str!("../../../shaders/slot_tables.wgsl");
+
+/// The contact probe's `package::slot_tables`: its working Jäger points.
+pub const CONTACT_PROBE_POINTS: &str = include_str!("../../../shaders/contact_probe_points.wgsl");
 
 /// Drives contacts through given kinematics with the models of [`MODELS`].
 pub const CONTACT_PROBE: &str = include_str!("../../../shaders/contact_probe.wgsl");
@@ -217,6 +224,13 @@ fn compose(
     resolver.add_module(path("package::common"), Cow::Borrowed(COMMON));
     resolver.add_module(path("package::models"), Cow::Borrowed(MODELS));
     resolver.add_module(path("package::jager_slot"), Cow::Borrowed(JAGER_SLOT));
+    // Where the models keep a Jäger history's points: the probe's working array, or the slots.
+    let slot_tables = if name == "probe" {
+        CONTACT_PROBE_POINTS
+    } else {
+        SLOT_TABLES
+    };
+    resolver.add_module(path("package::slot_tables"), Cow::Borrowed(slot_tables));
     resolver.add_module(
         path("package::contact_forces"),
         Cow::Borrowed(CONTACT_FORCES),
@@ -260,6 +274,7 @@ fn compose(
         crate::shared::wgsl_module(),
         spec_module(slots, spec, jager_cap),
         COMMON.to_owned(),
+        slot_tables.to_owned(),
         MODELS.to_owned(),
         JAGER_SLOT.to_owned(),
         if integrating {
