@@ -271,15 +271,13 @@ fn particle(
             overlap = (pi.hi.w - dot(rel_hi, normal)) * params.one
                 + (r_lo_i - dot(rel_lo, normal));
         }
-        var prev = make_slot(vec3<f32>(0.0), w);
-        var prev_lo = vec3<f32>(0.0);
+        var prev = WallHead(make_slot(vec3<f32>(0.0), w), vec4<f32>(0.0));
         var had = false;  // in contact last step
         if held {
             let old = load_wall_slot(wbase + k);
-            had = old.partner == w;
+            had = old.slot.partner == w;
             if had {
                 prev = old;
-                prev_lo = wall_slots[wbase + k].lo.xyz;
             }
         }
         if !hit {
@@ -304,7 +302,7 @@ fn particle(
         // A wall is body A with infinite radius and mass.
         // A Jäger history's points are read and written in the wall slot (nowhere without one).
         let at = select(NOWHERE, IN_WALL_SLOTS | (wbase + k), held);
-        let out = evaluate_pair(rec, prev, at, prev_lo, overlap, normal, rel_velocity,
+        let out = evaluate_pair(rec, prev.slot, at, prev.lo.xyz, overlap, normal, rel_velocity,
             rel_displacement, 0.5 * dot(wi, normal) * params.dt, qi.w.xyz, wi * params.dt, 1e30,
             pi.hi.w, 1e30, pi.lo.w, pi.lo.w, pi.hi.w);
         force += out.force;
@@ -613,19 +611,24 @@ fn store_slot(k: u32, s: Slot) {
     (*w).frame = s.frame;
 }
 
-// Wall slot k's head and the low part of its history, the same way.
+// Wall slot k's head and the low part of its history (`WallHead`), the same way.
+struct WallHead {
+    slot: Slot,
+    lo: vec4<f32>,
+}
 @if(!slot_jager)
-fn load_wall_slot(k: u32) -> Slot {
-    return wall_slots[k].slot;
+fn load_wall_slot(k: u32) -> WallHead {
+    let w = wall_slots[k];
+    return WallHead(w.slot, w.lo);
 }
 @if(!slot_jager)
 fn store_wall_slot(k: u32, s: Slot, lo: vec3<f32>) {
     wall_slots[k] = WallSlot(s, vec4<f32>(lo, 0.0));
 }
 @if(slot_jager)
-fn load_wall_slot(k: u32) -> Slot {
+fn load_wall_slot(k: u32) -> WallHead {
     let w = &wall_slots[k].slot;
-    return Slot((*w).tangential, (*w).partner, (*w).aux, (*w).frame);
+    return WallHead(Slot((*w).tangential, (*w).partner, (*w).aux, (*w).frame), wall_slots[k].lo);
 }
 @if(slot_jager)
 fn store_wall_slot(k: u32, s: Slot, lo: vec3<f32>) {
