@@ -421,7 +421,10 @@ fn shared_constants_are_defined_once_in_rust() {
             ("models", wgdem_gpu::shaders::MODELS),
             ("jager_slot", wgdem_gpu::shaders::JAGER_SLOT),
             ("slot_tables", wgdem_gpu::shaders::SLOT_TABLES),
-            ("contact_probe_points", wgdem_gpu::shaders::CONTACT_PROBE_POINTS),
+            (
+                "contact_probe_points",
+                wgdem_gpu::shaders::CONTACT_PROBE_POINTS,
+            ),
             ("contact_probe", CONTACT_PROBE),
             ("contact_law_probe", CONTACT_LAW_PROBE),
             ("cell_probe", CELL_PROBE),
