@@ -137,7 +137,7 @@ fn spin_of(vel: vec4<f32>, pred: Predicted) -> vec3<f32> {
 // `JAGER_POINTS` history points after them.
 // `SLOT_WORDS` (package::spec) is the slot's size in u32 words.
 // `Slot` is the value a kernel carries: a Jäger slot's head without its points, which stay in
-// storage and are read and written there one at a time (contact_forces.wgsl `stack_point`).
+// storage and are read and written there one at a time (`package::slot_tables`).
 // Carried whole, a 32-point slot was copied half a kilobyte at a time through every load,
 // constructor and return, which lavapipe compiled into minutes of LLVM and ran lane by lane.
 struct Slot {

@@ -588,7 +588,7 @@ fn uses_rolling() -> bool {
 }
 
 // Neighbour slot k's head (`Slot`), and writing it back: a Jäger slot's field by field, its
-// points staying where they are (`stack_point`).
+// points staying where they are (`package::slot_tables` reads and writes them).
 @if(!slot_jager)
 fn load_slot(k: u32) -> Slot {
     return slot_of(slots[k]);

@@ -365,8 +365,9 @@ impl GpuEngine {
 /// of `SlotKind::Jager(points)`), as the CPU reference keeps it: the tangential force in the
 /// contact frame in `tangential.xy`, the number of history points in `tangential.z`'s bits,
 /// the contact frame (a quaternion, xyzw) after the four aux words, then the points (ζ*, F*_n,
-/// p*); jager_slot.wgsl writes them. The count of merges the slot's capacity forced is not
-/// kept on the device (0 here).
+/// p*); the contact kernels write them (jager_slot.wgsl the head, models.wgsl the points
+/// through slot_tables.wgsl). The count of merges the slot's capacity forced is not kept on
+/// the device (0 here).
 fn jager_state(s: &[u32], points: usize) -> wgdem_core::contact::jager::JagerState {
     use wgdem_core::contact::jager::{HistoryPoint, JagerState};
     let f = |k: usize| f64::from(f32::from_bits(s[k]));
