@@ -25,7 +25,7 @@ import package::shared::{
     MODEL_JAGER, MODEL_LINEAR, MOISTURE_WET, NO_ROW, NO_WALL, ROLLING_EPSD, ROLLING_NONE,
     ROLLING_PRESENT, WALL_PLANE, WALL_PLATE, WG,
 };
-import package::spec::{MODELS_PRESENT, ONE_MATERIAL, SLOT_WORDS, THE_MATERIAL};
+import package::spec::{MODELS_PRESENT, ONE_MATERIAL, SLOT_WORDS, THE_MATERIAL, WALLS_PRESENT};
 import package::common::{
     Cell, Chunk, Counters, ForceTorque, ForceTorqueWords, PairRecord, Position, PositionWords,
     PredictedWords, SimParams, Slot, SlotWords, SphereGap, U32x4Words, Vec4Words, Wall, WallSlot,
@@ -221,8 +221,12 @@ fn particle(
     // have no wall within their skin, hence no row: nothing is read or written for them.
     // (A slot is found by rank rather than copied out and searched for: a per-invocation
     // copy of the row in a private array cost more than the rest of the kernel on lavapipe.)
+    // (Compiled out where the scene has no walls: `WALLS_PRESENT`.)
     let ws = params.wall_slots;
-    var near = wall_mask[i];
+    var near = 0u;
+    if WALLS_PRESENT {
+        near = wall_mask[i];
+    }
     var row = NO_ROW;
     if near != 0u {
         row = wall_row[i];

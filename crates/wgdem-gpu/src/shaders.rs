@@ -2,7 +2,8 @@
 //! file in `shaders/` imports by name what it takes from `common.wgsl`, `models.wgsl`,
 //! `jager_slot.wgsl` and two modules generated here, `package::shared` (the constants of
 //! [`crate::shared`]) and `package::spec` (the numbers a kernel is compiled for: slot words,
-//! Jäger points and capacity, the models present, the one material, the list build's slots).
+//! Jäger points and capacity, the models present, the one material, whether there are walls,
+//! the list build's slots).
 //! Variants are WESL flags on declarations: `slot_wide`, `slot_jager` (the slot layout) and
 //! `words64` (64-bit storage words). No WGSL lives in Rust beyond those generated constants.
 
@@ -134,6 +135,10 @@ pub struct Specialization {
     /// the pair record at an index known when it is compiled (one load for all invocations,
     /// not one per invocation, on lavapipe).
     pub one_material: Option<u32>,
+    /// Whether the scene has walls (`WALLS_PRESENT`): an engine's walls are fixed when it is
+    /// made, so without them (a periodic cell) the contact kernels are compiled without their
+    /// wall contacts, which lavapipe compiles as a second copy of the contact models.
+    pub walls: bool,
 }
 
 /// [`Specialization::slots`] is a multiple of this: a driver compiles each kernel variant at
@@ -156,6 +161,7 @@ impl Specialization {
         slots: 16,
         words64: false,
         one_material: None,
+        walls: true,
     };
 }
 
@@ -183,11 +189,13 @@ const JAGER_CAP: u32 = {jager_cap}u;
 const MODELS_PRESENT: u32 = {}u;
 const ONE_MATERIAL: bool = {};
 const THE_MATERIAL: u32 = {}u;
+const WALLS_PRESENT: bool = {};
 {}",
         slots.words(),
         spec.models,
         spec.one_material.is_some(),
         spec.one_material.unwrap_or(0),
+        spec.walls,
         if spec.slots > 0 {
             format!("const NEIGHBOUR_SLOTS: u32 = {}u;\n", spec.slots)
         } else {

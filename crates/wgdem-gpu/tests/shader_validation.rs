@@ -86,25 +86,30 @@ fn words64_kernels_validate() {
 }
 
 /// The contact kernels as engines compile them: for the spring–dashpot alone, and for each
-/// other model alone with the slots it needs; and the neighbour-list build for those slots.
+/// other model alone with the slots it needs, with and without walls; and the neighbour-list
+/// build for those slots.
 #[test]
 fn specialized_contact_kernels_validate() {
-    for name in ["contact_forces", "moisture", "neighbours"] {
+    for name in ["contact_forces", "moisture", "neighbours", "integrate"] {
         for (model, slots) in [
             (0, SlotKind::Narrow),
             (1, SlotKind::Wide),
             (2, SlotKind::Wide),
             (3, SlotKind::Jager(8)),
         ] {
-            for one_material in [None, Some(1)] {
+            for (one_material, walls) in [(None, true), (Some(1), true), (Some(1), false)] {
                 let spec = Specialization {
                     models: 1 << model,
                     slots: 9,
                     words64: false,
                     one_material,
+                    walls,
                 };
                 validate(
-                    &format!("{name} (model {model} alone, one material: {one_material:?})"),
+                    &format!(
+                        "{name} (model {model} alone, one material: {one_material:?}, walls: \
+                         {walls})"
+                    ),
                     &kernel_specialized(name, slots, spec),
                 );
             }

@@ -478,6 +478,7 @@ pub(super) fn specialization(
                 .first()
                 .copied()
                 .filter(|&m0| material.iter().all(|&m| m == m0)),
+            walls: params.n_walls > 0,
         }
     } else {
         shaders::Specialization {
