@@ -741,7 +741,7 @@ fn a_cell_test_on_the_gpu_engine_resumes_to_the_same_bits_and_probes() {
 /// does a count of the wrong slots. Measured on lavapipe: CPU 6.3–7.6 points a row, GPU
 /// 6.2–7.0, means 7.07 and 6.68.
 #[test]
-#[ignore = "long tier: lavapipe compiles the Jäger kernels (16 points) of a periodic scene on a cold shader cache (the test: 93 s cold)"]
+#[ignore = "long tier: lavapipe compiles the Jäger kernels (16 points) of a periodic scene on a cold shader cache (the test: 68 s cold)"]
 fn a_jager_cell_test_counts_the_gpu_engines_histories() {
     let text = short_of(
         "assets/cell/quick_jager_biaxial.toml",
