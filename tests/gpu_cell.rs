@@ -177,9 +177,9 @@ fn a_compressed_lattice_gives_the_stress_of_its_closed_form_on_the_gpu() {
 }
 
 /// A periodic run gives the same bits on the general path with each pair evaluated on both
-/// sides or once, and in one workgroup (whose steps loop inside a dispatch), and after a
-/// checkpoint restored into a new engine halfway (the cell of the last build and the images
-/// are saved with the state).
+/// sides or once, and in one workgroup (whose steps loop inside a dispatch), with kernels
+/// compiled for every model and for walls, and after a checkpoint restored into a new engine
+/// halfway (the cell of the last build and the images are saved with the state).
 #[test]
 fn a_periodic_run_gives_the_same_bits_on_every_path_and_after_a_checkpoint() {
     let Some(ctx) = gpu() else { return };
@@ -206,6 +206,14 @@ fn a_periodic_run_gives_the_same_bits_on_every_path_and_after_a_checkpoint() {
         ..GpuOptions::default()
     });
     same_bits("one workgroup", &straight, &single);
+    // The scene has no walls, so its kernels are compiled without the wall contacts
+    // (`Specialization::walls`); kernels compiled for every model and for walls give its bits.
+    assert!(sim.walls.is_empty());
+    let generic = run(GpuOptions {
+        specialize: false,
+        ..general
+    });
+    same_bits("kernels for every model and for walls", &straight, &generic);
 
     let mut first = engine(&ctx, &sim, general);
     let mut half = sim.clone();
