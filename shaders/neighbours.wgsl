@@ -25,7 +25,7 @@ import package::shared::{A_SIDE, FAILED_NEIGHBOURS, WG};
 import package::spec::{JAGER_POINTS, NEIGHBOUR_SLOTS};
 import package::common::{
     Cell, Chunk, Counters, Position, SimParams, Slot, StoredSlot, bin_repeats, bucket_of, cell_bin, cell_of,
-    ds_diff, from_origin, make_slot, pack_cell, partner_index, slot_head, unpack_cell_near,
+    ds_diff, from_origin, make_slot, pack_cell, partner_index, unpack_cell_near,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -189,7 +189,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             done[p] = true;
             let q = src[p];
             if q == NONE {
-                put_fresh(base + p, new_ids[p]);
+                put_head(base + p, make_slot(vec3<f32>(0.0), new_ids[p]));
                 break;
             }
             move_slot(base + p, base + q);
@@ -207,15 +207,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if src[t] == t {
             continue;
         }
-        set_aside(base + t);
+        let first = head(base + t);
         var p = t;
         loop {
             let q = src[p];
             if q == t {
-                put_aside(base + p);
+                put_head(base + p, first);
                 break;
             }
-            move_head(base + p, base + q);
+            put_head(base + p, head(base + q));
             p = q;
             done[p] = true;
         }
@@ -224,74 +224,48 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     count[i] = n;
 }
 
-// A new contact with `partner` in slot k: no history (a Jäger slot's head only, its count 0:
-// the points past the count are not read).
+// Slot k's head, and writing one: whole slots, or a Jäger slot's fields but its points (a new
+// contact's count is 0, and points past the count are not read). Moving slot q to slot p (a
+// chain's step) moves its head and then a Jäger slot's points it holds (its count in
+// `tangential.z`'s bits; a spring contact's displacement there reads as many, and at most all
+// are moved); turning a cycle turns the heads, then a Jäger slot's points one index at a time
+// (`turn_points`). Moved whole, a Jäger slot is half a kilobyte, which lavapipe compiled into
+// a very long kernel at every copy.
 @if(!slot_jager)
-fn put_fresh(k: u32, partner: u32) {
-    slots[k] = make_slot(vec3<f32>(0.0), partner);
+fn head(k: u32) -> Slot {
+    return slots[k];
 }
-@if(slot_jager)
-fn put_fresh(k: u32, partner: u32) {
-    let s = make_slot(vec3<f32>(0.0), partner);
-    slots[k].tangential = s.tangential;
-    slots[k].partner = s.partner;
-    slots[k].aux = s.aux;
-    slots[k].frame = s.frame;
-}
-
-// Moving slot q to slot p (a chain's step: a Jäger slot's head and the points it holds, its
-// count in `tangential.z`'s bits; a spring contact's displacement there reads as many, and at
-// most all are moved), and turning a cycle: the heads (`move_head`, the first one set aside),
-// then a Jäger slot's points one index at a time (`turn_points`). Moved whole, a Jäger slot is
-// half a kilobyte, which lavapipe compiled into a very long kernel at every copy.
 @if(!slot_jager)
-var<private> aside: StoredSlot;
+fn put_head(k: u32, s: Slot) {
+    slots[k] = s;
+}
 @if(!slot_jager)
 fn move_slot(p: u32, q: u32) {
     slots[p] = slots[q];
-}
-@if(!slot_jager)
-fn move_head(p: u32, q: u32) {
-    slots[p] = slots[q];
-}
-@if(!slot_jager)
-fn set_aside(k: u32) {
-    aside = slots[k];
-}
-@if(!slot_jager)
-fn put_aside(k: u32) {
-    slots[k] = aside;
 }
 @if(!slot_jager)
 fn turn_points(base: u32, t: u32, src: array<u32, NEIGHBOUR_SLOTS>) {
 }
 @if(slot_jager)
-var<private> aside: Slot;
+fn head(k: u32) -> Slot {
+    let w = &slots[k];
+    return Slot((*w).tangential, (*w).partner, (*w).aux, (*w).frame);
+}
 @if(slot_jager)
-fn move_head(p: u32, q: u32) {
-    slots[p].tangential = slots[q].tangential;
-    slots[p].partner = slots[q].partner;
-    slots[p].aux = slots[q].aux;
-    slots[p].frame = slots[q].frame;
+fn put_head(k: u32, s: Slot) {
+    let w = &slots[k];
+    (*w).tangential = s.tangential;
+    (*w).partner = s.partner;
+    (*w).aux = s.aux;
+    (*w).frame = s.frame;
 }
 @if(slot_jager)
 fn move_slot(p: u32, q: u32) {
-    move_head(p, q);
+    put_head(p, head(q));
     let n = min(bitcast<u32>(slots[q].tangential.z), JAGER_POINTS);
     for (var m = 0u; m < n; m++) {
         slots[p].points[m] = slots[q].points[m];
     }
-}
-@if(slot_jager)
-fn set_aside(k: u32) {
-    aside = slot_head(slots[k]);
-}
-@if(slot_jager)
-fn put_aside(k: u32) {
-    slots[k].tangential = aside.tangential;
-    slots[k].partner = aside.partner;
-    slots[k].aux = aside.aux;
-    slots[k].frame = aside.frame;
 }
 // The cycle through slot t of the map p ← src[p], turned once for each point index.
 @if(slot_jager)
