@@ -420,6 +420,25 @@ struct RebuildState {
 // error term therefore goes through a multiplication by `one`, a uniform equal to 1.0 that the
 // compiler cannot see, so no algebraic identity applies.
 
+// (sin x, cos x) to f32's rounding for a step's small turn (a spin's half-angle |ω|Δt/2, a
+// contact's twirl about its normal): Vulkan lets a driver's `sin` and `cos` be off by 2⁻¹¹ in
+// absolute terms, and NVIDIA's are off by about 5e-9 near zero, a relative 2e-5 of a
+// 2.5e-4 rad half-turn that repeats in every step (seen on an H200: a sphere spun at 50 rad/s
+// for 300 steps turned 1.9e-5 short). For |x| ≤ 0.5 the Taylor series to x⁹ and x⁸ (their
+// next terms below 3e-10) in products and sums alone, which every adapter rounds correctly;
+// beyond, the builtins. CPU twin: f64 `sin_cos`.
+fn sin_cos(x: f32) -> vec2<f32> {
+    if abs(x) > 0.5 {
+        return vec2<f32>(sin(x), cos(x));
+    }
+    let x2 = x * x;
+    let s = x * (1.0 - x2 * (1.0 / 6.0) * (1.0 - x2 * (1.0 / 20.0) * (1.0 - x2 * (1.0 / 42.0)
+        * (1.0 - x2 * (1.0 / 72.0)))));
+    let c = 1.0 - x2 * 0.5 * (1.0 - x2 * (1.0 / 12.0) * (1.0 - x2 * (1.0 / 30.0)
+        * (1.0 - x2 * (1.0 / 56.0))));
+    return vec2<f32>(s, c);
+}
+
 // Fast2Sum (Dekker): s + e == a + b exactly when |a| ≥ |b|.
 fn fast_two_sum(a: vec3<f32>, b: vec3<f32>, one: f32) -> Position {
     let s = a + b;

@@ -17,7 +17,7 @@ import package::shared::{FAILED_SHORT, WG};
 import package::common::{
     Counters, ForceTorqueWords, cell_entry, cell_shift, ds_sub, from_origin, Position, PositionWords, Predicted, PredictedWords, RebuildState,
     SimParams, Vec4Words, Wall, ds_add, fast_two_sum, force_torque_of, force_torque_words,
-    position_of, position_words, predicted_of, predicted_words, spin_of, two_sum, vec4_of,
+    position_of, position_words, predicted_of, predicted_words, sin_cos, spin_of, two_sum, vec4_of,
     vec4_words, wall_moved,
 };
 // The bindings this shares with the contact kernels (writable here, flag `integrating`), and
@@ -245,7 +245,8 @@ fn advance(i: u32) {
     let theta = w * dt;
     let angle = length(theta);
     if angle > 0.0 {
-        let spin = vec4<f32>(theta / angle * sin(0.5 * angle), cos(0.5 * angle));
+        let half = sin_cos(0.5 * angle);
+        let spin = vec4<f32>(theta / angle * half.x, half.y);
         orientation[i] = vec4_words(normalize(quat_mul(spin, vec4_of(orientation[i]))));
     }
     // ω travels in the velocities' spare w words too (common.wgsl `spin_of`).

@@ -8,7 +8,7 @@
 import package::shared::{MOISTURE_RUPTURED, MOISTURE_WET, ROLLING_CDT};
 import package::spec::{JAGER_CAP};
 import package::slot_tables::{point, put_point};
-import package::common::{two_sum};
+import package::common::{sin_cos, two_sum};
 
 // ---- Kuhn, Suzuki & Daouadji: refined linear-frictional contact (Fig. 1) ------------------
 
@@ -138,8 +138,9 @@ fn kuhn_step(s: ptr<function, KuhnState>, lo: ptr<function, vec3<f32>>, zeta1: f
     ft = ft - n * dot(ft, n);
     ft_lo = ft_lo - n * dot(ft_lo, n);
     if p.twirl != 0u && twirl != 0.0 {
-        ft = ft * cos(twirl) + cross(n, ft) * sin(twirl);
-        ft_lo = ft_lo * cos(twirl) + cross(n, ft_lo) * sin(twirl);
+        let turn = sin_cos(twirl);
+        ft = ft * turn.y + cross(n, ft) * turn.x;
+        ft_lo = ft_lo * turn.y + cross(n, ft_lo) * turn.x;
     }
     *lo = ft_lo;
     let reversible = (dot(ft, ft) - dot(start, start)) / (2.0 * p.kt);
@@ -222,7 +223,8 @@ fn hill_step(s: ptr<function, HillState>, gap: f32, n: vec3<f32>, velocity: vec3
     let d_s = displacement - n * dot(displacement, n);
     var carried = (*s).shear - n * dot((*s).shear, n);
     if twirl != 0.0 {
-        carried = carried * cos(twirl) + cross(n, carried) * sin(twirl);
+        let turn = sin_cos(twirl);
+        carried = carried * turn.y + cross(n, carried) * turn.x;
     }
     let k_tangent = p.ks * root;
     let trial = carried - d_s * k_tangent;
@@ -306,7 +308,8 @@ fn q_conj(q: vec4<f32>) -> vec4<f32> {
 }
 
 fn q_axis_angle(axis: vec3<f32>, angle: f32) -> vec4<f32> {
-    return vec4<f32>(axis * sin(0.5 * angle), cos(0.5 * angle));
+    let half = sin_cos(0.5 * angle);
+    return vec4<f32>(axis * half.x, half.y);
 }
 
 // Shortest rotation taking unit `a` to unit `b` (glam's from_rotation_arc).

@@ -594,7 +594,9 @@ fn check_jager_rigid_turn(on: On) {
     // in f32 (at most 3e-5 if every rounding added up). The bounds, 1e-6 and 2e-5 (normal:
     // 1e-9 and 1e-6), hold these and fail any frame not carried along: a force left in the
     // old frame is off by the whole turn (of the order of itself), one turned about the
-    // normal only by the tilt's share of it.
+    // normal only by the tilt's share of it. The frame's turns take common.wgsl's `sin_cos`:
+    // with the driver's own sin and cos an NVIDIA H200 ended 3.4e-5 off, every step's small
+    // angle rounded the same way.
     let tol = match on {
         On::Cpu => 1e-6,
         On::Gpu => 2e-5,
@@ -603,8 +605,10 @@ fn check_jager_rigid_turn(on: On) {
         On::Cpu => 1e-9,
         On::Gpu => 1e-6,
     };
+    let off = (tangential(after) - expected).length() / expected.length();
+    eprintln!("{on:?}: the tangential force {off:.2e} of itself from the turned one");
     assert!(
-        (tangential(after) - expected).length() < tol * expected.length(),
+        off < tol,
         "tangential force {} against the turned {expected}",
         tangential(after)
     );
@@ -1547,7 +1551,10 @@ fn gpu_hill_and_jager_spheres_rest_on_a_floor_at_the_hertz_overlap() {
 /// take the same path without a transient to tell them apart: the large sphere held 1 µm into
 /// the floor, the small one pressed into it at 0.1 mm/s while it moves sideways at a tenth of
 /// that (below the Coulomb limit), along +x, −x, +y and +x in turn for 0.01 s each: each turn
-/// of the tangential loading under a growing normal load is a point of the stack. Every contact the CPU reference
+/// of the tangential loading under a growing normal load leaves points on the stack, the
+/// steps of a steady stretch merged into one segment (`dp_max = 0.02`; 12 points in all, the
+/// closest merge decision 0.9 % of `dp_max` from its threshold, far beyond the ~1e-5 by which
+/// f32 slopes differ from f64 ones here). Every contact the CPU reference
 /// holds, the pair and the large sphere's wall contact, is read back from the GPU's slots
 /// (none unreadable) with the same number of history points, and each point's indentation ζ*,
 /// normal force F*_n and slope p*, and the tangential force agree within 1e-3 of the
@@ -1555,11 +1562,16 @@ fn gpu_hill_and_jager_spheres_rest_on_a_floor_at_the_hertz_overlap() {
 /// to about 5e-14 m (double-single on the GPU), but a turning point is recorded in the step
 /// where the loading turns, which the f32 and the f64 criteria may put a step apart, and a
 /// step moves the pair by up to 1e-4 of its overlap (a path that unloaded at the end put one
-/// point a step late: 1.9e-4); 1e-3 allows a few steps. Measured: the pair's 16 points (the
-/// capacity, reached on both engines) within 4.5e-5, its tangential force within 5.3e-7; the
-/// wall contact's 2 points within 1.4e-7. A point of another contact, a point out of place or
-/// a frame not decoded as xyzw is off by order one. The kernels are those of the floor test
-/// (16 points, 4 slots), which lavapipe has then compiled.
+/// point a step late: 1.9e-4); 1e-3 allows a few steps. Measured: the pair's 12 points within
+/// 4.5e-5, its tangential force within 5.3e-7; the wall contact's 2 points within 1.4e-7.
+/// The stacks stay below their capacity
+/// (asserted: no forced merge on the CPU): with exact histories (`dp_max = 0`) every step of
+/// this path is a point, the stack fills, and a full stack merges the adjacent segments of
+/// closest slopes, which here tie within 1e-6 of each other, a choice f32 and f64 need not
+/// share (on an NVIDIA H200 one point then landed elsewhere, off by order one, with the
+/// tangential force within 5e-7; lavapipe had made the CPU's choices). A point of another
+/// contact, a point out of place or a frame not decoded as xyzw is off by order one. The
+/// kernels are those of the floor test (16 points, 4 slots), which lavapipe has then compiled.
 #[test]
 fn gpu_jager_histories_read_back_as_the_cpu_keeps_them() {
     use wgdem_core::contact::jager::JagerState;
@@ -1576,7 +1588,7 @@ fn gpu_jager_histories_read_back_as_the_cpu_keeps_them() {
             d = v[3]
         )
     };
-    let scene = common::scene(&spheres_on_a_floor_toml(
+    let toml = spheres_on_a_floor_toml(
         "jager",
         "[0.0, 0.0, 0.004999]",
         "[0.0, 0.0, 0.012499]",
@@ -1598,7 +1610,8 @@ angular_velocity = [0.0, 0.0, 0.0]
                 "[1e-5, 0.0, -1e-4]"
             ])
         ),
-    ));
+    );
+    let scene = common::scene(&toml.replace("capacity = 16", "capacity = 16\ndp_max = 0.02"));
     let steps = (scene.duration / scene.simulation.dt).ceil() as u64;
     let options = wgdem_gpu::GpuOptions {
         slots: 4,
@@ -1639,8 +1652,12 @@ angular_velocity = [0.0, 0.0, 0.0]
         for key in keys {
             let (c, g) = (jager(&a[key]), jager(&b[key]));
             assert!(
-                !c.history.is_empty(),
-                "{what} {key:?}: an empty history tests nothing"
+                c.history.len() >= 2,
+                "{what} {key:?}: a history of the origin alone tests nothing"
+            );
+            assert_eq!(
+                c.forced_merges, 0,
+                "{what} {key:?}: a full stack's merges may tie (see above)"
             );
             assert_eq!(
                 c.history.len(),
