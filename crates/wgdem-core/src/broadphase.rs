@@ -47,7 +47,8 @@ fn scan(position: &[DVec3], radius: &[f64], margin: f64, parallel: bool) -> Vec<
         })
         .collect();
 
-    // Counting sort of particle ids by bucket (stable: ids ascend inside a bucket).
+    // Each bucket's share of the spheres, for a counting sort by bucket (stable: in index order
+    // for one thread, in the cells' order for several).
     let keys: Vec<usize> = cells.iter().map(|&c| bucket(c)).collect();
     let mut start = vec![0u32; table + 1];
     for &k in &keys {
@@ -56,59 +57,137 @@ fn scan(position: &[DVec3], radius: &[f64], margin: f64, parallel: bool) -> Vec<
     for b in 0..table {
         start[b + 1] += start[b];
     }
-    let mut fill = start.clone();
-    let mut sorted = vec![0u32; n];
-    for (i, &k) in keys.iter().enumerate() {
-        sorted[fill[k] as usize] = i as u32;
-        fill[k] += 1;
-    }
+    if !parallel {
+        let mut fill = start.clone();
+        let mut sorted = vec![0u32; n];
+        for (i, &k) in keys.iter().enumerate() {
+            sorted[fill[k] as usize] = i as u32;
+            fill[k] += 1;
+        }
 
-    // Each neighbour cell is scanned once; a candidate counts only if it really lies in that
-    // cell, so hash collisions (two cells in one bucket) neither duplicate nor add pairs.
-    let pairs_of = |i: usize, pairs: &mut Vec<(u32, u32)>| {
-        let c = cells[i];
-        for dx in -1..=1 {
-            for dy in -1..=1 {
-                for dz in -1..=1 {
-                    let nc = [c[0] + dx, c[1] + dy, c[2] + dz];
-                    let b = bucket(nc);
-                    for &j in &sorted[start[b] as usize..start[b + 1] as usize] {
-                        let j = j as usize;
-                        if j > i && cells[j] == nc && within(position, radius, i, j, margin) {
-                            pairs.push((i as u32, j as u32));
+        // Each neighbour cell is scanned once; a candidate counts only if it really lies in that
+        // cell, so hash collisions (two cells in one bucket) neither duplicate nor add pairs.
+        let pairs_of = |i: usize, pairs: &mut Vec<(u32, u32)>| {
+            let c = cells[i];
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        let nc = [c[0] + dx, c[1] + dy, c[2] + dz];
+                        let b = bucket(nc);
+                        for &j in &sorted[start[b] as usize..start[b + 1] as usize] {
+                            let j = j as usize;
+                            if j > i && cells[j] == nc && within(position, radius, i, j, margin) {
+                                pairs.push((i as u32, j as u32));
+                            }
                         }
                     }
                 }
             }
-        }
-    };
-    if !parallel {
+        };
         let mut pairs = Vec::new();
         (0..n).for_each(|i| pairs_of(i, &mut pairs));
         return pairs;
     }
     // A large packing (a shear row's contacts at 10⁶ spheres in random order took 2.5–2.9 s
-    // on one core) is scanned in the order of its cells (z, then y, then x), so that
-    // consecutive spheres read the cells their neighbours just read, in ranges on the host's
-    // cores; each sphere's pairs come out together, in the order above, and a stable counting
-    // sort by `i` restores the order of one scan in index order.
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_unstable_by_key(|&i| {
-        let c = cells[i as usize];
-        (c[2], c[1], c[0], i)
+    // on one core) is scanned in the order of its cells (z, then y, then x), in ranges on the
+    // host's cores, over copies of the positions, radii and cells in that order, so that a
+    // cell's spheres and their neighbours' lie together in memory (read through the ids, a
+    // sphere placed or read back in random order cost a cache miss per candidate: 3.8 s for a
+    // row's contacts at 10⁶ on one core). Within a cell the positions ascend with the id, as
+    // the ids do in a scan in index order, so each sphere's pairs come out as there, and a
+    // stable counting sort by `i` restores that scan's order.
+    // Sorted by keys laid out beside the ids: a key looked up through the id in every
+    // comparison cost about twenty cache misses a sphere, most of those 3.8 s.
+    let mut keyed: Vec<((i64, i64, i64), u32)> = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ((c[2], c[1], c[0]), i as u32))
+        .collect();
+    keyed.sort_unstable();
+    let order: Vec<u32> = keyed.into_iter().map(|(_, i)| i).collect();
+    let at: Vec<DVec3> = order.iter().map(|&i| position[i as usize]).collect();
+    let size: Vec<f64> = order.iter().map(|&i| radius[i as usize]).collect();
+    let cell_at: Vec<[i64; 3]> = order.iter().map(|&i| cells[i as usize]).collect();
+    // Where the packing's box of cells holds at most four cells a sphere, a dense grid of the
+    // cells' first spheres (their positions in that order run from one cell to the next, z,
+    // then y, then x): a neighbour cell's spheres are a range found by its index, and the cells
+    // a sweep in that order reads lie near those it just read. Else the hash table's buckets
+    // (random in memory: about one cache miss for each of a sphere's 27 cells).
+    let (mut lo, mut hi) = ([i64::MAX; 3], [i64::MIN; 3]);
+    for c in &cells {
+        for a in 0..3 {
+            lo[a] = lo[a].min(c[a]);
+            hi[a] = hi[a].max(c[a]);
+        }
+    }
+    let dims: [i64; 3] = std::array::from_fn(|a| hi[a].saturating_sub(lo[a]).saturating_add(1));
+    let boxed = dims
+        .iter()
+        .try_fold(1i64, |v, &d| v.checked_mul(d))
+        .filter(|&v| v <= 4 * n as i64 + 1024);
+    let index =
+        |c: [i64; 3]| ((c[2] - lo[2]) * dims[1] + (c[1] - lo[1])) * dims[0] + (c[0] - lo[0]);
+    let grid: Option<Vec<u32>> = boxed.map(|cells_in_box| {
+        let mut first = vec![0u32; cells_in_box as usize + 1];
+        for c in &cell_at {
+            first[index(*c) as usize + 1] += 1;
+        }
+        for d in 0..cells_in_box as usize {
+            first[d + 1] += first[d];
+        }
+        first
     });
+    let mut listed = Vec::new();
+    if grid.is_none() {
+        let mut fill = start.clone();
+        listed = vec![0u32; n];
+        for (k, c) in cell_at.iter().enumerate() {
+            let b = bucket(*c);
+            listed[fill[b] as usize] = k as u32;
+            fill[b] += 1;
+        }
+    }
+    let in_cell = |nc: [i64; 3], each: &mut dyn FnMut(usize)| match &grid {
+        Some(first) => {
+            if (0..3).all(|a| (lo[a]..=hi[a]).contains(&nc[a])) {
+                let d = index(nc) as usize;
+                (first[d] as usize..first[d + 1] as usize).for_each(each);
+            }
+        }
+        None => {
+            let b = bucket(nc);
+            for &m in &listed[start[b] as usize..start[b + 1] as usize] {
+                if cell_at[m as usize] == nc {
+                    each(m as usize);
+                }
+            }
+        }
+    };
+    let pairs_at = |k: usize, pairs: &mut Vec<(u32, u32)>| {
+        let (c, i) = (cell_at[k], order[k]);
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                for dz in -1..=1 {
+                    let nc = [c[0] + dx, c[1] + dy, c[2] + dz];
+                    in_cell(nc, &mut |m| {
+                        if order[m] > i && within(&at, &size, k, m, margin) {
+                            pairs.push((i, order[m]));
+                        }
+                    });
+                }
+            }
+        }
+    };
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let chunk = n.div_ceil(threads);
     let scanned: Vec<Vec<(u32, u32)>> = std::thread::scope(|s| {
-        let ranges: Vec<_> = order
-            .chunks(chunk)
-            .map(|spheres| {
-                let pairs_of = &pairs_of;
+        let ranges: Vec<_> = (0..n)
+            .step_by(chunk)
+            .map(|from| {
+                let pairs_at = &pairs_at;
                 s.spawn(move || {
                     let mut pairs = Vec::new();
-                    spheres
-                        .iter()
-                        .for_each(|&i| pairs_of(i as usize, &mut pairs));
+                    (from..(from + chunk).min(n)).for_each(|k| pairs_at(k, &mut pairs));
                     pairs
                 })
             })
