@@ -88,16 +88,13 @@ fn scan(position: &[DVec3], radius: &[f64], margin: f64, parallel: bool) -> Vec<
         (0..n).for_each(|i| pairs_of(i, &mut pairs));
         return pairs;
     }
-    // A large packing (a shear row's contacts at 10⁶ spheres in random order took 2.5–2.9 s
-    // on one core) is scanned in the order of its cells (z, then y, then x), in ranges on the
-    // host's cores, over copies of the positions, radii and cells in that order, so that a
-    // cell's spheres and their neighbours' lie together in memory (read through the ids, a
-    // sphere placed or read back in random order cost a cache miss per candidate: 3.8 s for a
-    // row's contacts at 10⁶ on one core). Within a cell the positions ascend with the id, as
-    // the ids do in a scan in index order, so each sphere's pairs come out as there, and a
-    // stable counting sort by `i` restores that scan's order.
-    // Sorted by keys laid out beside the ids: a key looked up through the id in every
-    // comparison cost about twenty cache misses a sphere, most of those 3.8 s.
+    // A large packing (a shear row's contacts at 10⁶ spheres: 3.9–5.2 s on one core before
+    // the order and the grid below) is scanned in the order of its cells (z, then y, then x),
+    // in ranges on the host's cores, over copies of the positions, radii and cells in that
+    // order. Within a cell the positions ascend with the id, as the ids do in a scan in index
+    // order, so each sphere's pairs come out as there, and a stable counting sort by `i`
+    // restores that scan's order. The order is sorted on keys laid out beside the ids (a key
+    // looked up through the id in every comparison cost about twenty cache misses a sphere).
     let mut keyed: Vec<((i64, i64, i64), u32)> = cells
         .iter()
         .enumerate()
