@@ -8,6 +8,7 @@
 //! test removes, so the result is exact; [`brute_force_pairs`] is the O(N²) check.
 
 use glam::DVec3;
+use rayon::prelude::*;
 
 use crate::cell::PeriodicCell;
 
@@ -100,11 +101,11 @@ fn scan(position: &[DVec3], radius: &[f64], margin: f64, parallel: bool) -> Vec<
         .enumerate()
         .map(|(i, c)| ((c[2], c[1], c[0]), i as u32))
         .collect();
-    keyed.sort_unstable();
-    let order: Vec<u32> = keyed.into_iter().map(|(_, i)| i).collect();
-    let at: Vec<DVec3> = order.iter().map(|&i| position[i as usize]).collect();
-    let size: Vec<f64> = order.iter().map(|&i| radius[i as usize]).collect();
-    let cell_at: Vec<[i64; 3]> = order.iter().map(|&i| cells[i as usize]).collect();
+    keyed.par_sort_unstable(); // the keys hold the ids: all distinct, one order
+    let order: Vec<u32> = keyed.into_par_iter().map(|(_, i)| i).collect();
+    let at: Vec<DVec3> = order.par_iter().map(|&i| position[i as usize]).collect();
+    let size: Vec<f64> = order.par_iter().map(|&i| radius[i as usize]).collect();
+    let cell_at: Vec<[i64; 3]> = order.par_iter().map(|&i| cells[i as usize]).collect();
     // Where the packing's box of cells holds at most 16 cells a sphere (64 bytes a sphere; a
     // loose packing of void ratio 13 has about 7), a dense grid of the cells' first spheres
     // (their positions in that order run from one cell to the next, z, then y, then x): a
