@@ -48,23 +48,27 @@ fn scan(position: &[DVec3], radius: &[f64], margin: f64, parallel: bool) -> Vec<
         })
         .collect();
 
-    // Each bucket's share of the spheres, for a counting sort by bucket (stable: in index order
-    // for one thread, in the cells' order for several).
-    let keys: Vec<usize> = cells.iter().map(|&c| bucket(c)).collect();
-    let mut start = vec![0u32; table + 1];
-    for &k in &keys {
-        start[k + 1] += 1;
-    }
-    for b in 0..table {
-        start[b + 1] += start[b];
-    }
-    if !parallel {
+    // A counting sort by bucket of spheres' cells listed in some order (stable): each bucket's
+    // first entry in `start`, its spheres' places in that list in `listed[start[b]..start[b + 1]]`.
+    let bucketed = |list: &[[i64; 3]]| -> (Vec<u32>, Vec<u32>) {
+        let keys: Vec<usize> = list.iter().map(|&c| bucket(c)).collect();
+        let mut start = vec![0u32; table + 1];
+        for &k in &keys {
+            start[k + 1] += 1;
+        }
+        for b in 0..table {
+            start[b + 1] += start[b];
+        }
         let mut fill = start.clone();
-        let mut sorted = vec![0u32; n];
+        let mut listed = vec![0u32; list.len()];
         for (i, &k) in keys.iter().enumerate() {
-            sorted[fill[k] as usize] = i as u32;
+            listed[fill[k] as usize] = i as u32;
             fill[k] += 1;
         }
+        (start, listed)
+    };
+    if !parallel {
+        let (start, sorted) = bucketed(&cells);
 
         // Each neighbour cell is scanned once; a candidate counts only if it really lies in that
         // cell, so hash collisions (two cells in one bucket) neither duplicate nor add pairs.
@@ -137,16 +141,10 @@ fn scan(position: &[DVec3], radius: &[f64], margin: f64, parallel: bool) -> Vec<
         }
         first
     });
-    let mut listed = Vec::new();
-    if grid.is_none() {
-        let mut fill = start.clone();
-        listed = vec![0u32; n];
-        for (k, c) in cell_at.iter().enumerate() {
-            let b = bucket(*c);
-            listed[fill[b] as usize] = k as u32;
-            fill[b] += 1;
-        }
-    }
+    let (start, listed) = match &grid {
+        Some(_) => (Vec::new(), Vec::new()),
+        None => bucketed(&cell_at),
+    };
     let in_cell = |nc: [i64; 3], each: &mut dyn FnMut(usize)| match &grid {
         Some(first) => {
             if (0..3).all(|a| (lo[a]..=hi[a]).contains(&nc[a])) {
