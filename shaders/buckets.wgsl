@@ -2,9 +2,9 @@
 // `hash` has counted each bucket's particles (integer atomics, exact in any order); `scan` turns
 // the counts into each bucket's first place (an exclusive prefix sum) and clears them;
 // `scatter` puts each particle into its bucket's range, at a place drawn from the bucket's
-// counter (in no fixed order); `settle` sorts each bucket's range by particle index and clears
-// its counter for the next build. The result is the stable sort by (bucket, index), the same
-// every time, in four dispatches with `hash` whatever the table's size (the LSD radix sort
+// counter (in no fixed order); `settle` sorts each bucket's range by particle index. The result
+// is the stable sort by (bucket, index), the same every time, in five dispatches with
+// `hash.clear` and `hash` whatever the table's size (the LSD radix sort
 // that `radix.wgsl` still gives the reorder took three per 4 bits of bucket: 12–15 at 10⁴ to
 // 10⁶ particles, each a dispatch even in a step that does not rebuild).
 // CPU twin: the counting sort in `broadphase::pairs_within`.
@@ -13,8 +13,11 @@ import package::shared::{WG};
 import package::common::{SimParams, chunks_before, scan_chunk};
 
 @group(0) @binding(0) var<uniform> params: SimParams;
-@group(0) @binding(1) var<storage, read> keys: array<u32>;    // each particle's bucket (`hash`)
-// Particles per bucket (`hash`), then the places taken (`scatter`); zero between builds.
+// Each particle's bucket (`hash`). Read only, but bound read_write: it lies in the same buffer
+// as `bucket_count` (the force–torque array), and a buffer bound writable in a dispatch may not
+// also be bound read-only there.
+@group(0) @binding(1) var<storage, read_write> keys: array<u32>;
+// Particles per bucket (`hash`), then the places taken (`scatter`).
 @group(0) @binding(2) var<storage, read_write> bucket_count: array<atomic<u32>>;
 // Bucket b's particles are sorted_vals[bucket_start[b] .. bucket_start[b + 1]] (2^bits + 1).
 @group(0) @binding(3) var<storage, read_write> bucket_start: array<u32>;
@@ -61,7 +64,6 @@ fn settle(@builtin(global_invocation_id) gid: vec3<u32>) {
     if b >= (1u << params.table_bits) {
         return;
     }
-    atomicStore(&bucket_count[b], 0u);
     let first = bucket_start[b];
     let end = bucket_start[b + 1u];
     for (var s = first + 1u; s < end; s++) {

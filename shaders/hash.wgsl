@@ -1,5 +1,8 @@
 // hash.wgsl — cell (packed in one word, common.wgsl `pack_cell`) and bucket of every particle,
-// each bucket's particles counted for the sort by bucket (`buckets.wgsl`).
+// each bucket's particles counted for the sort by bucket (`buckets.wgsl`), after `clear` has
+// zeroed the counters. Cells, keys, values and counters lie in the force–torque array, which
+// nothing reads between a step's `integrate` and the next `contact_forces` (the engine's
+// `BuildScratch`): each build begins from whatever the forces left there.
 // `order` gives the key of a reorder instead, with the particle indices as the values to sort
 // (`radix.wgsl`): the cell's place on a Morton curve, so that particles close in space end up
 // close in memory (buckets are scattered on purpose, and an
@@ -29,6 +32,15 @@ fn hash_cell(i: u32) -> vec3<i32> {
         return cell_bin(s, cell.built.bins);
     }
     return cell_of(pos[i], params.cell_size);
+}
+
+// Zeroes bucket b's counter, one invocation per bucket (as `buckets.settle`).
+@compute @workgroup_size(WG)
+fn clear(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let b = gid.x + gid.y * 65535u * WG;
+    if b < (1u << params.table_bits) {
+        atomicStore(&bucket_count[b], 0u);
+    }
 }
 
 @compute @workgroup_size(WG)

@@ -28,7 +28,9 @@ struct Permute {
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> perm_info: Permute;
 @group(0) @binding(2) var<storage, read> order: array<u32>;        // new index → old index
-@group(0) @binding(3) var<storage, read> new_index: array<u32>;    // old index → new index
+// Old index → new index: held by the hash buckets' starts, which the build after the reorder
+// writes again (the sorts' keys lie in `scratch`).
+@group(0) @binding(3) var<storage, read> new_index: array<u32>;
 @group(0) @binding(4) var<storage, read_write> data: array<u32>;
 @group(0) @binding(5) var<storage, read_write> scratch: array<u32>;
 

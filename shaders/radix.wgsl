@@ -18,8 +18,11 @@ struct RadixPass {
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> pass_info: RadixPass;
-@group(0) @binding(2) var<storage, read> keys_in: array<u32>;
-@group(0) @binding(3) var<storage, read> vals_in: array<u32>;
+// The inputs are only read, but bound read_write: keys and first values lie in the same buffer
+// as the outputs (the force–torque array), and a buffer bound writable in a dispatch may not
+// also be bound read-only there.
+@group(0) @binding(2) var<storage, read_write> keys_in: array<u32>;
+@group(0) @binding(3) var<storage, read_write> vals_in: array<u32>;
 @group(0) @binding(4) var<storage, read_write> keys_out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> vals_out: array<u32>;
 @group(0) @binding(6) var<storage, read_write> tile_hist: array<u32>;

@@ -111,23 +111,23 @@ impl GpuEngine {
                 (Buf::Material, 1),
                 (Buf::StableIds, 1),
                 (Buf::NeighbourCount, 1),
-                (Buf::Cells, 1),
                 (Buf::WallRow, 1),
                 // A particle's wall slots sit at its walls' ranks in its mask, which the next
                 // build compares with the new one.
                 (Buf::WallMask, 1),
             ];
-            // Per-particle contact work, where the engine accounts it.
-            if b.work.size() >= b.ft.size() / 2 {
+            // Per-particle contact work, where the engine accounts it (16 B per particle; a
+            // single particle's moves nowhere either way).
+            if b.work.size() >= 16 * u64::from(n) {
                 arrays.push((Buf::ContactWork, 4));
             }
             let mut moves: Vec<BlockMove> = Vec::new();
             for (array, stride) in arrays {
-                let data = b.resolve(array, &every);
+                let data = b.resolve(array, &every).buffer;
                 for block in (0..stride).step_by(PERMUTE_BLOCK as usize) {
                     let words = info(stride, block, false, 0, n);
                     moves.push(BlockMove {
-                        ranges: vec![(group(&words, &b.keys[0], data), Args::Particles)],
+                        ranges: vec![(group(&words, &b.bucket_start, data), Args::Particles)],
                     });
                 }
             }
@@ -141,13 +141,13 @@ impl GpuEngine {
                         .enumerate()
                         .map(|(i, c)| {
                             let words = info(slot_row, block, true, c.first, c.count);
-                            (group(&words, &b.keys[0], &c.slots), Args::Chunk(i))
+                            (group(&words, &b.bucket_start, &c.slots), Args::Chunk(i))
                         })
                         .collect(),
                 });
             }
             PermuteGroups {
-                invert: group(&one, &b.dummy, &b.keys[0]),
+                invert: group(&one, &b.dummy, &b.bucket_start),
                 moves,
             }
         };
@@ -217,7 +217,7 @@ pub(super) fn bind_table(
         .filter(|(_, row)| row.access != Bind::Unused)
         .map(|(i, row)| wgpu::BindGroupEntry {
             binding: i as u32,
-            resource: buffers.resolve(row.buffer, at).as_entire_binding(),
+            resource: wgpu::BindingResource::Buffer(buffers.resolve(row.buffer, at)),
         })
         .collect();
     device.create_bind_group(&wgpu::BindGroupDescriptor {

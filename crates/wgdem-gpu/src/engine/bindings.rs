@@ -4,7 +4,7 @@
 //! table alone, so that a buffer cannot land in another's slot, and a test checks every row
 //! against the kernels' WGSL by name.
 
-use super::state::{Buffers, SORTED, SlotChunk};
+use super::state::{Buffers, InForces, SORTED, SlotChunk};
 
 /// How a kernel binds one buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,11 +99,12 @@ pub enum Buf {
     ContactWork,
     /// Contact counts per workgroup (`dem.contact_stats`).
     ContactStats,
-    /// Packed cell of each particle (`dem.cells`).
+    /// Packed cell of each particle (in the force–torque buffer, from `hash` to the list build).
     Cells,
-    /// Key buffer `k` of the sort's pair (`dem.keys.a`, `dem.keys.b`).
+    /// Key array `k` of the sorts' pairs (both in the force–torque buffer).
     Keys(usize),
-    /// Value buffer `k` of the sort's pair (`dem.vals.a`, `dem.vals.b`).
+    /// Value array `k` of the sorts' pairs (the first in the force–torque buffer, the second
+    /// `dem.sorted`).
     Vals(usize),
     /// The radix pass's input keys, values and its outputs (by the pass's parity).
     KeysIn,
@@ -122,7 +123,8 @@ pub enum Buf {
     SortedVals,
     /// Each bucket's first place in the sorted order, and the end (`dem.bucket_start`).
     BucketStart,
-    /// Particles per bucket while sorting, zero between builds (`dem.bucket_count`).
+    /// Particles per bucket while sorting (in the force–torque buffer; `hash.clear` zeroes
+    /// them first).
     BucketCount,
     /// Neighbours per particle (`dem.neighbour_count`).
     NeighbourCount,
@@ -205,15 +207,44 @@ pub(super) struct At<'a> {
 }
 
 impl Buffers {
-    /// The buffer that fills `buf` in the bind group `at`.
+    /// The buffer that fills `buf` in the bind group `at`, whole or (the neighbour build's own
+    /// arrays, [`super::state::BuildScratch`]) the part of the force–torque buffer that holds it.
     ///
     /// # Panics
     /// Where `at` lacks what `buf` varies by (a table used for a bind group it was not
     /// written for: a programming error, caught by the first engine built).
-    pub(super) fn resolve<'a>(&'a self, buf: Buf, at: &At<'a>) -> &'a wgpu::Buffer {
+    pub(super) fn resolve<'a>(&'a self, buf: Buf, at: &At<'a>) -> wgpu::BufferBinding<'a> {
+        let (input, output) = (at.radix_pass % 2, 1 - at.radix_pass % 2);
+        let keys = |k: usize| InForces::Keys(k);
+        let vals = |k: usize| (k != SORTED).then_some(InForces::FirstVals);
+        let part = match buf {
+            Buf::Cells => Some(InForces::Cells),
+            Buf::BucketCount => Some(InForces::BucketCount),
+            Buf::Keys(k) => Some(keys(k)),
+            Buf::KeysIn => Some(keys(input)),
+            Buf::KeysOut => Some(keys(output)),
+            Buf::Vals(k) => vals(k),
+            Buf::ValsIn => vals(input),
+            Buf::ValsOut => vals(output),
+            _ => None,
+        };
+        match part {
+            Some(part) => {
+                let (offset, size) = self.scratch.range(part);
+                wgpu::BufferBinding {
+                    buffer: &self.ft,
+                    offset,
+                    size: wgpu::BufferSize::new(size),
+                }
+            }
+            None => self.whole(buf, at).as_entire_buffer_binding(),
+        }
+    }
+
+    /// The buffer that fills `buf` in the bind group `at`, for the buffers bound whole.
+    fn whole<'a>(&'a self, buf: Buf, at: &At<'a>) -> &'a wgpu::Buffer {
         let chunk = || at.chunk.expect("a per-chunk binding needs the slot chunk");
         let permute = |k: usize| at.permute.expect("a reorder binding needs its array")[k];
-        let (input, output) = (at.radix_pass % 2, 1 - at.radix_pass % 2);
         match buf {
             Buf::Params => &self.params,
             Buf::Position => &self.pos,
@@ -227,18 +258,14 @@ impl Buffers {
             Buf::ForceTorque => &self.ft,
             Buf::ContactWork => &self.work,
             Buf::ContactStats => &self.stats,
-            Buf::Cells => &self.cells,
-            Buf::Keys(k) => &self.keys[k],
-            Buf::Vals(k) => &self.vals[k],
-            Buf::KeysIn => &self.keys[input],
-            Buf::ValsIn => &self.vals[input],
-            Buf::KeysOut => &self.keys[output],
-            Buf::ValsOut => &self.vals[output],
+            // The second value array; the others lie in the force–torque buffer (above).
+            Buf::Vals(_) | Buf::ValsIn | Buf::ValsOut | Buf::SortedVals => &self.sorted,
+            Buf::Cells | Buf::BucketCount | Buf::Keys(_) | Buf::KeysIn | Buf::KeysOut => {
+                unreachable!("bound in the force–torque buffer by `resolve`")
+            }
             Buf::RadixShift => &self.radix_passes[at.radix_pass],
             Buf::TileHist => &self.tile_hist,
-            Buf::SortedVals => &self.vals[SORTED],
             Buf::BucketStart => &self.bucket_start,
-            Buf::BucketCount => &self.bucket_count,
             Buf::NeighbourCount => &self.counts,
             Buf::ChunkSlots => &chunk().slots,
             Buf::ChunkRange => &chunk().range,

@@ -64,6 +64,7 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
     ),
     decl("dem.rebuild.close", "rebuild", "close", tables::REBUILD),
     decl("dem.rebuild.force", "rebuild", "force", tables::REBUILD),
+    decl("dem.hash.clear", "hash", "clear", tables::HASH),
     decl("dem.hash", "hash", "main", tables::HASH),
     decl("dem.hash.order", "hash", "order", tables::HASH),
     decl("dem.radix.count", "radix", "count", tables::RADIX),
@@ -253,6 +254,8 @@ pub(super) struct Kernels {
     pub(super) close: Kernel,
     /// A rebuild forced in the step (a reorder's).
     pub(super) force: Kernel,
+    /// Zeroes the bucket counters (they lie in the force array: `BuildScratch`).
+    pub(super) hash_clear: Kernel,
     pub(super) hash: Kernel,
     /// `hash` with the Morton code of the cell as the key, for a reorder.
     pub(super) hash_order: Kernel,
@@ -309,6 +312,7 @@ impl Kernels {
             lean_plan: k("dem.rebuild.lean_plan"),
             close: k("dem.rebuild.close"),
             force: k("dem.rebuild.force"),
+            hash_clear: k("dem.hash.clear"),
             hash: k("dem.hash"),
             hash_order: k("dem.hash.order"),
             radix_count: k("dem.radix.count"),

@@ -222,8 +222,9 @@ impl GpuEngine {
     }
 
     /// [`GpuEngine::memory_bytes`] by group of buffers: particle state, neighbour slots, wall
-    /// slots, the spatial hash and sort, and the rest. (The reorder has no scratch of its own:
-    /// it borrows the force array and the sort's keys.)
+    /// slots, the spatial hash and sort, and the rest. (The neighbour build's keys, cells and
+    /// bucket counters and the reorder's scratch have no buffers of their own: they lie in the
+    /// force array, counted with the particle state; see `BuildScratch`.)
     pub fn memory_breakdown(&self) -> Vec<(&'static str, u64)> {
         let b = &self.buffers;
         let sum = |buffers: &[&wgpu::Buffer]| buffers.iter().map(|b| b.size()).sum::<u64>();
@@ -232,16 +233,8 @@ impl GpuEngine {
             .iter()
             .flat_map(|c| [&c.slots, &c.hand, &c.link])
             .collect();
-        let mut sort = vec![
-            &b.cells,
-            &b.keys[0],
-            &b.keys[1],
-            &b.vals[0],
-            &b.vals[1],
-            &b.tile_hist,
-            &b.bucket_start,
-            &b.bucket_count,
-        ];
+        // The sorts' keys, first values, cells and bucket counters lie in the force array.
+        let mut sort = vec![&b.sorted, &b.tile_hist, &b.bucket_start];
         sort.extend(b.radix_passes.iter());
         let mut other = vec![
             &b.params,

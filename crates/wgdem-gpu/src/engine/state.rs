@@ -97,9 +97,60 @@ pub(super) fn check_table(
 /// the first key/value pair into the second.
 pub(super) const ORDER_PASSES: u32 = 7;
 
-/// The value buffer both sorts end in: the reorder's radix sort after its [`ORDER_PASSES`]
-/// (an odd number), and `buckets.scatter`.
+/// The value buffer both sorts end in (`Buffers::sorted`): the reorder's radix sort after its
+/// [`ORDER_PASSES`] (an odd number), and `buckets.scatter`.
 pub(super) const SORTED: usize = 1;
+
+/// The neighbour build's own arrays, which live in the force–torque buffer (`Buffers::ft`)
+/// from `hash` to the list build and are dead from `contact_forces` on: the sorts' two key
+/// arrays, the reorder's first value array (`Buffers::sorted` is the second), each particle's
+/// packed cell and the hash buckets' counters. Each starts at a multiple of the device's
+/// storage offset alignment. They take 16 B per particle and 4 B per bucket (2^bits ≥ n
+/// buckets, fewer than 2n) of the 32 that the forces take; a buffer of their own each cost
+/// 20–21 B per particle more (docs/performance.md).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BuildScratch {
+    /// Bytes from one per-particle array to the next: 4 B per particle, aligned.
+    stride: u64,
+    /// Bytes of the bucket counters (4 per bucket).
+    buckets: u64,
+}
+
+/// One of [`BuildScratch`]'s arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum InForces {
+    Keys(usize),
+    FirstVals,
+    Cells,
+    BucketCount,
+}
+
+impl BuildScratch {
+    pub(super) fn new(n: u64, buckets: u64, align: u64) -> Self {
+        let align = align.max(4);
+        Self {
+            stride: (4 * n.max(1)).div_ceil(align) * align,
+            buckets: 4 * buckets,
+        }
+    }
+
+    /// Bytes of the force–torque buffer: the forces' 32 B per particle, or more where the
+    /// aligned arrays need it (a few particles).
+    pub(super) fn ft_bytes(&self, n: u64) -> u64 {
+        (n * FORCE_TORQUE_BYTES).max(4 * self.stride + self.buckets)
+    }
+
+    /// Offset and size of `part` in the force–torque buffer.
+    pub(super) fn range(&self, part: InForces) -> (u64, u64) {
+        let k = match part {
+            InForces::Keys(k) => k as u64,
+            InForces::FirstVals => 2,
+            InForces::Cells => 3,
+            InForces::BucketCount => return (4 * self.stride, self.buckets),
+        };
+        (k * self.stride, self.stride)
+    }
+}
 
 pub(super) struct Buffers {
     pub(super) params: wgpu::Buffer,
@@ -117,25 +168,26 @@ pub(super) struct Buffers {
     pub(super) pair_table: wgpu::Buffer,
     pub(super) walls: wgpu::Buffer,
     /// Force and torque of each particle (written by `contact_forces`, read by `integrate`).
-    /// During a reorder, which comes before `contact_forces` in a step, it is the reorder's
-    /// scratch: one column block of every particle ([`PERMUTE_BLOCK`] words each).
+    /// No kernel reads it between a step's `integrate` and the next step's `contact_forces`,
+    /// so the neighbour build keeps its own arrays in it ([`BuildScratch`]: the sorts' keys,
+    /// the reorder's first values, the packed cells and the bucket counters), and a reorder
+    /// moves every array through it, one column block of every particle ([`PERMUTE_BLOCK`]
+    /// words each) at a time.
     pub(super) ft: wgpu::Buffer,
+    /// Where the neighbour build's arrays lie in `ft`.
+    pub(super) scratch: BuildScratch,
     /// Contact work per particle (engines whose pairs account it, else 16 unused bytes): x
     /// the elastic energy of its contacts after the last step, y + z the work they have
     /// dissipated since the start (double-single).
     pub(super) work: wgpu::Buffer,
     pub(super) stats: wgpu::Buffer,
-    /// Each particle's cell, packed in one word (common.wgsl `pack_cell`).
-    pub(super) cells: wgpu::Buffer,
-    /// The sorts' keys (`keys[0]`: each particle's bucket, from `hash`). During a reorder,
-    /// `keys[0]` holds the old index → new index map.
-    pub(super) keys: [wgpu::Buffer; 2],
-    pub(super) vals: [wgpu::Buffer; 2],
+    /// The particle indices in the order both sorts end in: by (bucket, index) after
+    /// `buckets.*`, by Morton code after a reorder's radix sort (its second value buffer).
+    pub(super) sorted: wgpu::Buffer,
     pub(super) tile_hist: wgpu::Buffer,
     /// Each bucket's first place in the sorted order (2^bits + 1 words: the last is the end).
+    /// During a reorder, before `hash` writes it again, the old index → new index map.
     pub(super) bucket_start: wgpu::Buffer,
-    /// Particles per bucket during a sort, zero between builds.
-    pub(super) bucket_count: wgpu::Buffer,
     /// Partners listed per particle (rewritten in place by `neighbours`).
     pub(super) counts: wgpu::Buffer,
     /// The neighbour slots (contact history), split by particle so that no binding exceeds
@@ -521,5 +573,55 @@ pub(super) fn drive_tables(sim: &Simulation) -> DriveTables {
         drives,
         points,
         walls,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The neighbour build's arrays lie apart in the force array, each at the alignment, all
+    /// within it, and take no more than the forces' 32 B per particle from a few hundred
+    /// particles on (to the engine's largest size).
+    #[test]
+    fn the_build_arrays_fit_apart_in_the_force_array() {
+        let parts = [
+            InForces::Keys(0),
+            InForces::Keys(1),
+            InForces::FirstVals,
+            InForces::Cells,
+            InForces::BucketCount,
+        ];
+        for n in [
+            1u64, 2, 63, 64, 65, 300, 1000, 9680, 99_452, 1_000_000, 4_194_240,
+        ] {
+            let buckets = 1u64 << hash_table_bits(n as usize);
+            for align in [4u64, 16, 64, 256] {
+                let s = BuildScratch::new(n, buckets, align);
+                let bytes = s.ft_bytes(n);
+                let mut ranges: Vec<(u64, u64)> = parts.iter().map(|&p| s.range(p)).collect();
+                for (&part, &(offset, size)) in parts.iter().zip(&ranges) {
+                    let want = if part == InForces::BucketCount {
+                        4 * buckets
+                    } else {
+                        4 * n
+                    };
+                    assert!(size >= want, "{part:?}: {size} B for {want} (n {n})");
+                    assert_eq!(
+                        offset % align,
+                        0,
+                        "{part:?} unaligned (n {n}, align {align})"
+                    );
+                    assert!(offset + size <= bytes, "{part:?} beyond the buffer (n {n})");
+                }
+                ranges.sort();
+                for w in ranges.windows(2) {
+                    assert!(w[0].0 + w[0].1 <= w[1].0, "overlap at n {n}: {w:?}");
+                }
+                if n >= 300 {
+                    assert_eq!(bytes, n * FORCE_TORQUE_BYTES, "n {n}, align {align}");
+                }
+            }
+        }
     }
 }

@@ -11,7 +11,8 @@
 //!    `radix.count` / `radix.scan` / `radix.scatter` × 7, a stable sort by the cells' Morton
 //!    code, then `permute.*`, which reorders all particle data, neighbour slots and stable ids
 //!    into that order;)
-//! 3. `hash`: cell and bucket of every particle, each bucket's particles counted;
+//! 3. `hash.clear`, `hash`: cell and bucket of every particle, each bucket's particles
+//!    counted (the build's arrays lie in the force array, dead until `contact_forces`);
 //! 4. `buckets.scan`, `buckets.scatter`, `buckets.settle`: the counting sort by (bucket,
 //!    index), each bucket's range in the sorted order;
 //! 5. `neighbours`, `rebuild.walls_near`, `rebuild.walls_alloc`, `rebuild.halt`: each
@@ -351,7 +352,8 @@ impl GpuEngine {
         indirect_dispatch(pass, kernel, group, &self.buffers.dispatch_args, slot);
     }
 
-    /// (`hash.order`, `radix.*` and `permute.*` for a reorder,) `hash`, `buckets.*`: the sort
+    /// (`hash.order`, `radix.*` and `permute.*` for a reorder,) `hash.clear`, `hash`,
+    /// `buckets.*`: the sort
     /// stage, each a zero-sized dispatch when no rebuild is due.
     fn sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
@@ -377,7 +379,9 @@ impl GpuEngine {
                 }
             }
         }
-        // The bucket sort of the neighbour search, in the new order after a reorder.
+        // The bucket sort of the neighbour search, in the new order after a reorder (its
+        // counters in the force array, which the reorder's moves have just used: cleared).
+        self.indirect(pass, &k.hash_clear, &g.hash, Args::RebuildBuckets);
         self.indirect(pass, &k.hash, &g.hash, Args::RebuildParticles);
         self.indirect(pass, &k.buckets_scan, &g.buckets, Args::RebuildOne);
         self.indirect(pass, &k.buckets_scatter, &g.buckets, Args::RebuildParticles);

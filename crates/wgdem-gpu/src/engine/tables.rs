@@ -24,8 +24,8 @@ pub const REBUILD: Table = &[
     write("cell", Buf::Cell),
 ];
 
-/// `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle, into the
-/// first key/value pair of the sorts; `hash` counts each bucket's particles.
+/// `hash.clear`, `hash` and `hash.order`: cells and (bucket or Morton) keys of every particle,
+/// into the first key/value pair of the sorts; `hash` counts each bucket's particles.
 pub const HASH: Table = &[
     uniform("params", Buf::Params),
     read("pos", Buf::Position),
@@ -37,21 +37,23 @@ pub const HASH: Table = &[
 ];
 
 /// `radix.*` (the reorder's sort by Morton code), one bind group per pass: from one key/value
-/// pair of buffers into the other.
+/// pair of arrays into the other. The inputs are bound writable: they share the force array
+/// with the outputs (`BuildScratch`), which a read-only binding may not.
 pub const RADIX: Table = &[
     uniform("params", Buf::Params),
     uniform("pass_info", Buf::RadixShift),
-    read("keys_in", Buf::KeysIn),
-    read("vals_in", Buf::ValsIn),
+    write("keys_in", Buf::KeysIn),
+    write("vals_in", Buf::ValsIn),
     write("keys_out", Buf::KeysOut),
     write("vals_out", Buf::ValsOut),
     write("tile_hist", Buf::TileHist),
 ];
 
-/// `buckets.*`: the particles sorted by the buckets `hash` wrote, and each bucket's range.
+/// `buckets.*`: the particles sorted by the buckets `hash` wrote, and each bucket's range
+/// (`keys` bound writable: it shares the force array with `bucket_count`).
 pub const BUCKETS: Table = &[
     uniform("params", Buf::Params),
-    read("keys", Buf::Keys(0)),
+    write("keys", Buf::Keys(0)),
     write("bucket_count", Buf::BucketCount),
     write("bucket_start", Buf::BucketStart),
     write("sorted_vals", Buf::SortedVals),

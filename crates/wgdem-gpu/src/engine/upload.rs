@@ -10,7 +10,7 @@ use wgpu::util::DeviceExt;
 use super::bindings::Bind;
 use super::cell::CELL_SUMS_BYTES;
 use super::state::{
-    Buffers, DriveTables, FORCE_TORQUE_BYTES, ORDER_PASSES, SlotChunk, check_table, dispatch_args,
+    Buffers, BuildScratch, DriveTables, ORDER_PASSES, SlotChunk, check_table, dispatch_args,
     drive_tables, empty_wall_slots, gpu_walls, hash_table_bits, init, initial_slots, initial_work,
     jager_capacity_refusal, model_mask, pair_table, split, split3, v4, wall_words, zeroed,
 };
@@ -328,6 +328,11 @@ impl Buffers {
         // Slots of 8 words and more belong to engines whose pairs may account their work.
         let wide = slot_words >= 8;
         let d = &scene.drive_tables;
+        let scratch = BuildScratch::new(
+            n64,
+            table,
+            device.limits().min_storage_buffer_offset_alignment.into(),
+        );
         Buffers {
             params: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("dem.params"),
@@ -356,26 +361,18 @@ impl Buffers {
             material: init(device, "dem.material", &scene.material),
             pair_table: init(device, "dem.pair_table", &scene.pair_table),
             walls: init(device, "dem.walls", &scene.walls),
-            ft: zeroed(device, "dem.force_torque", n64 * FORCE_TORQUE_BYTES),
+            ft: zeroed(device, "dem.force_torque", scratch.ft_bytes(n64)),
+            scratch,
             work: init(device, "dem.contact_work", &initial_work(sim, wide)),
             // Contact counts per workgroup of `contact_forces` (summed there).
             stats: zeroed(device, "dem.contact_stats", n64.div_ceil(WG64) * 16),
-            cells: zeroed(device, "dem.cells", n64 * 4),
-            keys: [
-                zeroed(device, "dem.keys.a", n64 * 4),
-                zeroed(device, "dem.keys.b", n64 * 4),
-            ],
-            vals: [
-                zeroed(device, "dem.vals.a", n64 * 4),
-                zeroed(device, "dem.vals.b", n64 * 4),
-            ],
+            sorted: zeroed(device, "dem.sorted", n64 * 4),
             tile_hist: zeroed(
                 device,
                 "dem.radix.tile_hist",
                 16 * params.n_tiles as u64 * 4,
             ),
             bucket_start: zeroed(device, "dem.bucket_start", (table + 1) * 4),
-            bucket_count: zeroed(device, "dem.bucket_count", table * 4),
             counts: zeroed(device, "dem.neighbour_count", n64 * 4),
             dispatch_args: dispatch_args(device, chunks.len()),
             chunks,
