@@ -106,8 +106,8 @@ pub(super) const SORTED: usize = 1;
 /// arrays, the reorder's first value array (`Buffers::sorted` is the second), each particle's
 /// packed cell and the hash buckets' counters. Each starts at a multiple of the device's
 /// storage offset alignment. They take 16 B per particle and 4 B per bucket (2^bits ≥ n
-/// buckets, fewer than 2n) of the 32 that the forces take; a buffer of their own each cost
-/// 20–21 B per particle more (docs/performance.md).
+/// buckets, fewer than 2n) of the 32 that the forces take: buffers of their own cost 20–24 B
+/// per particle more (docs/performance.md).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct BuildScratch {
     /// Bytes from one per-particle array to the next: 4 B per particle, aligned.
