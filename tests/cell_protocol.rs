@@ -140,6 +140,8 @@ fn a_drained_triaxial_test_compacts_then_loads_holding_its_stresses() {
         end["stress_xx_Pa"]
     );
     assert!(s.held_stress_error_max_fraction < 0.01, "{s:?}");
+    // Within a percent, so never beyond the servo's band of 5 %.
+    assert_eq!(s.servo_at_rate_bound_fraction, 0.0, "{s:?}");
     assert_eq!(s.path, "drained_triaxial");
     // Hertz–Mindlin springs: no equivalent load histories to report.
     assert!(s.jager_histories.is_none());
@@ -264,6 +266,7 @@ fn each_path_prescribes_and_holds_what_it_says() {
         // the lateral rate over its largest: 5 % × (0.05 / 2) / 0.1 = 1.25 % here.
         let limit = if path == "constant_p" { 0.02 } else { 0.01 };
         assert!(s.held_stress_error_max_fraction < limit, "{path}: {s:?}");
+        assert_eq!(s.servo_at_rate_bound_fraction, 0.0, "{path}: {s:?}");
     }
 }
 

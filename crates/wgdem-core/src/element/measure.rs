@@ -103,10 +103,10 @@ impl CellRun {
         let p0 = c.compaction.mean_stress;
         // After the first tenth of the strain the loading reached (probes may stop it early).
         let reached = strain.last().copied().unwrap_or(0.0);
-        let errors: Vec<f64> = (loading.iter())
+        let sigmas: Vec<DMat3> = (loading.iter())
             .filter(|r| r.loading_strain > 0.1 * reached)
-            .flat_map(|r| {
-                let sigma = DMat3::from_cols_array(&[
+            .map(|r| {
+                DMat3::from_cols_array(&[
                     r.stress_xx_pa,
                     r.stress_xy_pa,
                     r.stress_xz_pa,
@@ -116,13 +116,10 @@ impl CellRun {
                     r.stress_xz_pa,
                     r.stress_yz_pa,
                     r.stress_zz_pa,
-                ]);
-                c.loading
-                    .path
-                    .held(p0, sigma)
-                    .map(move |(k, target)| (sigma.col(k)[k] / target - 1.0).abs())
+                ])
             })
             .collect();
+        let held = c.loading.path.held_errors(p0, c.servo.band * p0, &sigmas);
         let compacted = rows.iter().rev().find(|r| r.stage == "compaction");
         let compaction_end = compacted.map_or(0, |r| r.step);
         let steps = self.sim.steps;
@@ -144,8 +141,9 @@ impl CellRun {
             final_volumetric_strain: loading.last().map_or(f64::NAN, |r| r.volumetric_strain),
             max_dilatancy_rate: dilatancy,
             // NaN, not 0, where no row was measured.
-            held_stress_error_mean_fraction: errors.iter().sum::<f64>() / errors.len() as f64,
-            held_stress_error_max_fraction: errors.iter().copied().fold(f64::NAN, f64::max),
+            held_stress_error_mean_fraction: held.mean_fraction,
+            held_stress_error_max_fraction: held.max_fraction,
+            servo_at_rate_bound_fraction: held.at_rate_bound_fraction,
             probes: self.state.probes.clone(),
             probes_conventional: self.state.probes_conventional.clone(),
             rotation: self.state.rotation.clone(),

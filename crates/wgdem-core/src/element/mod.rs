@@ -34,7 +34,7 @@ pub use config::{
     CellServoConfig, CellSetup, CellSimulationConfig, CellSpecimenConfig, CellTestConfig,
     CompactionConfig, LoadingConfig,
 };
-pub use paths::LoadingPath;
+pub use paths::{HeldErrors, LoadingPath};
 pub use probes::{PROBE_HEADER, ProbeRow, ProbeSummary, ProbesConfig};
 pub use records::{CellProgress, CellSummary, DriverState, HEADER, HistorySummary, Row, Stage};
 pub use rotation::{Axis, RotationConfig, RotationSummary};
@@ -653,11 +653,47 @@ impl CellRun {
 
     fn finish(&mut self, backend: &mut dyn Backend) -> Result<CellSummary> {
         let summary = self.summary(backend);
+        let servo = &self.setup.config.servo;
+        let held = HeldErrors {
+            mean_fraction: summary.held_stress_error_mean_fraction,
+            max_fraction: summary.held_stress_error_max_fraction,
+            at_rate_bound_fraction: summary.servo_at_rate_bound_fraction,
+        };
+        if let Some(warning) = servo_warning(&held, servo.band, servo.max_rate) {
+            log::warn!("{warning}");
+        }
         let writer = &*self.writer;
         crate::protocol::finish(self.dir.path(), &summary, writer, &self.state.rows)?;
         Ok(summary)
     }
 }
+
+/// What a finished test says of its servo, if anything: where the held stresses lagged by
+/// half the servo's band `band` on average (it moved the held components at half its largest
+/// rate or more to follow the specimen), or it ran at its rate bound `max_rate` (1/s) for
+/// [`SERVO_AT_BOUND_WARNING`] of the loading rows or more, the path's stresses were held only
+/// loosely; the message names the constant that bounds the servo.
+pub fn servo_warning(held: &HeldErrors, band: f64, max_rate: f64) -> Option<String> {
+    let (mean, most, at_bound) = (
+        held.mean_fraction,
+        held.max_fraction,
+        held.at_rate_bound_fraction,
+    );
+    (at_bound >= SERVO_AT_BOUND_WARNING || mean >= 0.5 * band).then(|| {
+        format!(
+            "the held stresses were off their targets by {:.1} % on average and {:.1} % at most (the servo's band is {:.1} %; it ran at its rate bound servo.max_rate = {max_rate} /s in {:.0} % of the loading rows): the specimen dilated or contracted nearly as fast as the servo may move the cell or faster; raise servo.max_rate",
+            100.0 * mean,
+            100.0 * most,
+            100.0 * band,
+            100.0 * at_bound,
+        )
+    })
+}
+
+/// The fraction of loading rows with the servo at its rate bound
+/// ([`CellSummary::servo_at_rate_bound_fraction`]) from which a finished test warns (as it
+/// does where the held stresses lagged by half the servo's band on average).
+pub const SERVO_AT_BOUND_WARNING: f64 = 0.1;
 
 /// `pairs` with every linear pair's algorithm changed by `change` (its `twirl` and `refined`
 /// flags): the comparisons of Kuhn, Suzuki & Daouadji's Fig. 5c (the conventional algorithm)
@@ -750,5 +786,29 @@ mod tests {
         w.serialize(&row).expect("a row serializes");
         let text = String::from_utf8(w.into_inner().expect("flushes")).expect("utf-8");
         assert_eq!(text.lines().next(), Some(HEADER.join(",").as_str()));
+    }
+
+    /// A finished test warns where its held stresses lagged by half the servo's band on
+    /// average or the servo ran at its rate bound for a tenth of the rows, naming
+    /// `servo.max_rate`; not for a servo that held them within a percent, nor without rows.
+    /// (The first case is the quick Kuhn & Jäger preset with grains of 5 GPa loaded to 1 % at
+    /// the preset's `max_rate`, the second the same at 5 /s, the third a runaway: docs/cell.md.)
+    #[test]
+    fn a_servo_that_held_loosely_is_named() {
+        let held = |mean, max, at| HeldErrors {
+            mean_fraction: mean,
+            max_fraction: max,
+            at_rate_bound_fraction: at,
+        };
+        let warning = servo_warning(&held(0.038, 0.048, 0.0), 0.05, 1.0).expect("a warning");
+        assert!(warning.contains("servo.max_rate = 1 /s"), "{warning}");
+        assert!(
+            warning.contains("3.8 % on average and 4.8 % at most"),
+            "{warning}"
+        );
+        assert!(servo_warning(&held(0.0077, 0.0105, 0.0), 0.05, 5.0).is_none());
+        assert!(servo_warning(&held(0.02, 0.14, 0.1), 0.05, 1.0).is_some());
+        assert!(servo_warning(&held(0.02, 0.14, 0.09), 0.05, 1.0).is_none());
+        assert!(servo_warning(&held(f64::NAN, f64::NAN, f64::NAN), 0.05, 1.0).is_none());
     }
 }

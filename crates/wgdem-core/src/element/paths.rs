@@ -9,6 +9,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::cell_servo::Mode;
 
+/// How well a servo held a path's stresses ([`LoadingPath::held_errors`]): fractions of the
+/// targets, and of the states with the servo at its rate bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeldErrors {
+    /// Mean `|σ − σ*| / σ*` over the held components of every state.
+    pub mean_fraction: f64,
+    /// The largest of the same.
+    pub max_fraction: f64,
+    /// The fraction of the states with a held component off by the servo's band or more.
+    pub at_rate_bound_fraction: f64,
+}
+
 /// `loading.path`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -45,6 +57,33 @@ impl LoadingPath {
             LoadingPath::SimpleShear => [Some((2, p0)), None],
         };
         a.into_iter().chain(b)
+    }
+
+    /// How well the servo held the path's stresses over the measured stresses `sigmas`:
+    /// the mean and largest `|σ − σ*| / σ*` of the held components, and the fraction of the
+    /// states in which one of them was off its target by `band` (Pa, the servo's proportional
+    /// band) or more, where the servo moves it at its largest rate (`cell_servo`: `L = r_max
+    /// clamp((σ − σ*) / band, −1, 1)`), so that a specimen which dilates or contracts faster
+    /// than that outruns it. NaN each with no state.
+    pub fn held_errors(self, p0: f64, band: f64, sigmas: &[DMat3]) -> HeldErrors {
+        let mut errors = Vec::new();
+        let mut at_bound = 0usize;
+        for &sigma in sigmas {
+            let mut beyond = false;
+            for (k, target) in self.held(p0, sigma) {
+                let s = sigma.col(k)[k];
+                errors.push((s / target - 1.0).abs());
+                // A NaN stress counts as beyond.
+                let off = (s - target).abs();
+                beyond |= off >= band || off.is_nan();
+            }
+            at_bound += usize::from(beyond);
+        }
+        HeldErrors {
+            mean_fraction: errors.iter().sum::<f64>() / errors.len() as f64,
+            max_fraction: errors.iter().copied().fold(f64::NAN, f64::max),
+            at_rate_bound_fraction: at_bound as f64 / sigmas.len() as f64,
+        }
     }
 
     /// The servo's modes at the measured stress `sigma` (row `i`, column `j`: `L_ij`): the
@@ -200,6 +239,33 @@ mod tests {
         let l = servo.velocity_gradient(&LoadingPath::SimpleShear.modes(0.01, p0, sigma), sigma);
         // σ_zz below p₀: the z edge shortens at the full rate.
         assert_eq!((l.x_axis.x, l.y_axis.y, l.z_axis.z), (0.0, 0.0, -0.1));
+    }
+
+    /// The held errors of the closed forms: a biaxial test's σ_yy 1 % and 6 % above p₀ with a
+    /// band of 5 % (one state of two beyond it: the servo at its rate bound), a drained
+    /// triaxial one's two lateral stresses 2 % below and 3 % above; no state gives NaN, and a
+    /// NaN stress counts as beyond the band.
+    #[test]
+    fn held_errors_count_the_states_beyond_the_band() {
+        let p0 = 1e5;
+        let band = 0.05 * p0;
+        let e = LoadingPath::Biaxial.held_errors(
+            p0,
+            band,
+            &[diag(2e5, 1.01e5, 0.7e5), diag(2e5, 1.06e5, 0.7e5)],
+        );
+        assert!((e.mean_fraction - 0.035).abs() < 1e-12, "{e:?}");
+        assert!((e.max_fraction - 0.06).abs() < 1e-12, "{e:?}");
+        assert_eq!(e.at_rate_bound_fraction, 0.5);
+        let e = LoadingPath::DrainedTriaxial.held_errors(p0, band, &[diag(2e5, 0.98e5, 1.03e5)]);
+        assert!((e.mean_fraction - 0.025).abs() < 1e-12, "{e:?}");
+        assert!((e.max_fraction - 0.03).abs() < 1e-12, "{e:?}");
+        assert_eq!(e.at_rate_bound_fraction, 0.0);
+        let e = LoadingPath::SimpleShear.held_errors(p0, band, &[]);
+        assert!(e.mean_fraction.is_nan() && e.max_fraction.is_nan());
+        assert!(e.at_rate_bound_fraction.is_nan());
+        let e = LoadingPath::Biaxial.held_errors(p0, band, &[diag(2e5, f64::NAN, p0)]);
+        assert_eq!(e.at_rate_bound_fraction, 1.0);
     }
 
     /// Constant p: the lateral target keeps `(σ_xx + 2 σ_lat) / 3 = p₀` at any axial stress.

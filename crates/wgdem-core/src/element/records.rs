@@ -240,6 +240,10 @@ pub struct CellSummary {
     pub held_stress_error_mean_fraction: f64,
     /// The largest of the same.
     pub held_stress_error_max_fraction: f64,
+    /// The fraction of the same rows in which a held stress was off its target by the
+    /// servo's band (`servo.band` × p₀) or more: the servo moving it at `servo.max_rate`,
+    /// which a specimen that dilates or contracts faster outruns (NaN with no such row).
+    pub servo_at_rate_bound_fraction: f64,
     /// The strain probes' findings (`[probes]`), `null` without them.
     pub probes: Option<super::probes::ProbeSummary>,
     /// The same with the conventional linear-frictional algorithm (`probes.conventional`).
