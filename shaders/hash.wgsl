@@ -34,7 +34,7 @@ fn hash_cell(i: u32) -> vec3<i32> {
     return cell_of(pos[i], params.cell_size);
 }
 
-// Zeroes bucket b's counter, one invocation per bucket (as `buckets.settle`).
+// Zeroes bucket b's counter, one invocation per bucket (dispatched as `buckets.settle` is).
 @compute @workgroup_size(WG)
 fn clear(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b = gid.x + gid.y * 65535u * WG;

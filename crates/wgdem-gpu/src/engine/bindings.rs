@@ -215,14 +215,13 @@ impl Buffers {
     /// written for: a programming error, caught by the first engine built).
     pub(super) fn resolve<'a>(&'a self, buf: Buf, at: &At<'a>) -> wgpu::BufferBinding<'a> {
         let (input, output) = (at.radix_pass % 2, 1 - at.radix_pass % 2);
-        let keys = |k: usize| InForces::Keys(k);
         let vals = |k: usize| (k != SORTED).then_some(InForces::FirstVals);
         let part = match buf {
             Buf::Cells => Some(InForces::Cells),
             Buf::BucketCount => Some(InForces::BucketCount),
-            Buf::Keys(k) => Some(keys(k)),
-            Buf::KeysIn => Some(keys(input)),
-            Buf::KeysOut => Some(keys(output)),
+            Buf::Keys(k) => Some(InForces::Keys(k)),
+            Buf::KeysIn => Some(InForces::Keys(input)),
+            Buf::KeysOut => Some(InForces::Keys(output)),
             Buf::Vals(k) => vals(k),
             Buf::ValsIn => vals(input),
             Buf::ValsOut => vals(output),

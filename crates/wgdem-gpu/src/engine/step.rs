@@ -353,8 +353,7 @@ impl GpuEngine {
     }
 
     /// (`hash.order`, `radix.*` and `permute.*` for a reorder,) `hash.clear`, `hash`,
-    /// `buckets.*`: the sort
-    /// stage, each a zero-sized dispatch when no rebuild is due.
+    /// `buckets.*`: the sort stage, each a zero-sized dispatch when no rebuild is due.
     fn sort(&self, pass: &mut wgpu::ComputePass<'_>, reorder: bool) {
         let (k, g) = (&self.pipelines.kernels, &self.pipelines.groups);
         if reorder {
