@@ -179,3 +179,60 @@ fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
     let csv2 = std::fs::read_to_string(stopped.path().join("shear.csv")).expect("csv");
     assert!(csv == csv2, "shear.csv differs after resuming on the GPU");
 }
+
+/// A shear row on the GPU engine measures the particles on the device (`row_reduce.wgsl`,
+/// `Backend::advance_for_row`) and reads back only the sums; the host's measures of the same
+/// state (read back after) must agree: the same touching pairs, and the kinetic energy, the
+/// highest top and Σ n ⊗ n within f32's rounding. The sums are f32 trees over 1 000 terms or
+/// fewer, each term exact to a few units in the last place (2⁻²⁴ ≈ 6·10⁻⁸), so 10⁻⁵ of each
+/// quantity bounds them with a margin of over ten; the top is one f32 value, z + r of a few
+/// centimetres, exact to 10⁻⁸ m. The bench lattice overlaps by 0.5 % of a diameter, far from
+/// the margin where f32 and f64 could disagree on whether a pair touches, and its lower half
+/// moves, so the energy is not zero.
+#[test]
+fn a_gpu_row_sums_what_the_host_measures_of_the_same_state() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut sim = wgdem_core::bench::specimen(1000, "hertz").unwrap_or_else(|e| panic!("{e}"));
+    let mut b = common::gpu_backend(&ctx, &sim, GpuOptions::default());
+    use wgdem_core::runner::Backend;
+    let sums = b
+        .advance_for_row(&mut sim, 200, 50, &mut |_| Vec::new())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("the GPU engine sums a row itself");
+    assert_eq!(sim.steps, 200, "the row's steps are counted");
+    b.sync_particles(&mut sim).unwrap_or_else(|e| panic!("{e}"));
+    let p = &sim.particles;
+    let contacts = wgdem_core::analysis::touching(p);
+    assert!(contacts.len() > 2000, "a dense lattice: {}", contacts.len());
+    assert_eq!(sums.pairs, contacts.len() as u64, "touching pairs");
+    let close = |what: &str, gpu: f64, host: f64, scale: f64| {
+        assert!(
+            (gpu - host).abs() <= 1e-5 * scale,
+            "{what}: device {gpu:e}, host {host:e}"
+        );
+    };
+    let kinetic = p.kinetic_energy();
+    assert!(kinetic > 0.0);
+    close("kinetic energy", sums.kinetic_energy, kinetic, kinetic);
+    let top = (0..p.len())
+        .map(|i| p.position[i].z + p.radius[i])
+        .fold(f64::MIN, f64::max);
+    assert!(
+        (sums.top - top).abs() <= 1e-8,
+        "top: {} against {top}",
+        sums.top
+    );
+    let phi = wgdem_core::analysis::fabric_tensor(&contacts);
+    let device = sums.fabric();
+    for c in 0..3 {
+        for r in 0..3 {
+            close("fabric", device.col(c)[r], phi.col(c)[r], 1.0);
+        }
+    }
+    close(
+        "fabric anisotropy",
+        wgdem_core::analysis::fabric_anisotropy(&device),
+        wgdem_core::analysis::fabric_anisotropy(&phi),
+        1.0,
+    );
+}

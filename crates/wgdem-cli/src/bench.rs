@@ -91,6 +91,14 @@ pub struct BenchReport {
     pub profiled_neighbour_builds: u64,
     /// Measured device copy bandwidth, read plus write (bytes/s); 0 on the CPU.
     pub copy_bandwidth_bytes_per_second: f64,
+    /// What a direct shear row's measures of the particles (kinetic energy, highest sphere,
+    /// touching pairs and fabric) cost after the timed steps, in seconds, the median of
+    /// three: summed on the device and 48 bytes read back (`GpuEngine::row_sums`, what a GPU
+    /// shear test does), and the whole state read back and measured on the host (what the
+    /// CPU reference's rows do); both 0 on the CPU.
+    pub row_device_s: f64,
+    /// See [`BenchReport::row_device_s`].
+    pub row_host_s: f64,
 }
 
 /// One stage of a GPU step.
@@ -202,6 +210,8 @@ pub fn run(
         neighbour_builds: builds,
         profiled_neighbour_builds: 0,
         copy_bandwidth_bytes_per_second: 0.0,
+        row_device_s: 0.0,
+        row_host_s: 0.0,
     };
     if !gpu {
         let mut cpu = sim;
@@ -250,6 +260,18 @@ fn gpu_run(
     let profiled_builds = builds(&engine)? - after_timed;
     let mut after = sim.clone();
     engine.read_into(&mut after).map_err(|e| e.to_string())?;
+    let row_device_s =
+        median_of_three(|| engine.row_sums().map(|_| ()).map_err(|e| e.to_string()))?;
+    let row_host_s = median_of_three(|| {
+        let mut state = sim.clone();
+        engine.read_into(&mut state).map_err(|e| e.to_string())?;
+        let contacts = wgdem_core::analysis::touching(&state.particles);
+        std::hint::black_box((
+            wgdem_core::analysis::fabric_tensor(&contacts),
+            state.particles.kinetic_energy(),
+        ));
+        Ok(())
+    })?;
     let listed = engine.listed_per_particle().map_err(|e| e.to_string())?;
     let touching = 2.0 * after.stats.contacts as f64 / n as f64;
     let bytes = engine.stage_bytes_per_particle(listed, touching);
@@ -293,6 +315,8 @@ fn gpu_run(
         regrowths: engine.regrowths,
         profiled_neighbour_builds: u64::from(profiled_builds),
         copy_bandwidth_bytes_per_second: copy,
+        row_device_s,
+        row_host_s,
         ..timed(wall, &after, u64::from(after_timed - before))
     })
 }
@@ -309,6 +333,19 @@ fn gpu_run(
     _timed: impl Fn(f64, &Simulation, u64) -> BenchReport,
 ) -> Result<BenchReport, String> {
     Err(crate::gpu::unavailable())
+}
+
+/// The median wall-clock seconds of three calls of `f`.
+#[cfg(feature = "gpu")]
+fn median_of_three(mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+    let mut t = [0.0; 3];
+    for x in &mut t {
+        let t0 = Instant::now();
+        f()?;
+        *x = t0.elapsed().as_secs_f64();
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[1])
 }
 
 /// The steps over which a GPU bench takes its stage shares: a tenth of the timed steps, at
@@ -397,6 +434,10 @@ pub fn print(r: &BenchReport) {
             println!("  {name:<34} {b:>7.0}");
         }
         println!("listed_per_particle         {:.2}", r.listed_per_particle);
+        println!(
+            "shear_row_s                 {:.4} summed on the device; {:.4} read back and measured on the host",
+            r.row_device_s, r.row_host_s
+        );
         println!(
             "neighbour_slots             {} per particle; wall rows {} ({:.1} % of particles); {} regrowths",
             r.neighbour_slots,

@@ -3,7 +3,9 @@
 //! residual, dilation).
 //!
 //! Contacts are found from positions alone (overlapping pairs), so the CPU and GPU backends
-//! are measured the same way from the state copied back to the host.
+//! are measured the same way from the state copied back to the host. A direct shear row on
+//! the GPU engine sums the same quantities on the device instead (`row_reduce.wgsl`,
+//! [`crate::runner::RowSums`]), with the same definition of a touching pair.
 
 use glam::{DMat3, DVec3};
 

@@ -36,6 +36,29 @@ pub trait Backend {
         control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
     ) -> Result<()>;
 
+    /// Advances `steps` steps like [`Backend::advance_controlled`] for a row of a direct shear
+    /// test, and returns what the row measures of the particles ([`RowSums`]) where the
+    /// backend sums it itself: `sim` then holds the walls, time and step count, and its
+    /// particles only after [`Backend::sync_particles`] (the GPU engine reads back 48 bytes,
+    /// not the state, and the host finds no contacts). `None` where `sim` holds the particles
+    /// and the host measures them (the CPU reference; a periodic cell).
+    fn advance_for_row(
+        &mut self,
+        sim: &mut Simulation,
+        steps: u64,
+        interval: u64,
+        control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
+    ) -> Result<Option<RowSums>> {
+        self.advance_controlled(sim, steps, interval, control)?;
+        Ok(None)
+    }
+
+    /// Copies the particles into `sim` after [`Backend::advance_for_row`] left them out (the
+    /// CPU reference's `sim` holds them already).
+    fn sync_particles(&mut self, _sim: &mut Simulation) -> Result<()> {
+        Ok(())
+    }
+
     /// Advances `steps` steps like [`Backend::advance`] for a servo of the periodic cell,
     /// which needs only the stress afterwards: returns [`Simulation::stress`] of the last
     /// step. `sim` then holds the cell, the walls, time and step count, but its particles
@@ -81,6 +104,32 @@ pub trait Backend {
     /// Neighbour-list builds since the run began (the CPU's count is in `sim`).
     fn neighbour_builds(&mut self, sim: &Simulation) -> Result<u64> {
         Ok(sim.neighbour_builds)
+    }
+}
+
+/// What a direct shear row measures of the particles, summed by the backend
+/// ([`Backend::advance_for_row`]; the GPU engine's `row_reduce.wgsl`, in f32).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowSums {
+    /// Σ ½ m |v|² + ½ I |ω|² (J).
+    pub kinetic_energy: f64,
+    /// The highest sphere top, max(z + r) (m).
+    pub top: f64,
+    /// The touching pairs (overlap > 0), each once.
+    pub pairs: u64,
+    /// Σ n ⊗ n over those pairs (the fabric tensor times `pairs`).
+    pub normals: DMat3,
+}
+
+impl RowSums {
+    /// The fabric tensor `φ = (1/N_c) Σ n ⊗ n` ([`crate::analysis::fabric_tensor`]); zero
+    /// without contacts.
+    pub fn fabric(&self) -> DMat3 {
+        if self.pairs == 0 {
+            DMat3::ZERO
+        } else {
+            self.normals * (1.0 / self.pairs as f64)
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
-pub use crate::backend::{Backend, CpuBackend, Readout};
+pub use crate::backend::{Backend, CpuBackend, Readout, RowSums};
 use crate::checkpoint;
 use crate::error::{Error, Result};
 use crate::output::{OutputDir, OutputLock, step_time};

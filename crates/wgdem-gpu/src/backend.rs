@@ -3,7 +3,7 @@
 
 use glam::{DMat3, DVec3};
 use wgdem_core::cpu::Simulation;
-use wgdem_core::runner::Readout;
+use wgdem_core::runner::{Readout, RowSums};
 
 use crate::context::GpuError;
 use crate::engine::GpuEngine;
@@ -63,20 +63,41 @@ impl wgdem_core::runner::Backend for GpuBackend {
         control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
     ) -> wgdem_core::Result<()> {
         self.take_cell(sim)?;
-        self.engine
-            .set_batch_steps(interval.clamp(1, u32::MAX as u64) as u32);
-        let ran = self.engine.run_streaming(steps, |r, walls| {
-            let readout = Readout {
-                steps: r.steps,
-                time: r.time,
-                walls: &r.walls,
-                stats: r.stats,
-            };
-            for (w, v) in control(&readout) {
-                walls.set_velocity(w, v);
-            }
-        });
+        let ran = self.stream(steps, interval, control);
         self.finish(sim, ran)
+    }
+
+    fn advance_for_row(
+        &mut self,
+        sim: &mut Simulation,
+        steps: u64,
+        interval: u64,
+        control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
+    ) -> wgdem_core::Result<Option<RowSums>> {
+        if sim.cell().is_some() {
+            // The row's pairs through the cell's images are the host's to find.
+            self.advance_controlled(sim, steps, interval, control)?;
+            return Ok(None);
+        }
+        let ran = self.stream(steps, interval, control);
+        self.finish_reading(sim, ran, false)?;
+        let s = self.engine.row_sums().map_err(backend_error)?;
+        let f = |x: f32| f64::from(x);
+        let (d, o) = (s.diagonal, s.off);
+        Ok(Some(RowSums {
+            kinetic_energy: f(d[3]),
+            top: f(o[3]),
+            pairs: u64::from(s.pairs[0]),
+            normals: DMat3::from_cols(
+                DVec3::new(f(d[0]), f(o[0]), f(o[1])),
+                DVec3::new(f(o[0]), f(d[1]), f(o[2])),
+                DVec3::new(f(o[1]), f(o[2]), f(d[2])),
+            ),
+        }))
+    }
+
+    fn sync_particles(&mut self, sim: &mut Simulation) -> wgdem_core::Result<()> {
+        self.engine.read_into(sim).map_err(backend_error)
     }
 
     fn advance_for_stress(
@@ -215,6 +236,28 @@ impl GpuBackend {
         self.take_cell(sim)?;
         let ran = self.engine.run(steps);
         self.finish_reading(sim, ran, false)
+    }
+
+    /// `steps` steps in batches of `interval`, showing `control` the wall forces after each.
+    fn stream(
+        &mut self,
+        steps: u64,
+        interval: u64,
+        control: &mut dyn FnMut(&Readout<'_>) -> Vec<(usize, DVec3)>,
+    ) -> Result<(), GpuError> {
+        self.engine
+            .set_batch_steps(interval.clamp(1, u32::MAX as u64) as u32);
+        self.engine.run_streaming(steps, |r, walls| {
+            let readout = Readout {
+                steps: r.steps,
+                time: r.time,
+                walls: &r.walls,
+                stats: r.stats,
+            };
+            for (w, v) in control(&readout) {
+                walls.set_velocity(w, v);
+            }
+        })
     }
 
     /// The velocity gradient of `sim`'s periodic cell (set by a servo, or by hand) for the

@@ -460,6 +460,24 @@ pub struct ForceTorque {
 
 mirror!(ForceTorque { force, torque });
 
+/// `RowSums` (row_reduce.wgsl): a direct shear row's sums of the particles, in f32.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Default)]
+pub struct RowSums {
+    /// Σ n ⊗ n over the touching pairs: xx, yy, zz; w: the kinetic energy Σ ½ m |v|² + ½ I |ω|² (J).
+    pub diagonal: [f32; 4],
+    /// Σ n ⊗ n: xy, xz, yz; w: the highest sphere top max(z + r) (m).
+    pub off: [f32; 4],
+    /// x: the touching pairs, each once.
+    pub pairs: [u32; 4],
+}
+
+mirror!(RowSums {
+    diagonal,
+    off,
+    pairs
+});
+
 /// `Counters`: overflow flag and the largest neighbour count needed.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq, Default)]

@@ -20,7 +20,7 @@ pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 const CONTACT_FORCES: &str = include_str!("../../../shaders/contact_forces.wgsl");
 
 /// Every kernel file: name and source.
-pub const KERNELS: [(&str, &str); 11] = [
+pub const KERNELS: [(&str, &str); 12] = [
     ("permute", include_str!("../../../shaders/permute.wgsl")),
     ("rebuild", include_str!("../../../shaders/rebuild.wgsl")),
     ("hash", include_str!("../../../shaders/hash.wgsl")),
@@ -41,6 +41,10 @@ pub const KERNELS: [(&str, &str); 11] = [
         include_str!("../../../shaders/cell_reduce.wgsl"),
     ),
     ("moisture", include_str!("../../../shaders/moisture.wgsl")),
+    (
+        "row_reduce",
+        include_str!("../../../shaders/row_reduce.wgsl"),
+    ),
 ];
 
 /// The contact models beyond the spring–dashpot (Kuhn, hill, Jäger; `package::models`).

@@ -161,6 +161,7 @@ fn wgsl_structs_match_rust_field_by_field() {
         mirror::<layout::Drive>(),
         mirror::<layout::CellStep>(),
         mirror::<layout::CellHead>(),
+        mirror::<layout::RowSums>(),
     ];
     let modules = engine_modules();
     for (name, fields, rust_size) in &mirrors {

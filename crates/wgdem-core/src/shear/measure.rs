@@ -19,14 +19,25 @@ impl ShearRun {
 
     /// Height of the highest sphere top (m).
     pub(super) fn fill_height(&self) -> f64 {
+        if let Some(s) = &self.sums {
+            return s.top;
+        }
         let p = &self.sim.particles;
         (0..p.len())
             .map(|i| p.position[i].z + p.radius[i])
             .fold(0.0, f64::max)
     }
 
+    /// Mean sphere speed `√(2 E_k / Σm)` (m/s), rotation included
+    /// ([`crate::analysis::mean_speed`]).
     pub(super) fn mean_speed(&self) -> f64 {
-        crate::analysis::mean_speed(&self.sim.particles)
+        match &self.sums {
+            Some(s) => {
+                let mass: f64 = self.sim.particles.mass.iter().sum();
+                (2.0 * s.kinetic_energy / mass).sqrt()
+            }
+            None => crate::analysis::mean_speed(&self.sim.particles),
+        }
     }
 
     pub(super) fn measure(&self) -> Row {
@@ -51,8 +62,16 @@ impl ShearRun {
             Some((x0, z0)) => (self.lower_x() - x0, self.top_z() - z0),
             None => (0.0, 0.0),
         };
-        let contacts = touching(&sim.particles);
-        let phi = fabric_tensor(&contacts);
+        // The backend's sums where it made them (the GPU engine's, in f32), else the host's
+        // from the particles.
+        let (pairs, phi, kinetic) = match &self.sums {
+            Some(s) => (s.pairs as usize, s.fabric(), s.kinetic_energy),
+            None => {
+                let contacts = touching(&sim.particles);
+                let kinetic = sim.particles.kinetic_energy();
+                (contacts.len(), fabric_tensor(&contacts), kinetic)
+            }
+        };
         let sigma = normal / s.area;
         let inertial = if stage == Stage::Shear {
             crate::analysis::inertial_number(
@@ -99,10 +118,10 @@ impl ShearRun {
             vertical_displacement_m: dv,
             dilation_angle_deg: dilation,
             void_ratio,
-            coordination_number: coordination_number(contacts.len(), sim.particles.len()),
+            coordination_number: coordination_number(pairs, sim.particles.len()),
             fabric_anisotropy: fabric_anisotropy(&phi),
             inertial_number: inertial,
-            kinetic_energy_j: sim.particles.kinetic_energy(),
+            kinetic_energy_j: kinetic,
         }
     }
 

@@ -51,7 +51,7 @@ use crate::cpu::Simulation;
 use crate::error::{Error, Result};
 use crate::output::OutputLock;
 use crate::protocol::{CheckpointFile, TestDir};
-use crate::runner::Backend;
+use crate::runner::{Backend, RowSums};
 use crate::wall::WallShape;
 
 const CHECKPOINT: &str = "checkpoint.bin";
@@ -90,6 +90,12 @@ pub struct ShearRun {
     sim: Simulation,
     state: DriverState,
     writer: Box<dyn ShearWriter + Send>,
+    /// The last row's sums, where the backend made them ([`Backend::advance_for_row`]): the
+    /// row's measures and the stage ends come from them instead of `sim`'s particles, which
+    /// are then behind the backend until [`ShearRun::sync`].
+    sums: Option<RowSums>,
+    /// Whether `sim`'s particles are behind the backend's (since a row whose sums it made).
+    behind: bool,
 }
 
 /// Refuses a saved specimen that is not this test's: a count other than `specimen.count`
@@ -174,6 +180,8 @@ impl ShearRun {
             sim,
             state,
             writer,
+            sums: None,
+            behind: false,
         })
     }
 
@@ -215,6 +223,8 @@ impl ShearRun {
             sim,
             state: driver,
             writer,
+            sums: None,
+            behind: false,
         };
         run.state
             .series
@@ -298,18 +308,23 @@ impl ShearRun {
         let mut rows_this_session = 0;
         while self.state.stage != Stage::Done {
             if stop_after_rows.is_some_and(|n| rows_this_session >= n) {
+                self.sync(backend)?;
                 return Ok(None);
             }
             let t0 = Instant::now();
             let servo = &mut self.state.servo;
             let gains = ServoGains::new(&self.setup);
-            let advanced = backend.advance_controlled(&mut self.sim, every, interval, &mut |r| {
+            let advanced = backend.advance_for_row(&mut self.sim, every, interval, &mut |r| {
                 let force_z = r.walls[walls::TOP].0.z;
                 servo
                     .update(&gains, force_z)
                     .map(|v| (walls::TOP, DVec3::Z * v))
                     .into_iter()
                     .collect()
+            });
+            let advanced = advanced.map(|sums| {
+                self.behind = sums.is_some();
+                self.sums = sums;
             });
             crate::output::guarded(self.dir.path(), &self.sim, advanced)?;
             self.state.wall_seconds += t0.elapsed().as_secs_f64();
@@ -548,8 +563,20 @@ impl ShearRun {
         self.state.settled_rows = 0;
     }
 
+    /// Copies the particles from the backend where the last rows left them behind.
+    fn sync(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        if self.behind {
+            backend.sync_particles(&mut self.sim)?;
+            self.behind = false;
+        }
+        Ok(())
+    }
+
     /// One radius increment of the expansion (history restarts: sizes changed).
     fn expand(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        self.sync(backend)?;
+        // The row's sums are of the spheres before they grew.
+        self.sums = None;
         let f = self.setup.expansion_factor;
         let p = &mut self.sim.particles;
         for i in 0..p.len() {
@@ -573,6 +600,7 @@ impl ShearRun {
     }
 
     fn snapshot(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        self.sync(backend)?;
         let setup = &*self.setup;
         crate::protocol::snapshot(
             &mut self.state.series,
@@ -587,6 +615,7 @@ impl ShearRun {
     }
 
     fn checkpoint(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        self.sync(backend)?;
         checkpoint_file(&self.setup).save(
             &self.dir.path().join(CHECKPOINT),
             backend,
@@ -596,6 +625,7 @@ impl ShearRun {
     }
 
     fn finish(&mut self, backend: &mut dyn Backend) -> Result<ShearSummary> {
+        self.sync(backend)?;
         let summary = self.summary(backend);
         let writer = &*self.writer;
         crate::protocol::finish(self.dir.path(), &summary, writer, &self.state.rows)?;

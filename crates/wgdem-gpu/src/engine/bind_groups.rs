@@ -56,6 +56,8 @@ pub(super) struct BindGroups {
     pub(super) steps: Option<wgpu::BindGroup>,
     /// `cell_reduce.*`, in a periodic cell.
     pub(super) cell_reduce: Option<wgpu::BindGroup>,
+    /// `row_reduce.*`, one per slot chunk (`total` takes the first).
+    pub(super) row_reduce: Vec<wgpu::BindGroup>,
 }
 
 impl GpuEngine {
@@ -197,6 +199,7 @@ impl GpuEngine {
             }),
             cell_reduce: (k.cell_reduce.as_ref())
                 .map(|(partials, _)| bind("dem.cell_reduce", partials, every)),
+            row_reduce: per_chunk("dem.row_reduce", &k.row_reduce.0),
         }
     }
 }

@@ -190,6 +190,10 @@ pub enum Buf {
     CellSums,
     /// Per stable id, the whole-cell shifts of its wraps (`dem.images`).
     Images,
+    /// Per workgroup, a shear row's sums of its particles (`dem.row_partial`).
+    RowPartial,
+    /// A shear row's sums of all particles (`dem.row_sums`; `RowSums` in row_reduce.wgsl).
+    RowSums,
 }
 
 /// Which bind group of a pass is built: what the buffers that vary between a pass's groups
@@ -297,6 +301,8 @@ impl Buffers {
             Buf::CellPartial => &self.cell_partial,
             Buf::CellSums => &self.cell_sums,
             Buf::Images => &self.images,
+            Buf::RowPartial => &self.row_partial,
+            Buf::RowSums => &self.row_sums,
         }
     }
 }

@@ -116,6 +116,18 @@ pub const KERNEL_DECLS: &[KernelDecl] = &[
         "total_main",
         tables::CELL_REDUCE,
     ),
+    decl(
+        "dem.row_reduce.partials",
+        "row_reduce",
+        "partials",
+        tables::ROW_REDUCE,
+    ),
+    decl(
+        "dem.row_reduce.total",
+        "row_reduce",
+        "total_main",
+        tables::ROW_REDUCE,
+    ),
     decl("dem.integrate", "integrate", "integrate", tables::INTEGRATE),
     decl("dem.integrate.steps", "integrate", "steps", tables::STEPS),
     decl("dem.moisture", "moisture", "main", tables::MOISTURE),
@@ -278,6 +290,8 @@ pub(super) struct Kernels {
     pub(super) steps: Option<Kernel>,
     /// `cell_reduce.partials` and `cell_reduce.total`, in a periodic cell.
     pub(super) cell_reduce: Option<(Kernel, Kernel)>,
+    /// `row_reduce.partials` and `row_reduce.total`: a direct shear row's sums.
+    pub(super) row_reduce: (Kernel, Kernel),
 }
 
 impl Kernels {
@@ -332,6 +346,7 @@ impl Kernels {
             steps: single_workgroup.then(|| k("dem.integrate.steps")),
             cell_reduce: periodic
                 .then(|| (k("dem.cell_reduce.partials"), k("dem.cell_reduce.total"))),
+            row_reduce: (k("dem.row_reduce.partials"), k("dem.row_reduce.total")),
         }
     }
 }

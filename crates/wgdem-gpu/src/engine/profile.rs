@@ -256,6 +256,8 @@ impl GpuEngine {
             &b.cell,
             &b.cell_stress,
             &b.images,
+            &b.row_partial,
+            &b.row_sums,
         ];
         other.extend(b.chunks.iter().map(|c| &c.range));
         other.extend(self.stream.staging.iter().map(|s| &s.buffer));

@@ -7,13 +7,52 @@ use wgdem_core::cpu::Simulation;
 use wgdem_core::wall::WallShape;
 
 use super::GpuEngine;
+use super::kernels::direct_dispatch;
 use super::state::wall_words;
 use crate::context::{GpuError, read_buffer};
-use crate::layout::{Position, Predicted, Slot, Wall};
+use crate::layout::{Position, Predicted, RowSums, Slot, Wall};
 use crate::shaders::SlotKind;
 use crate::shared;
 
+/// Bytes of [`RowSums`], per workgroup in `row_partial` and once in `row_sums`.
+pub(super) const ROW_SUMS_BYTES: u64 = size_of::<RowSums>() as u64;
+
 impl GpuEngine {
+    /// What a direct shear row measures of the particles in their present state, summed on
+    /// the device (`row_reduce.wgsl`): the kinetic energy, the highest sphere top, the
+    /// touching pairs and their Σ n ⊗ n, 48 bytes read back instead of the whole state and no
+    /// contact search on the host. Outside a periodic cell only (the pairs are found without
+    /// images).
+    pub fn row_sums(&self) -> Result<RowSums, GpuError> {
+        let (partials, total) = &self.pipelines.kernels.row_reduce;
+        let groups = &self.pipelines.groups.row_reduce;
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("dem.row_reduce"),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("dem.row_reduce"),
+                timestamp_writes: None,
+            });
+            for (chunk, group) in self.buffers.chunks.iter().zip(groups) {
+                if chunk.count > 0 {
+                    direct_dispatch(&mut pass, partials, group, chunk.count.div_ceil(shared::WG));
+                }
+            }
+            if let Some(group) = groups.first() {
+                direct_dispatch(&mut pass, total, group, 1);
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+        Ok(self
+            .read::<RowSums>(&self.buffers.row_sums, 1)?
+            .first()
+            .copied()
+            .unwrap_or_default())
+    }
+
     pub(super) fn read<T: Pod>(
         &self,
         buffer: &wgpu::Buffer,

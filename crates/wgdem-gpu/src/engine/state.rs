@@ -238,6 +238,10 @@ pub(super) struct Buffers {
     pub(super) cell_sums: wgpu::Buffer,
     /// Per stable id, the whole-cell shifts of its wraps (periodic cell only).
     pub(super) images: wgpu::Buffer,
+    /// Per workgroup of particles, a shear row's sums (`row_reduce.wgsl`).
+    pub(super) row_partial: wgpu::Buffer,
+    /// A shear row's sums of all particles ([`crate::layout::RowSums`]).
+    pub(super) row_sums: wgpu::Buffer,
 }
 
 /// Neighbour slots of the particles `[first, first + count)`.

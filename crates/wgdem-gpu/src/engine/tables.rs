@@ -144,6 +144,24 @@ pub const CELL_REDUCE: Table = &[
     write("total", Buf::CellSums),
 ];
 
+/// `row_reduce.*`: a direct shear row's sums (kinetic energy, highest sphere, touching pairs
+/// and Σ n ⊗ n), per workgroup of each slot chunk, then in all.
+pub const ROW_REDUCE: Table = &[
+    uniform("params", Buf::Params),
+    read("pos", Buf::Position),
+    read("vel", Buf::Velocity),
+    read("pred", Buf::Predicted),
+    read("fine", Buf::LowParts),
+    read("built_at", Buf::BuiltAt),
+    unused(),
+    read("count", Buf::NeighbourCount),
+    write("slots", Buf::ChunkSlots),
+    unused(),
+    uniform("chunk", Buf::ChunkRange),
+    write("partial", Buf::RowPartial),
+    write("total", Buf::RowSums),
+];
+
 /// `integrate` (particles and walls), with the first slot chunk's slots and handed forces
 /// (read only where that chunk is the only one: `with_handed` in contact_forces.wgsl).
 pub const INTEGRATE: Table = &[
@@ -234,6 +252,7 @@ pub const ALL: &[(&str, Table)] = &[
     ("CONTACTS", CONTACTS),
     ("REDUCE", REDUCE),
     ("CELL_REDUCE", CELL_REDUCE),
+    ("ROW_REDUCE", ROW_REDUCE),
     ("INTEGRATE", INTEGRATE),
     ("STEPS", STEPS),
     ("PERMUTE", PERMUTE),

@@ -9,6 +9,7 @@ use wgpu::util::DeviceExt;
 
 use super::bindings::Bind;
 use super::cell::CELL_SUMS_BYTES;
+use super::readback::ROW_SUMS_BYTES;
 use super::state::{
     Buffers, BuildScratch, DriveTables, ORDER_PASSES, SlotChunk, check_table, dispatch_args,
     drive_tables, empty_wall_slots, gpu_walls, hash_table_bits, init, initial_slots, initial_work,
@@ -450,6 +451,12 @@ impl Buffers {
             ),
             cell_sums: zeroed(device, "dem.cell_sums", CELL_SUMS_BYTES),
             images: init(device, "dem.images", &initial_images(sim)),
+            row_partial: zeroed(
+                device,
+                "dem.row_partial",
+                n64.div_ceil(WG64).max(1) * ROW_SUMS_BYTES,
+            ),
+            row_sums: zeroed(device, "dem.row_sums", ROW_SUMS_BYTES),
         }
     }
 }
