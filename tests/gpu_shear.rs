@@ -192,8 +192,30 @@ fn a_gpu_run_stopped_mid_shear_resumes_to_the_same_bits() {
 #[test]
 fn a_gpu_row_sums_what_the_host_measures_of_the_same_state() {
     let Some(ctx) = common::gpu() else { return };
+    // Each path that keeps the lists: one workgroup (where the adapter takes it, as lavapipe
+    // does at this size), the general path, and pairs evaluated once (B sides listed after
+    // the A sides).
+    for (single_workgroup, pairs_once) in [
+        (None, None),
+        (Some(false), Some(false)),
+        (Some(false), Some(true)),
+    ] {
+        let options = GpuOptions {
+            single_workgroup,
+            pairs_once,
+            ..GpuOptions::default()
+        };
+        row_sums_match_the_host(&ctx, options);
+    }
+}
+
+fn row_sums_match_the_host(ctx: &GpuContext, options: GpuOptions) {
     let mut sim = wgdem_core::bench::specimen(1000, "hertz").unwrap_or_else(|e| panic!("{e}"));
-    let mut b = common::gpu_backend(&ctx, &sim, GpuOptions::default());
+    let mut b = common::gpu_backend(ctx, &sim, options);
+    assert_eq!(b.engine.pairs_once(), options.pairs_once == Some(true));
+    if options.single_workgroup == Some(false) {
+        assert!(!b.engine.single_workgroup());
+    }
     use wgdem_core::runner::Backend;
     let sums = b
         .advance_for_row(&mut sim, 200, 50, &mut |_| Vec::new())
@@ -204,7 +226,11 @@ fn a_gpu_row_sums_what_the_host_measures_of_the_same_state() {
     let p = &sim.particles;
     let contacts = wgdem_core::analysis::touching(p);
     assert!(contacts.len() > 2000, "a dense lattice: {}", contacts.len());
-    assert_eq!(sums.pairs, contacts.len() as u64, "touching pairs");
+    assert_eq!(
+        sums.pairs,
+        contacts.len() as u64,
+        "touching pairs, {options:?}"
+    );
     let close = |what: &str, gpu: f64, host: f64, scale: f64| {
         assert!(
             (gpu - host).abs() <= 1e-5 * scale,
