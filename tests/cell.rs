@@ -442,7 +442,7 @@ fn a_cell_run_writes_its_stress_and_resumes_to_the_same_bits() {
         .replace("output_interval = 1.0", "output_interval = 0.001")
         .replace("friction = 0.0", "friction = 0.4")
         .replace("restitution = 1.0", "restitution = 0.6")
-        + "\n[output]\ncheckpoint_rows = 3\n";
+        + "\n[output]\ncheckpoint_rows = 3\ncheckpoint_seconds = 0\n";
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("cell.toml");
     std::fs::write(&path, toml).expect("write");

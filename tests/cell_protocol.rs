@@ -46,6 +46,7 @@ fn short_of(preset: &str, extra: &[&str]) -> String {
         "simulation.output_interval=0.005",
         "simulation.safety_factor=0.1",
         "output.checkpoint_rows=7",
+        "output.checkpoint_seconds=0",
     ]
     .iter()
     .chain(extra)
@@ -413,6 +414,11 @@ fn bad_cell_configurations_are_refused_with_the_field_named() {
         ("loading.local_damping=1.0", "loading.local_damping"),
         ("loading.local_damping=-1e308", "loading.local_damping"),
         ("servo.band=0.0", "servo.band"),
+        (
+            "output.checkpoint_seconds=-1e-300",
+            "output.checkpoint_seconds",
+        ),
+        ("output.checkpoint_seconds=nan", "output.checkpoint_seconds"),
         ("specimen.count=8", "specimen.count"),
         ("specimen.solid_fraction=0.5", "specimen.solid_fraction"),
         ("specimen.solid_fraction=0.3", "specimen.solid_fraction"),

@@ -540,3 +540,25 @@ fn every_bundled_scene_builds() {
         "{built:?}"
     );
 }
+
+/// `[output] checkpoint_seconds` is a finite number of seconds ≥ 0: a negative, NaN or
+/// infinite one is refused naming the field, at the extremes too; 0 and f64's largest pass.
+#[test]
+fn a_checkpoint_pace_that_is_not_a_time_is_refused() {
+    for s in [
+        "-1.0",
+        "-1e-300",
+        "-1.7976931348623157e308",
+        "nan",
+        "inf",
+        "-inf",
+    ] {
+        let m = error_of(&format!("{GOOD}\n[output]\ncheckpoint_seconds = {s}\n"));
+        assert_names(&m, &["output.checkpoint_seconds", "≥ 0"]);
+    }
+    for s in ["0.0", "1.7976931348623157e308"] {
+        let ok = format!("{GOOD}\n[output]\ncheckpoint_seconds = {s}\n");
+        let c = SceneConfig::parse(&ok, "ok.toml").unwrap_or_else(|e| panic!("{e}"));
+        build_scene(c, "ok.toml").unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+}

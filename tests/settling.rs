@@ -160,7 +160,7 @@ fn a_run_resumes_from_its_checkpoint_to_the_same_bits() {
         &scene_path,
         text.replace("duration = 0.6", "duration = 0.3")
             .replace("output_interval = 0.02", "output_interval = 0.01")
-            + "\n[output]\ncheckpoint_rows = 3\n",
+            + "\n[output]\ncheckpoint_rows = 3\ncheckpoint_seconds = 0\n",
     )
     .expect("write");
     let ctx = common::gpu();

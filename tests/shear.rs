@@ -663,6 +663,7 @@ fn preparation_damping_is_off_from_consolidation_on_and_after_a_resume() {
         "specimen.expansion_increments=5",
         "specimen.max_time=0.2",
         "output.checkpoint_rows=3",
+        "output.checkpoint_seconds=0",
     ]);
     let setup = || ShearSetup::parse(&text, "damped.toml").unwrap_or_else(|e| panic!("{e}"));
     let straight = tempfile::tempdir().expect("temp dir");
@@ -750,6 +751,23 @@ fn bad_preparation_damping_is_refused_with_the_field_named() {
     }
     for good in ["0.0", "0.99"] {
         let text = scale_check_with(&[&format!("specimen.local_damping={good}")]);
+        ShearSetup::parse(&text, "good.toml").unwrap_or_else(|e| panic!("{good}: {e}"));
+    }
+}
+
+/// `output.checkpoint_seconds` must be a number of seconds ≥ 0, at f64's extremes too.
+#[test]
+fn a_bad_checkpoint_pace_is_refused_with_the_field_named() {
+    for bad in ["-1.0", "nan", "inf", "-inf", "-1e308", "-1e-300"] {
+        let text = scale_check_with(&[&format!("output.checkpoint_seconds={bad}")]);
+        let err = ShearSetup::parse(&text, "bad.toml").expect_err(bad);
+        assert!(
+            err.to_string().contains("output.checkpoint_seconds"),
+            "{bad}: {err}"
+        );
+    }
+    for good in ["0.0", "1e308"] {
+        let text = scale_check_with(&[&format!("output.checkpoint_seconds={good}")]);
         ShearSetup::parse(&text, "good.toml").unwrap_or_else(|e| panic!("{good}: {e}"));
     }
 }

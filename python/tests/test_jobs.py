@@ -131,7 +131,8 @@ def test_ctrl_c_stops_a_shear_test_between_rows_with_its_checkpoint(tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    # Interrupted once the first checkpoint (every 50 rows) is written.
+    # Interrupted once the first checkpoint (at the preparation's end, row 58: the
+    # preset's run is shorter than `checkpoint_seconds`) is written.
     csv_path = out / "shear.csv"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (out / "checkpoint.bin").exists():
@@ -149,7 +150,7 @@ def test_ctrl_c_stops_a_shear_test_between_rows_with_its_checkpoint(tmp_path):
     assert 50 < len(rows) < 200, "the test ran on after Ctrl-C"
     assert (out / "checkpoint.bin").exists()
     # resume=True continues it from the checkpoint to its end (as `--resume`): the rows up to
-    # the checkpoint (every 50 rows) are kept, the test ends sheared to its 3 mm.
+    # the checkpoint are kept, the test ends sheared to its 3 mm.
     summary, series = wgdem.shear(
         ASSETS / "shear" / "fleischmann_quick_true.toml", backend="cpu", out=out, progress=False, resume=True
     )

@@ -186,7 +186,7 @@ def test_a_stopped_sweep_runs_only_the_others_again(tmp_path):
     # Half a second of settling, a row and a checkpoint every 0.01 s: about a second a member.
     scene = tmp_path / "scene.toml"
     scene.write_text(
-        SETTLING.replace("duration = 0.05", "duration = 0.5") + "[output]\ncheckpoint_rows = 1\nvtk_interval = 0.0\n"
+        SETTLING.replace("duration = 0.05", "duration = 0.5") + "[output]\ncheckpoint_rows = 1\ncheckpoint_seconds = 0\nvtk_interval = 0.0\n"
     )
     grid = {"materials.grain.friction": [0.1, 0.2, 0.3, 0.4]}
     path = sweep_file(tmp_path, scene, grid, out="out", workers=1)

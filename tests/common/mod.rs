@@ -333,7 +333,7 @@ pub fn short_shear() -> String {
     std::fs::read_to_string(shear_preset("fleischmann_quick_true.toml"))
         .expect("preset")
         .replace("displacement = 3e-3", "displacement = 7.5e-4")
-        + "\n[output]\ncheckpoint_rows = 20\nvtk_snapshots = 2\n"
+        + "\n[output]\ncheckpoint_rows = 20\ncheckpoint_seconds = 0\nvtk_snapshots = 2\n"
 }
 
 /// TOML of an open-topped box of plane walls named floor, xmin, xmax, ymin, ymax, from the

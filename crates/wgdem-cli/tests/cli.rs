@@ -421,7 +421,7 @@ fn short_shear(dir: &Path) -> String {
     let text = std::fs::read_to_string(preset)
         .expect("preset")
         .replace("displacement = 3e-3", "displacement = 7.5e-4")
-        + "\n[output]\ncheckpoint_rows = 20\nvtk_snapshots = 2\n";
+        + "\n[output]\ncheckpoint_rows = 20\ncheckpoint_seconds = 0\nvtk_snapshots = 2\n";
     write(dir, "short.toml", &text)
 }
 

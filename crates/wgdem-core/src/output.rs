@@ -457,7 +457,7 @@ pub fn read_checkpoint(path: &Path, again: &str) -> Result<Vec<u8>> {
                 file: path.display().to_string(),
                 field: "resume".to_owned(),
                 message: format!(
-                    "there is no checkpoint: the run stopped before its first one (they are written every `checkpoint_rows` rows) or this directory holds no run; {again}, overwriting the directory"
+                    "there is no checkpoint: the run stopped before its first one (they are written every `checkpoint_rows` rows, at least `checkpoint_seconds` apart, and at the end of each stage) or this directory holds no run; {again}, overwriting the directory"
                 ),
             }
         } else {

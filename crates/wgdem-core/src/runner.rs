@@ -174,7 +174,8 @@ struct RunCheckpoint {
 /// Runs `scene` on `backend`, writing to `out` every output interval (and, through `vtk`,
 /// ParaView snapshots every `[output] vtk_interval`, indexed by `vtk/run.pvd`) and calling
 /// `progress` after each output. A checkpoint is written every `[output] checkpoint_rows`
-/// rows and at the end; [`resume`] continues from it.
+/// rows, at least `checkpoint_seconds` apart ([`checkpoint::Pace`]), and at the end;
+/// [`resume`] continues from it.
 pub fn run(
     scene: &mut Scene,
     backend: &mut dyn Backend,
@@ -341,7 +342,8 @@ fn continue_run(
 ) -> Result<RunSummary> {
     let names = material_names(scene);
     let content = scene.config.output.vtk.clone();
-    let checkpoint_rows = u64::from(scene.config.output.checkpoint_rows.max(1));
+    let output = &scene.config.output;
+    let mut pace = crate::checkpoint::Pace::new(output.checkpoint_rows, output.checkpoint_seconds);
     let vtk_every = vtk.zip(vtk_every(scene));
     let sim = &mut scene.simulation;
     let total = step_count(scene.duration, sim.dt);
@@ -381,7 +383,7 @@ fn continue_run(
         backend.read_forces(sim)?;
         out.record(sim, sim)?;
         rows += 1;
-        if rows.is_multiple_of(checkpoint_rows) || done == total {
+        if pace.due(rows) || done == total {
             let cp = RunCheckpoint {
                 backend: backend.name().to_owned(),
                 sim: sim.state(),
@@ -403,6 +405,7 @@ fn continue_run(
                 &bytes,
             );
             crate::output::atomic_write(&path, &sealed)?;
+            pace.written();
         }
         progress(Progress {
             step: done,

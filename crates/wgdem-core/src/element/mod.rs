@@ -14,8 +14,9 @@
 //!    `L` every control interval from the last step's stress, until the loading strain is
 //!    reached.
 //!
-//! As in the shear test every decision depends only on step counts and the simulated state,
-//! so a resumed test gives the same bits as one never interrupted.
+//! As in the shear test every decision that shapes the results depends only on step counts and
+//! the simulated state (only which rows get a checkpoint depends on the wall clock), so a
+//! resumed test gives the same bits as one never interrupted.
 
 mod config;
 mod measure;
@@ -267,6 +268,9 @@ impl CellRun {
             self.setup.config.simulation.output_interval,
             self.sim.dt,
         );
+        let output = &self.setup.config.output;
+        let mut pace =
+            crate::checkpoint::Pace::new(output.checkpoint_rows, output.checkpoint_seconds);
         let mut rows_this_session = 0;
         if self.sim.force_seconds().is_none() {
             self.sim.time_forces();
@@ -313,10 +317,9 @@ impl CellRun {
                 });
             }
             let changed = self.advance_stage(backend)?;
-            let due = (self.state.rows.len() as u64)
-                .is_multiple_of(u64::from(self.setup.config.output.checkpoint_rows.max(1)));
-            if changed || due {
+            if changed || pace.due(self.state.rows.len() as u64) {
                 self.checkpoint(backend)?;
+                pace.written();
             }
         }
         self.finish(backend).map(Some)

@@ -111,6 +111,10 @@ pub struct OutputConfig {
     /// Rows of `timeseries.csv` between checkpoints (also written at the end; default 50).
     #[serde(default = "default_checkpoint_rows")]
     pub checkpoint_rows: u32,
+    /// The least wall-clock time between two checkpoints taken on the row count (s; default
+    /// 120; 0: every `checkpoint_rows` rows). See [`crate::checkpoint::Pace`].
+    #[serde(default = "default_checkpoint_seconds")]
+    pub checkpoint_seconds: f64,
 }
 
 impl Default for OutputConfig {
@@ -119,12 +123,17 @@ impl Default for OutputConfig {
             vtk_interval: None,
             vtk: crate::snapshot::VtkContent::default(),
             checkpoint_rows: default_checkpoint_rows(),
+            checkpoint_seconds: default_checkpoint_seconds(),
         }
     }
 }
 
 fn default_checkpoint_rows() -> u32 {
     50
+}
+
+fn default_checkpoint_seconds() -> f64 {
+    crate::checkpoint::DEFAULT_CHECKPOINT_SECONDS
 }
 
 /// `[simulation]`.

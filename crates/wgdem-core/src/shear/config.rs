@@ -200,6 +200,10 @@ pub struct ShearOutputConfig {
     /// Rows between checkpoints (also written at the end of every stage).
     #[serde(default = "default_checkpoint_rows")]
     pub checkpoint_rows: u32,
+    /// The least wall-clock time between two checkpoints taken on the row count (s; default
+    /// 120; 0: every `checkpoint_rows` rows). See [`crate::checkpoint::Pace`].
+    #[serde(default = "default_checkpoint_seconds")]
+    pub checkpoint_seconds: f64,
     /// What the snapshots carry (`[output.vtk]`: `particle_fields`, `contacts`, `walls`).
     #[serde(default)]
     pub vtk: crate::snapshot::VtkContent,
@@ -210,6 +214,7 @@ impl Default for ShearOutputConfig {
         Self {
             vtk_snapshots: default_snapshots(),
             checkpoint_rows: default_checkpoint_rows(),
+            checkpoint_seconds: default_checkpoint_seconds(),
             vtk: crate::snapshot::VtkContent::default(),
         }
     }
@@ -250,6 +255,9 @@ pub(super) fn default_snapshots() -> u32 {
 }
 pub(super) fn default_checkpoint_rows() -> u32 {
     50
+}
+pub(super) fn default_checkpoint_seconds() -> f64 {
+    crate::checkpoint::DEFAULT_CHECKPOINT_SECONDS
 }
 
 /// Wall indices of the box, in the order they are built.

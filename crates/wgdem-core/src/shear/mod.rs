@@ -18,9 +18,11 @@
 //! `k` the plate's contact stiffness estimated from the contact law and `T` the control
 //! interval; the speed is capped at a hundredth of a diameter per interval.
 //!
-//! Every decision (stage ends, servo, snapshots, checkpoints) depends only on step counts and
-//! the simulated state, never on the host's timing, so a run resumed from a checkpoint gives
-//! the same bits as one never interrupted (on the same device).
+//! Every decision that shapes the results (stage ends, servo, snapshots) depends only on step
+//! counts and the simulated state, never on the host's timing, so a run resumed from a
+//! checkpoint gives the same bits as one never interrupted (on the same device). Only which
+//! rows get a checkpoint does: at least `[output] checkpoint_seconds` of wall-clock time apart
+//! ([`crate::checkpoint::Pace`]).
 
 mod config;
 mod measure;
@@ -305,6 +307,9 @@ impl ShearRun {
         let every =
             crate::scene::steps_per_output(self.setup.config.simulation.output_interval, dt);
         let interval = self.setup.config.simulation.control_interval_steps;
+        let output = &self.setup.config.output;
+        let mut pace =
+            crate::checkpoint::Pace::new(output.checkpoint_rows, output.checkpoint_seconds);
         let mut rows_this_session = 0;
         while self.state.stage != Stage::Done {
             if stop_after_rows.is_some_and(|n| rows_this_session >= n) {
@@ -348,10 +353,9 @@ impl ShearRun {
                 });
             }
             let changed = self.advance_stage(backend)?;
-            let due = (self.state.rows.len() as u64)
-                .is_multiple_of(u64::from(self.setup.config.output.checkpoint_rows.max(1)));
-            if changed || due {
+            if changed || pace.due(self.state.rows.len() as u64) {
                 self.checkpoint(backend)?;
+                pace.written();
             }
         }
         self.finish(backend).map(Some)
