@@ -59,20 +59,6 @@ impl Pace {
     }
 }
 
-/// Refuses an `[output] checkpoint_seconds` that is not a finite number of seconds ≥ 0.
-pub(crate) fn check_seconds(v: &crate::scene::Validator, seconds: f64) -> Result<()> {
-    if seconds.is_finite() && seconds >= 0.0 {
-        Ok(())
-    } else {
-        Err(v.err(
-            "output.checkpoint_seconds",
-            format!(
-                "{seconds} must be a number of seconds ≥ 0 (the least wall-clock time between checkpoints; 0 takes one every checkpoint_rows rows)"
-            ),
-        ))
-    }
-}
-
 const MAGIC: &[u8; 8] = b"WGDEMCKP";
 const ENVELOPE_VERSION: u32 = 1;
 const HEADER_BYTES: usize = 8 + 4 + 4 + 4 + 32 + 8 + 32;

@@ -309,7 +309,7 @@ fn build(config: CellTestConfig, text: &str, file: &str) -> Result<CellSetup> {
 }
 
 fn check_config(v: &Validator, config: &CellTestConfig) -> Result<()> {
-    crate::checkpoint::check_seconds(v, config.output.checkpoint_seconds)?;
+    v.checkpoint_seconds(config.output.checkpoint_seconds)?;
     let s = &config.specimen;
     if s.count == 0 {
         return Err(v.err("specimen.count", "must be at least 1".to_owned()));

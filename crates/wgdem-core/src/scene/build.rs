@@ -105,7 +105,7 @@ fn check_simulation(v: &Validator, config: &SceneConfig) -> Result<()> {
     let s = &config.simulation;
     v.positive("simulation.duration", s.duration, "s")?;
     v.positive("simulation.output_interval", s.output_interval, "s")?;
-    crate::checkpoint::check_seconds(v, config.output.checkpoint_seconds)?;
+    v.checkpoint_seconds(config.output.checkpoint_seconds)?;
     if let Some(t) = config.output.vtk_interval
         && !(t.is_finite() && t >= 0.0)
     {

@@ -13,6 +13,21 @@ impl Validator<'_> {
         Error::invalid(self.file, field, message)
     }
 
+    /// Refuses an `[output] checkpoint_seconds` that is not a finite number of seconds ≥ 0
+    /// ([`crate::checkpoint::Pace`]).
+    pub(crate) fn checkpoint_seconds(&self, seconds: f64) -> Result<()> {
+        if seconds.is_finite() && seconds >= 0.0 {
+            Ok(())
+        } else {
+            Err(self.err(
+                "output.checkpoint_seconds",
+                format!(
+                    "{seconds} must be a number of seconds ≥ 0 (the least wall-clock time between checkpoints; 0 takes one every checkpoint_rows rows)"
+                ),
+            ))
+        }
+    }
+
     pub(crate) fn positive(&self, field: &str, x: f64, unit: &str) -> Result<()> {
         if x.is_finite() && x > 0.0 {
             Ok(())

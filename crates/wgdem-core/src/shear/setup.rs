@@ -130,7 +130,7 @@ pub(super) fn build(config: ShearConfig, text: &str, file: &str) -> Result<Shear
 
 /// The box, specimen, consolidation, shear and simulation values that need no sizes.
 fn check_config(v: &Validator, config: &ShearConfig) -> Result<()> {
-    crate::checkpoint::check_seconds(v, config.output.checkpoint_seconds)?;
+    v.checkpoint_seconds(config.output.checkpoint_seconds)?;
     let b = &config.shear_box;
     v.positive("box.length", b.length, "m")?;
     v.positive("box.width", b.width, "m")?;
