@@ -71,8 +71,13 @@ pub fn invariants(stress: DMat3) -> (f64, f64) {
 /// Mean sphere speed `√(2 E_k / Σm)` (m/s), rotation included: what the direct shear's
 /// settling criteria bound.
 pub fn mean_speed(p: &Particles) -> f64 {
+    mean_speed_of(p.kinetic_energy(), p)
+}
+
+/// [`mean_speed`] of `p` from a kinetic energy summed elsewhere (J; a GPU shear row's).
+pub fn mean_speed_of(kinetic_energy: f64, p: &Particles) -> f64 {
     let mass: f64 = p.mass.iter().sum();
-    (2.0 * p.kinetic_energy() / mass).sqrt()
+    (2.0 * kinetic_energy / mass).sqrt()
 }
 
 /// Mean translational sphere speed `√(Σ m |v|² / Σ m)` (m/s), rotation left out: what the

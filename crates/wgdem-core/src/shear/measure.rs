@@ -31,12 +31,10 @@ impl ShearRun {
     /// Mean sphere speed `√(2 E_k / Σm)` (m/s), rotation included
     /// ([`crate::analysis::mean_speed`]).
     pub(super) fn mean_speed(&self) -> f64 {
+        let p = &self.sim.particles;
         match &self.sums {
-            Some(s) => {
-                let mass: f64 = self.sim.particles.mass.iter().sum();
-                (2.0 * s.kinetic_energy / mass).sqrt()
-            }
-            None => crate::analysis::mean_speed(&self.sim.particles),
+            Some(s) => crate::analysis::mean_speed_of(s.kinetic_energy, p),
+            None => crate::analysis::mean_speed(p),
         }
     }
 
