@@ -1,7 +1,9 @@
 # Sourced by scripts/test.sh: installs the Python package (python/) into .venv-python/ with
 # `pip install ./python[test,pandas,plot,sweep]` (maturin builds it) and runs its pytest suite
-# (python/tests) against the release `wgdem` binary of the same tree. A missing python3 or an
-# unreachable package index fails the tests: the package is part of what they check.
+# (python/tests) against the release `wgdem` binary of the same tree, one pytest worker per core
+# (pytest-xdist's `-n auto`: each test starts its own engines and writes only under its own
+# `tmp_path`). A missing python3 or an unreachable package index fails the tests: the package
+# is part of what they check.
 # $1: the tier, "default" (the tests not marked `long`), "long" (those marked
 # `@pytest.mark.long`: the examples run as written) or "all".
 run_python_tests() {
@@ -24,5 +26,5 @@ run_python_tests() {
   "$venv/bin/pip" install -q "./python[test,pandas,plot,sweep]"
   echo "python package installed in $((SECONDS - start)) s"
   cargo build --release -q -p wgdem
-  WGDEM_BIN="$PWD/target/release/wgdem" "$venv/bin/python" -m pytest -q -rs -m "$marker" python/tests
+  WGDEM_BIN="$PWD/target/release/wgdem" "$venv/bin/python" -m pytest -q -rs -n auto -m "$marker" python/tests
 }
