@@ -3,6 +3,7 @@
 
 use super::GpuEngine;
 use super::regrow::check_defect;
+use super::state::Buffers;
 use super::state::HAND_BYTES;
 use super::step::{STAGES, Stage, StepKind};
 use crate::context::GpuError;
@@ -224,66 +225,104 @@ impl GpuEngine {
     /// [`GpuEngine::memory_bytes`] by group of buffers: particle state, neighbour slots, wall
     /// slots, the spatial hash and sort, and the rest. (The neighbour build's keys, cells and
     /// bucket counters and the reorder's scratch have no buffers of their own: they lie in the
-    /// force array, counted with the particle state; see `BuildScratch`.)
+    /// force array, counted with the particle state; see `BuildScratch`.) Every buffer is
+    /// named below: a buffer added to [`Buffers`] and not counted here does not compile.
     pub fn memory_breakdown(&self) -> Vec<(&'static str, u64)> {
-        let b = &self.buffers;
+        let Buffers {
+            params,
+            radix_passes,
+            pos,
+            vel,
+            orientation,
+            pred,
+            fine,
+            material,
+            pair_table,
+            walls,
+            ft,
+            scratch: _,
+            work,
+            stats,
+            sorted,
+            tile_hist,
+            bucket_start,
+            counts,
+            chunks,
+            built_at,
+            walls_built,
+            rebuild_state,
+            ids,
+            drive_of,
+            drives,
+            schedule_points,
+            dummy,
+            moisture_action,
+            dispatch_args,
+            wall_slots,
+            wall_row,
+            wall_free,
+            wall_alloc,
+            wall_mask,
+            wall_partial,
+            wall_out,
+            stats_out,
+            counters,
+            cell,
+            cell_stress,
+            cell_partial,
+            cell_sums,
+            images,
+            row_partial,
+            row_sums,
+        } = &self.buffers;
         let sum = |buffers: &[&wgpu::Buffer]| buffers.iter().map(|b| b.size()).sum::<u64>();
-        let slots: Vec<&wgpu::Buffer> = b
-            .chunks
+        let slots: Vec<&wgpu::Buffer> = chunks
             .iter()
             .flat_map(|c| [&c.slots, &c.hand, &c.link])
             .collect();
         // The sorts' keys, first values, cells and bucket counters lie in the force array.
-        let mut sort = vec![&b.sorted, &b.tile_hist, &b.bucket_start];
-        sort.extend(b.radix_passes.iter());
+        let mut sort = vec![sorted, tile_hist, bucket_start];
+        sort.extend(radix_passes.iter());
         let mut other = vec![
-            &b.params,
-            &b.material,
-            &b.pair_table,
-            &b.walls,
-            &b.stats,
-            &b.counts,
-            &b.built_at,
-            &b.walls_built,
-            &b.rebuild_state,
-            &b.dispatch_args,
-            &b.wall_partial,
-            &b.wall_out,
-            &b.stats_out,
-            &b.counters,
-            &b.ids,
-            &b.dummy,
-            &b.cell,
-            &b.cell_stress,
-            &b.images,
-            &b.row_partial,
-            &b.row_sums,
+            params,
+            material,
+            pair_table,
+            walls,
+            stats,
+            counts,
+            built_at,
+            walls_built,
+            rebuild_state,
+            ids,
+            drive_of,
+            drives,
+            schedule_points,
+            dummy,
+            moisture_action,
+            dispatch_args,
+            wall_partial,
+            wall_out,
+            stats_out,
+            counters,
+            cell,
+            cell_stress,
+            cell_partial,
+            cell_sums,
+            images,
+            row_partial,
+            row_sums,
         ];
-        other.extend(b.chunks.iter().map(|c| &c.range));
+        other.extend(chunks.iter().map(|c| &c.range));
         other.extend(self.stream.staging.iter().map(|s| &s.buffer));
         vec![
             (
                 "particle state",
-                sum(&[
-                    &b.pos,
-                    &b.vel,
-                    &b.orientation,
-                    &b.pred,
-                    &b.fine,
-                    &b.ft,
-                    &b.work,
-                ]),
+                sum(&[pos, vel, orientation, pred, fine, ft, work]),
             ),
             ("neighbour slots", sum(&slots)),
             (
                 "wall slots",
-                sum(&[
-                    &b.wall_slots,
-                    &b.wall_mask,
-                    &b.wall_row,
-                    &b.wall_free,
-                    &b.wall_alloc,
-                ]),
+                sum(&[wall_slots, wall_mask, wall_row, wall_free, wall_alloc]),
             ),
             ("hash and sort", sum(&sort)),
             ("other", sum(&other)),
