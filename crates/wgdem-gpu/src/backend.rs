@@ -81,19 +81,8 @@ impl wgdem_core::runner::Backend for GpuBackend {
         }
         let ran = self.stream(steps, interval, control);
         self.finish_reading(sim, ran, false)?;
-        let s = self.engine.row_sums().map_err(backend_error)?;
-        let f = |x: f32| f64::from(x);
-        let (d, o) = (s.diagonal, s.off);
-        Ok(Some(RowSums {
-            kinetic_energy: f(d[3]),
-            top: f(o[3]),
-            pairs: u64::from(s.pairs[0]),
-            normals: DMat3::from_cols(
-                DVec3::new(f(d[0]), f(o[0]), f(o[1])),
-                DVec3::new(f(o[0]), f(d[1]), f(o[2])),
-                DVec3::new(f(o[1]), f(o[2]), f(d[2])),
-            ),
-        }))
+        let sums = self.engine.row_sums().map_err(backend_error)?;
+        Ok(Some(sums.to_core()))
     }
 
     fn sync_particles(&mut self, sim: &mut Simulation) -> wgdem_core::Result<()> {

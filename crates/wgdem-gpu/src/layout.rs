@@ -478,6 +478,24 @@ mirror!(RowSums {
     pairs
 });
 
+impl RowSums {
+    /// The sums in the core's terms ([`wgdem_core::runner::RowSums`]), in f64.
+    pub fn to_core(&self) -> wgdem_core::runner::RowSums {
+        let f = |x: f32| f64::from(x);
+        let (d, o) = (self.diagonal, self.off);
+        wgdem_core::runner::RowSums {
+            kinetic_energy: f(d[3]),
+            top: f(o[3]),
+            pairs: u64::from(self.pairs[0]),
+            normals: glam::DMat3::from_cols(
+                glam::DVec3::new(f(d[0]), f(o[0]), f(o[1])),
+                glam::DVec3::new(f(o[0]), f(d[1]), f(o[2])),
+                glam::DVec3::new(f(o[1]), f(o[2]), f(d[2])),
+            ),
+        }
+    }
+}
+
 /// `Counters`: overflow flag and the largest neighbour count needed.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq, Default)]
