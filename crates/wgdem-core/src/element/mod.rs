@@ -423,17 +423,26 @@ impl CellRun {
                 if self.state.settled_rows < c.compaction.settle_rows && !timed_out {
                     return Ok(false);
                 }
-                if timed_out && self.state.settled_rows < c.compaction.settle_rows {
+                let cut = timed_out && self.state.settled_rows < c.compaction.settle_rows;
+                let (p, void_ratio) = (row.p_pa, row.void_ratio);
+                let switched = self.switch_to_loading_friction(backend)?;
+                // One warning for the whole stage: `max_time` bounds the compaction and the
+                // settling with the materials' friction together, so a compaction cut on it
+                // settles one more row with that friction and is then loaded.
+                if cut && !self.state.compaction_timed_out {
+                    let next = if switched {
+                        "settling one more row with the materials' friction, then loading"
+                    } else {
+                        "loading anyway"
+                    };
                     log::warn!(
-                        "compaction reached compaction.max_time = {} s (p = {:.4e} Pa, target {p0:.4e} Pa, mean speed {speed:.3e} m/s, settle_speed {:.3e}); loading anyway",
+                        "compaction reached compaction.max_time = {} s (p = {p:.4e} Pa, target {p0:.4e} Pa, mean speed {speed:.3e} m/s, settle_speed {:.3e}); {next}",
                         c.compaction.max_time,
-                        row.p_pa,
                         setup.settle_speed()
                     );
                     self.state.compaction_timed_out = true;
                 }
-                let void_ratio = row.void_ratio;
-                if self.switch_to_loading_friction(backend)? {
+                if switched {
                     // Settle again with the materials' friction before loading.
                     log::info!(
                         "t = {t:.4} s: compacted with the preparation friction (void ratio {void_ratio:.4}); the materials' friction from here, settling again"
