@@ -1,6 +1,7 @@
 """The examples that run in CI as a user would run them (python/examples/): the long tier
 (`@pytest.mark.long`, run by scripts/test.sh --long and --all, which CI runs)."""
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,42 @@ def test_the_periodic_triaxial_example_runs_as_written(tmp_path):
     assert off.mean() < 0.02 and off.max() < 0.1, (off.mean(), off.max())
     png = (tmp_path / "triaxial.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_plot_cell_runs_overlays_the_loading_rows_and_refuses_a_run_without_them(tmp_path):
+    """scripts/plot-cell-runs.py (docs/cell.md's figure of the stiff grains): an SVG with one
+    line per run drawn from its loading rows only; a run that never reached its loading is
+    refused naming its cell.csv, and a missing label prints the usage."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        cannot_run('matplotlib is not installed (pip install "./python[plot]")')
+    script = REPO / "scripts" / "plot-cell-runs.py"
+    header = "step,stage,loading_strain,stress_ratio,volumetric_strain\n"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "cell.csv").write_text(
+        header + "10,compaction,0.0,5.0,0.0\n20,loading,0.001,0.8,0.0005\n30,loading,0.002,1.0,-0.001\n"
+    )
+    compacted = tmp_path / "compacted"
+    compacted.mkdir()
+    (compacted / "cell.csv").write_text(header + "10,compaction,0.0,0.1,0.0\n")
+    spec = importlib.util.spec_from_file_location("plot_cell_runs", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # The compaction's row is left out; strains in per cent.
+    assert module.loading_rows(run) == ([0.1, 0.2], [0.8, 1.0], [0.05, -0.1])
+    out = tmp_path / "curves.svg"
+    done = subprocess.run(
+        [sys.executable, script, out, f"{run}=first run"], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    svg = out.read_text()
+    assert "<svg" in svg and "first run" in svg
+    refused = subprocess.run(
+        [sys.executable, script, tmp_path / "x.svg", f"{compacted}=c"], capture_output=True, text=True, check=False
+    )
+    assert refused.returncode != 0 and "no loading rows" in refused.stderr and str(compacted) in refused.stderr
+    assert not (tmp_path / "x.svg").exists()
+    usage = subprocess.run([sys.executable, script, out, str(run)], capture_output=True, text=True, check=False)
+    assert usage.returncode != 0 and "DIR=LABEL" in usage.stderr
