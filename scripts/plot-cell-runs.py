@@ -13,17 +13,31 @@ import sys
 from pathlib import Path
 
 
+COLUMNS = ("stage", "loading_strain", "stress_ratio", "volumetric_strain")
+
+
 def loading_rows(directory: Path) -> tuple[list[float], list[float], list[float]]:
+    path = directory / "cell.csv"
     strain, ratio, volumetric = [], [], []
-    with open(directory / "cell.csv", newline="") as f:
-        for row in csv.DictReader(f):
-            if row["stage"] == "compaction":
-                continue
-            strain.append(100.0 * float(row["loading_strain"]))
-            ratio.append(float(row["stress_ratio"]))
-            volumetric.append(100.0 * float(row["volumetric_strain"]))
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                sys.exit(f"{path}: no column {', '.join(missing)}; is it the cell.csv of `wgdem cell`?")
+            for line, row in enumerate(reader, start=2):
+                if row["stage"] == "compaction":
+                    continue
+                try:
+                    strain.append(100.0 * float(row["loading_strain"]))
+                    ratio.append(float(row["stress_ratio"]))
+                    volumetric.append(100.0 * float(row["volumetric_strain"]))
+                except (TypeError, ValueError):
+                    sys.exit(f"{path}, line {line}: a loading row without numbers in {', '.join(COLUMNS[1:])}")
+    except OSError as e:
+        sys.exit(f"{path}: cannot be read ({e.strerror}); give the output directory of a `wgdem cell` run")
     if not strain:
-        sys.exit(f"{directory / 'cell.csv'}: no loading rows (did the run reach its loading?)")
+        sys.exit(f"{path}: no loading rows (did the run reach its loading?)")
     return strain, ratio, volumetric
 
 
@@ -48,7 +62,11 @@ def main() -> None:
     for ax in (top, bottom):
         ax.grid(True, linewidth=0.3)
     fig.tight_layout()
-    fig.savefig(sys.argv[1], metadata={"Date": None} if sys.argv[1].endswith(".svg") else None)
+    out = sys.argv[1]
+    try:
+        fig.savefig(out, metadata={"Date": None} if out.endswith(".svg") else None)
+    except (OSError, ValueError) as e:
+        sys.exit(f"{out}: cannot be written ({e}); name a writable file ending in .svg, .png or .pdf")
 
 
 if __name__ == "__main__":

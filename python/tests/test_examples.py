@@ -1,5 +1,6 @@
 """The examples that run in CI as a user would run them (python/examples/): the long tier
-(`@pytest.mark.long`, run by scripts/test.sh --long and --all, which CI runs)."""
+(`@pytest.mark.long`, run by scripts/test.sh --long and --all, which CI runs); and
+scripts/plot-cell-runs.py, which draws docs/cell.md's figure (default tier)."""
 
 import importlib.util
 import subprocess
@@ -145,3 +146,16 @@ def test_plot_cell_runs_overlays_the_loading_rows_and_refuses_a_run_without_them
     assert not (tmp_path / "x.svg").exists()
     usage = subprocess.run([sys.executable, script, out, str(run)], capture_output=True, text=True, check=False)
     assert usage.returncode != 0 and "DIR=LABEL" in usage.stderr
+    shear = tmp_path / "shear"
+    shear.mkdir()
+    (shear / "cell.csv").write_text("step,shear_displacement\n1,0.0\n")
+    for directory, said in [(tmp_path / "absent", "cannot be read"), (shear, "no column stage")]:
+        bad = subprocess.run(
+            [sys.executable, script, tmp_path / "y.svg", f"{directory}=d"], capture_output=True, text=True, check=False
+        )
+        assert bad.returncode != 0 and said in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    nowhere = tmp_path / "no" / "such" / "dir.svg"
+    unwritable = subprocess.run(
+        [sys.executable, script, nowhere, f"{run}=r"], capture_output=True, text=True, check=False
+    )
+    assert unwritable.returncode != 0 and "cannot be written" in unwritable.stderr, unwritable.stderr
